@@ -1,0 +1,1114 @@
+/* backends/cpu.h — the CPU backend: every op, multi-threaded, synchronous.
+ *
+ * Included by devkit.h at the end of its implementation part; it sees every
+ * core helper. It is the reference the GPU backends are checked against in
+ * spirit (the tests have their own double-precision references) and a usable
+ * fallback: linear and matmul pack their operands into panels for a register-
+ * blocked kernel, and decode-sized linear streams the weights once with the
+ * dequantization in registers. x86-64 gets AVX2/FMA/F16C versions of the hot
+ * loops, chosen at run time, so the header still builds with plain `cc -O2`.
+ */
+#ifndef DK_BACKEND_CPU_H
+#define DK_BACKEND_CPU_H
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define DK_CPU_X86 1
+#define DK_CPU_AVX2 __attribute__((target("avx2,fma,f16c")))
+#endif
+
+
+/* ==== thread pool ========================================================= */
+
+typedef void (*dk_cpu_task)(void *ctx, int64_t begin, int64_t end);
+
+typedef struct {
+  pthread_mutex_t mu, job_lock;
+  pthread_cond_t wake, done;
+  pthread_t th[256];
+  int nthreads;          /* workers + the caller */
+  int started, stop;
+  uint64_t gen;
+  int active;
+  dk_cpu_task fn;
+  void *ctx;
+  int64_t n, chunk, next; /* next is taken with atomics */
+} dk__cpu_pool_t;
+
+static dk__cpu_pool_t dk__cpu_pool;   /* started by the first open_device, under the init lock */
+
+static void dk__cpu_run_chunks(dk__cpu_pool_t *p) {
+  for (;;) {
+    int64_t b = __atomic_fetch_add(&p->next, p->chunk, __ATOMIC_RELAXED);
+    if (b >= p->n) break;
+    p->fn(p->ctx, b, b + p->chunk < p->n ? b + p->chunk : p->n);
+  }
+}
+
+static void *dk__cpu_worker(void *arg) {
+  dk__cpu_pool_t *p = (dk__cpu_pool_t *)arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&p->mu);
+  seen = p->gen;
+  for (;;) {
+    while (p->gen == seen && !p->stop) pthread_cond_wait(&p->wake, &p->mu);
+    if (p->stop) break;
+    seen = p->gen;
+    pthread_mutex_unlock(&p->mu);
+    dk__cpu_run_chunks(p);
+    pthread_mutex_lock(&p->mu);
+    if (--p->active == 0) pthread_cond_signal(&p->done);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+static int dk__cpu_thread_count(void) {
+  const char *e = getenv("DEVKIT_CPU_THREADS");
+  long n = e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) n = 1;
+  if (n > 257) n = 257;
+  return (int)n;
+}
+
+static void dk__cpu_pool_start(void) {
+  dk__cpu_pool_t *p = &dk__cpu_pool;
+  int i;
+  if (p->started) return;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_mutex_init(&p->job_lock, NULL);
+  pthread_cond_init(&p->wake, NULL);
+  pthread_cond_init(&p->done, NULL);
+  p->nthreads = dk__cpu_thread_count();
+  p->stop = 0;
+  for (i = 0; i < p->nthreads - 1; i++)
+    if (pthread_create(&p->th[i], NULL, dk__cpu_worker, p) != 0) break;
+  p->nthreads = i + 1;   /* whatever could be started */
+  p->started = 1;
+}
+
+static void dk__cpu_pool_stop(void) {
+  dk__cpu_pool_t *p = &dk__cpu_pool;
+  int i;
+  if (!p->started) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+  for (i = 0; i < p->nthreads - 1; i++) pthread_join(p->th[i], NULL);
+  pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->job_lock);
+  pthread_cond_destroy(&p->wake);
+  pthread_cond_destroy(&p->done);
+  p->started = 0;
+}
+
+/* Run fn over [0, n) in pieces of at least `grain`; small jobs run inline,
+ * since waking the pool costs tens of microseconds. Callers from several
+ * threads (several logical CPU devices) take turns. */
+static void dk__cpu_parallel(int64_t n, int64_t grain, dk_cpu_task fn, void *ctx) {
+  dk__cpu_pool_t *p = &dk__cpu_pool;
+  int64_t pieces, chunk;
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  if (!p->started || p->nthreads == 1 || n <= grain) { fn(ctx, 0, n); return; }
+  pieces = (int64_t)p->nthreads * 4;
+  chunk = (n + pieces - 1) / pieces;
+  if (chunk < grain) chunk = grain;
+  pthread_mutex_lock(&p->job_lock);
+  p->fn = fn; p->ctx = ctx; p->n = n; p->chunk = chunk; p->next = 0;
+  pthread_mutex_lock(&p->mu);
+  p->active = p->nthreads - 1;
+  p->gen++;
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+  dk__cpu_run_chunks(p);
+  pthread_mutex_lock(&p->mu);
+  while (p->active > 0) pthread_cond_wait(&p->done, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  pthread_mutex_unlock(&p->job_lock);
+}
+
+/* ==== devices and memory ================================================== */
+
+static uint64_t dk__cpu_used[DK_MAX_DEVICES];
+
+static uint64_t dk__cpu_ram_total(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : ((uint64_t)1 << 34);
+}
+
+static int dk__cpu_probe(char *note, size_t n) {
+  (void)note; (void)n;
+  return 1;
+}
+
+static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
+  long av = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  (void)physical;
+  snprintf(p->name, sizeof p->name, "CPU");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+        char *v = strchr(line, ':') + 1;
+        while (*v == ' ') v++;
+        v[strcspn(v, "\n")] = 0;
+        snprintf(p->name, sizeof p->name, "%s", v);
+        break;
+      }
+    }
+    fclose(f);
+  }
+  snprintf(p->vendor, sizeof p->vendor, "host");
+  snprintf(p->driver, sizeof p->driver, "devkit cpu backend, %d threads", dk__cpu_thread_count());
+  p->memory_total = dk__cpu_ram_total();
+  p->memory_free = av > 0 && size > 0 ? (uint64_t)av * (uint64_t)size : 0;
+  p->is_software = 1;
+  p->supports_f16 = p->supports_bf16 = 1;
+  return DK_OK;
+}
+
+static dk_status dk__cpu_open(int logical, int physical, int slot) {
+  (void)physical; (void)slot;
+  dk__cpu_used[logical] = 0;
+  dk__cpu_pool_start();
+  return DK_OK;
+}
+
+static void dk__cpu_close_all(void) { dk__cpu_pool_stop(); }
+
+static dk_status dk__cpu_alloc(dk_device d, size_t nbytes, const char *name, dk_storage *st) {
+  void *p = NULL;
+  uint64_t total = dk__cpu_ram_total(), used = __atomic_load_n(&dk__cpu_used[d.index], __ATOMIC_RELAXED);
+  if (nbytes > total || used + nbytes > total)
+    return dk__error(DK_ERR_OUT_OF_MEMORY,
+                     "out of memory on %s: tensor '%s' needs %zu bytes; %llu of %llu bytes are in use on this device",
+                     dk_device_name(d), name, nbytes, (unsigned long long)used, (unsigned long long)total);
+  if (posix_memalign(&p, 64, nbytes ? nbytes : 64) != 0 || !p)
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "out of memory on %s: tensor '%s' needs %zu bytes (malloc failed)",
+                     dk_device_name(d), name, nbytes);
+  __atomic_add_fetch(&dk__cpu_used[d.index], nbytes, __ATOMIC_RELAXED);
+  st->ptr = p;
+  return DK_OK;
+}
+
+static void dk__cpu_release(dk_storage *st) {
+  __atomic_sub_fetch(&dk__cpu_used[st->device.index], st->nbytes, __ATOMIC_RELAXED);
+  free(st->ptr);
+  st->ptr = NULL;
+}
+
+static dk_status dk__cpu_upload(dk_storage *st, size_t off, const void *src, size_t n) {
+  memcpy((char *)st->ptr + off, src, n);
+  return DK_OK;
+}
+static dk_status dk__cpu_download(dk_storage *st, size_t off, void *dst, size_t n) {
+  memcpy(dst, (const char *)st->ptr + off, n);
+  return DK_OK;
+}
+static dk_status dk__cpu_copy(dk_storage *dst, size_t doff, dk_storage *src, size_t soff, size_t n) {
+  memmove((char *)dst->ptr + doff, (const char *)src->ptr + soff, n);
+  return DK_OK;
+}
+static dk_status dk__cpu_sync(dk_device d) { (void)d; return DK_OK; }
+
+/* ==== element access ====================================================== */
+
+static void *dk__cpu_ptr(const dk_tensor *t) { return (char *)t->st->ptr + t->offset; }
+
+/* n elements of a float/i32 tensor starting at element i, with a step, as f32 */
+static void dk__cpu_load(dk_dtype dt, const void *base, int64_t i, int64_t step, int64_t n, float *dst) {
+  int64_t k;
+  switch (dt) {
+  case DK_F32: {
+    const float *p = (const float *)base + i;
+    if (step == 1) memcpy(dst, p, (size_t)n * 4);
+    else for (k = 0; k < n; k++) dst[k] = p[k * step];
+    break;
+  }
+  case DK_F16: {
+    const uint16_t *p = (const uint16_t *)base + i;
+    for (k = 0; k < n; k++) dst[k] = dk_f16_to_f32(p[k * step]);
+    break;
+  }
+  case DK_BF16: {
+    const uint16_t *p = (const uint16_t *)base + i;
+    for (k = 0; k < n; k++) dst[k] = dk_bf16_to_f32(p[k * step]);
+    break;
+  }
+  default: {
+    const int32_t *p = (const int32_t *)base + i;
+    for (k = 0; k < n; k++) dst[k] = (float)p[k * step];
+    break;
+  }
+  }
+}
+
+static void dk__cpu_store(dk_dtype dt, void *base, int64_t i, int64_t n, const float *src) {
+  int64_t k;
+  switch (dt) {
+  case DK_F32: memcpy((float *)base + i, src, (size_t)n * 4); break;
+  case DK_F16: { uint16_t *p = (uint16_t *)base + i; for (k = 0; k < n; k++) p[k] = dk_f32_to_f16(src[k]); break; }
+  case DK_BF16: { uint16_t *p = (uint16_t *)base + i; for (k = 0; k < n; k++) p[k] = dk_f32_to_bf16(src[k]); break; }
+  default: { int32_t *p = (int32_t *)base + i; for (k = 0; k < n; k++) p[k] = (int32_t)src[k]; break; }
+  }
+}
+
+/* one row of a weight/table of any dtype (quantized too) as f32; k0 and n
+ * are multiples of 32 for the block formats */
+static void dk__cpu_dequant_row(dk_dtype dt, const void *row, int64_t k0, int64_t n, float *dst) {
+  int64_t b, j;
+  if (dt == DK_Q8_0) {
+    const dk_block_q8_0 *q = (const dk_block_q8_0 *)row + k0 / 32;
+    for (b = 0; b < n / 32; b++) {
+      float d = dk_f16_to_f32(q[b].d);
+      for (j = 0; j < 32; j++) dst[b * 32 + j] = d * (float)q[b].qs[j];
+    }
+  } else if (dt == DK_Q4_0) {
+    const dk_block_q4_0 *q = (const dk_block_q4_0 *)row + k0 / 32;
+    for (b = 0; b < n / 32; b++) {
+      float d = dk_f16_to_f32(q[b].d);
+      for (j = 0; j < 16; j++) {
+        dst[b * 32 + j] = d * (float)((q[b].qs[j] & 15) - 8);
+        dst[b * 32 + j + 16] = d * (float)((q[b].qs[j] >> 4) - 8);
+      }
+    }
+  } else {
+    dk__cpu_load(dt, row, k0, 1, n, dst);
+  }
+}
+
+/* A scratch buffer per worker thread, grown on demand and kept: hot ops must
+ * not call malloc per row. */
+static DK_TLS float *dk__cpu_scratch_p[4];
+static DK_TLS size_t dk__cpu_scratch_n[4];
+static float *dk__cpu_scratch(int slot, size_t n) {
+  if (dk__cpu_scratch_n[slot] < n) {
+    void *p = NULL;
+    free(dk__cpu_scratch_p[slot]);
+    dk__cpu_scratch_p[slot] = NULL;
+    dk__cpu_scratch_n[slot] = 0;
+    if (posix_memalign(&p, 64, n * sizeof(float) + 64) != 0) return NULL;
+    dk__cpu_scratch_p[slot] = (float *)p;
+    dk__cpu_scratch_n[slot] = n;
+  }
+  return dk__cpu_scratch_p[slot];
+}
+
+/* ==== elementwise ========================================================= */
+
+typedef struct {
+  const dk_call *c;
+  int64_t rows, cols;                 /* of the output */
+  int64_t astr[DEVKIT_MAX_DIMS], bstr[DEVKIT_MAX_DIMS];  /* broadcast strides aligned to out */
+} dk__cpu_ew;
+
+static float dk__cpu_unary1(dk_op op, float x, float s) {
+  switch (op) {
+  case DK_OP_SCALE: return x * s;
+  case DK_OP_SILU: return x / (1.0f + expf(-x));
+  case DK_OP_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  case DK_OP_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  case DK_OP_RELU: return x > 0.0f ? x : 0.0f;
+  case DK_OP_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case DK_OP_TANH: return tanhf(x);
+  case DK_OP_EXP: return expf(x);
+  default: return x;
+  }
+}
+
+/* unary ops run over the flat tensor in pieces of DK_CPU_PIECE elements */
+#define DK_CPU_PIECE 4096
+
+static void dk__cpu_unary_task(void *ctx, int64_t p0, int64_t p1) {
+  const dk__cpu_ew *e = (const dk__cpu_ew *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  float *buf = dk__cpu_scratch(0, DK_CPU_PIECE), *u = dk__cpu_scratch(1, DK_CPU_PIECE);
+  int64_t p, j;
+  if (!buf || !u) return;
+  for (p = p0; p < p1; p++) {
+    int64_t i0 = p * DK_CPU_PIECE, n = e->cols - i0 < DK_CPU_PIECE ? e->cols - i0 : DK_CPU_PIECE;
+    dk__cpu_load(x->dtype, dk__cpu_ptr(x), i0, 1, n, buf);
+    if (c->op == DK_OP_SWIGLU) {
+      dk__cpu_load(c->t[2]->dtype, dk__cpu_ptr(c->t[2]), i0, 1, n, u);
+      for (j = 0; j < n; j++) buf[j] = buf[j] / (1.0f + expf(-buf[j])) * u[j];
+    } else {
+      for (j = 0; j < n; j++) buf[j] = dk__cpu_unary1(c->op, buf[j], c->f[0]);
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), i0, n, buf);
+  }
+}
+
+static dk_status dk__cpu_unary(const dk_call *c) {
+  dk__cpu_ew e;
+  memset(&e, 0, sizeof e);
+  e.c = c;
+  e.cols = dk_tensor_numel(c->t[0]);   /* all elements, in pieces */
+  e.rows = (e.cols + DK_CPU_PIECE - 1) / DK_CPU_PIECE;
+  dk__cpu_parallel(e.rows, 4, dk__cpu_unary_task, &e);
+  return DK_OK;
+}
+
+/* element offset of input for output row r (all dims but the last) */
+static int64_t dk__cpu_bcast_off(const dk_tensor *o, const int64_t *str, int64_t r) {
+  int64_t off = 0;
+  int i;
+  for (i = o->ndim - 2; i >= 0; i--) {
+    off += (r % o->shape[i]) * str[i];
+    r /= o->shape[i];
+  }
+  return off;
+}
+
+static void dk__cpu_binary_task(void *ctx, int64_t r0, int64_t r1) {
+  const dk__cpu_ew *e = (const dk__cpu_ew *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int nd = o->ndim;
+  int64_t as = nd ? e->astr[nd - 1] : 0, bs = nd ? e->bstr[nd - 1] : 0, r, j;
+  float *x = dk__cpu_scratch(0, (size_t)e->cols), *y = dk__cpu_scratch(1, (size_t)e->cols);
+  if (!x || !y) return;
+  for (r = r0; r < r1; r++) {
+    dk__cpu_load(a->dtype, dk__cpu_ptr(a), dk__cpu_bcast_off(o, e->astr, r), as, e->cols, x);
+    dk__cpu_load(b->dtype, dk__cpu_ptr(b), dk__cpu_bcast_off(o, e->bstr, r), bs, e->cols, y);
+    switch (c->op) {
+    case DK_OP_ADD: for (j = 0; j < e->cols; j++) x[j] += y[j]; break;
+    case DK_OP_SUB: for (j = 0; j < e->cols; j++) x[j] -= y[j]; break;
+    case DK_OP_MUL: for (j = 0; j < e->cols; j++) x[j] *= y[j]; break;
+    default: for (j = 0; j < e->cols; j++) x[j] /= y[j]; break;
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * e->cols, e->cols, x);
+  }
+}
+
+/* strides of t aligned to out's dims, 0 where t broadcasts */
+static void dk__cpu_bcast_strides(const dk_tensor *o, const dk_tensor *t, int64_t *str) {
+  int i, off = o->ndim - t->ndim;
+  for (i = 0; i < o->ndim; i++) {
+    int k = i - off;
+    str[i] = (k < 0 || t->shape[k] == 1) ? 0 : t->stride[k];
+  }
+}
+
+static dk_status dk__cpu_binary(const dk_call *c) {
+  dk__cpu_ew e;
+  const dk_tensor *o = c->t[0];
+  memset(&e, 0, sizeof e);
+  e.c = c;
+  e.cols = o->ndim ? o->shape[o->ndim - 1] : 1;
+  if (e.cols == 0) return DK_OK;
+  e.rows = dk_tensor_numel(o) / e.cols;
+  dk__cpu_bcast_strides(o, c->t[1], e.astr);
+  dk__cpu_bcast_strides(o, c->t[2], e.bstr);
+  dk__cpu_parallel(e.rows, 1 + 16384 / e.cols, dk__cpu_binary_task, &e);
+  return DK_OK;
+}
+
+/* ==== norms and softmax (row-wise) ========================================= */
+
+typedef struct { const dk_call *c; int64_t rows, cols; } dk__cpu_rows;
+
+static void dk__cpu_norm_task(void *ctx, int64_t r0, int64_t r1) {
+  const dk__cpu_rows *e = (const dk__cpu_rows *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *b = c->op == DK_OP_LAYERNORM ? c->t[3] : NULL;
+  int64_t n = e->cols, r, j;
+  float *buf = dk__cpu_scratch(0, (size_t)n), *wb = dk__cpu_scratch(1, (size_t)n), *bb = dk__cpu_scratch(2, (size_t)n);
+  if (!buf || !wb || !bb) return;
+  if (w) dk__cpu_load(w->dtype, dk__cpu_ptr(w), 0, 1, n, wb);
+  if (b) dk__cpu_load(b->dtype, dk__cpu_ptr(b), 0, 1, n, bb);
+  for (r = r0; r < r1; r++) {
+    double mean = 0.0, var = 0.0;
+    float inv;
+    dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
+    if (c->op == DK_OP_LAYERNORM) {
+      for (j = 0; j < n; j++) mean += buf[j];
+      mean /= (double)n;
+      for (j = 0; j < n; j++) var += ((double)buf[j] - mean) * ((double)buf[j] - mean);
+    } else {
+      for (j = 0; j < n; j++) var += (double)buf[j] * buf[j];
+    }
+    inv = (float)(1.0 / sqrt(var / (double)n + (double)c->f[0]));
+    for (j = 0; j < n; j++) {
+      float v = ((float)(buf[j] - mean)) * inv;
+      if (w) v *= wb[j];
+      if (b) v += bb[j];
+      buf[j] = v;
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * n, n, buf);
+  }
+}
+
+static void dk__cpu_softmax_task(void *ctx, int64_t r0, int64_t r1) {
+  const dk__cpu_rows *e = (const dk__cpu_rows *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int masked = c->op == DK_OP_SOFTMAX_MASKED;
+  int64_t n = e->cols, r, j, rows_per = masked ? x->shape[x->ndim - 2] : 1;
+  float *buf = dk__cpu_scratch(0, (size_t)n);
+  if (!buf) return;
+  for (r = r0; r < r1; r++) {
+    int64_t lim = n;
+    float m = -INFINITY;
+    double sum = 0.0;
+    dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
+    if (masked) {
+      int64_t i = r % rows_per;
+      if (c->i[0] >= 0) lim = i + c->i[0] + 1 < n ? i + c->i[0] + 1 : n;
+      for (j = 0; j < n; j++) buf[j] *= c->f[0];
+    }
+    for (j = 0; j < lim; j++) m = buf[j] > m ? buf[j] : m;
+    for (j = 0; j < lim; j++) { buf[j] = expf(buf[j] - m); sum += buf[j]; }
+    for (j = 0; j < lim; j++) buf[j] = (float)(buf[j] / sum);
+    for (j = lim; j < n; j++) buf[j] = 0.0f;
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * n, n, buf);
+  }
+}
+
+static dk_status dk__cpu_rowwise(const dk_call *c, dk_cpu_task fn) {
+  dk__cpu_rows e;
+  const dk_tensor *x = c->t[1];
+  e.c = c;
+  e.cols = x->ndim ? x->shape[x->ndim - 1] : 1;
+  if (e.cols == 0) return DK_OK;
+  e.rows = dk_tensor_numel(x) / e.cols;
+  dk__cpu_parallel(e.rows, 1 + 8192 / e.cols, fn, &e);
+  return DK_OK;
+}
+static dk_status dk__cpu_norm(const dk_call *c) { return dk__cpu_rowwise(c, dk__cpu_norm_task); }
+static dk_status dk__cpu_softmax(const dk_call *c) { return dk__cpu_rowwise(c, dk__cpu_softmax_task); }
+
+/* ==== GEMM: C[M,N] = A[M,K] · B[K,N] ======================================= */
+
+/* Panels: A is packed once into MR-row panels [K][MR]; each task packs its
+ * own KC×NC slice of B into NR-column panels and accumulates an f32 tile of
+ * C, so f16/bf16 outputs are rounded once, at the end. */
+#define DK_CPU_MR 6
+#define DK_CPU_NR 16
+#define DK_CPU_KC 256
+#define DK_CPU_NC 128
+
+typedef float dk__v8 __attribute__((vector_size(32)));
+
+/* c[MR][NR] += a[kc][MR] * b[kc][NR], c with row stride ldc */
+#define DK__MICRO_BODY                                                         \
+  dk__v8 acc[DK_CPU_MR][2];                                                    \
+  int i, p;                                                                    \
+  for (i = 0; i < DK_CPU_MR; i++) {                                            \
+    memcpy(&acc[i][0], c + i * ldc, 32);                                       \
+    memcpy(&acc[i][1], c + i * ldc + 8, 32);                                   \
+  }                                                                            \
+  for (p = 0; p < kc; p++) {                                                   \
+    dk__v8 b0, b1;                                                             \
+    memcpy(&b0, b + p * DK_CPU_NR, 32);                                        \
+    memcpy(&b1, b + p * DK_CPU_NR + 8, 32);                                    \
+    for (i = 0; i < DK_CPU_MR; i++) {                                          \
+      float av = a[p * DK_CPU_MR + i];                                         \
+      dk__v8 va = {av, av, av, av, av, av, av, av};                            \
+      acc[i][0] += va * b0;                                                    \
+      acc[i][1] += va * b1;                                                    \
+    }                                                                          \
+  }                                                                            \
+  for (i = 0; i < DK_CPU_MR; i++) {                                            \
+    memcpy(c + i * ldc, &acc[i][0], 32);                                       \
+    memcpy(c + i * ldc + 8, &acc[i][1], 32);                                   \
+  }
+
+static void dk__cpu_micro_generic(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_BODY }
+#ifdef DK_CPU_X86
+DK_CPU_AVX2 static void dk__cpu_micro_avx2(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_BODY }
+#endif
+
+typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
+static dk__cpu_micro_fn dk__cpu_micro = NULL;
+static int dk__cpu_has_avx2 = -1;
+
+static void dk__cpu_pick_kernels(void) {
+  if (dk__cpu_has_avx2 >= 0) return;
+#ifdef DK_CPU_X86
+  __builtin_cpu_init();
+  dk__cpu_has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && getenv("DEVKIT_CPU_NO_SIMD") == NULL;
+  dk__cpu_micro = dk__cpu_has_avx2 ? dk__cpu_micro_avx2 : dk__cpu_micro_generic;
+#else
+  dk__cpu_has_avx2 = 0;
+  dk__cpu_micro = dk__cpu_micro_generic;
+#endif
+}
+
+/* How A and B are read. A: dtype, base, row stride, col stride (elements).
+ * B: either a dense matrix B[k][n] (rs, cs) or, for linear, rows of W[n][k]. */
+typedef struct {
+  dk_dtype adt, bdt, cdt;
+  const void *a, *b;
+  void *c;
+  int64_t M, N, K;
+  int64_t a_rs, a_cs, b_rs, b_cs;   /* b strides for a dense B */
+  int b_is_w;                        /* B[k][n] = W[n][k], W rows of K elements */
+  const void *bias;
+  dk_dtype bias_dt;
+  float *apack;                      /* ceil(M/MR) panels of K*MR */
+  int64_t mpanels;
+  int threaded;
+} dk__cpu_gemm;
+
+static void dk__cpu_pack_a_task(void *ctx, int64_t p0, int64_t p1) {
+  const dk__cpu_gemm *g = (const dk__cpu_gemm *)ctx;
+  float *row = dk__cpu_scratch(0, (size_t)g->K);
+  int64_t p, i, k;
+  if (!row) return;
+  for (p = p0; p < p1; p++) {
+    float *dst = g->apack + p * g->K * DK_CPU_MR;
+    for (i = 0; i < DK_CPU_MR; i++) {
+      int64_t m = p * DK_CPU_MR + i;
+      if (m < g->M) dk__cpu_load(g->adt, g->a, m * g->a_rs, g->a_cs, g->K, row);
+      else memset(row, 0, (size_t)g->K * 4);
+      for (k = 0; k < g->K; k++) dst[k * DK_CPU_MR + i] = row[k];
+    }
+  }
+}
+
+/* columns [n0, n0+nc) of rows [k0, k0+kc) of B, as NR-wide panels [kc][NR] */
+static void dk__cpu_pack_b(const dk__cpu_gemm *g, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float *dst, float *tmp) {
+  int64_t jp, j, k;
+  for (jp = 0; jp < nc; jp += DK_CPU_NR) {
+    float *panel = dst + jp * kc;
+    for (j = 0; j < DK_CPU_NR; j++) {
+      int64_t n = n0 + jp + j;
+      if (jp + j >= nc) {
+        for (k = 0; k < kc; k++) panel[k * DK_CPU_NR + j] = 0.0f;
+        continue;
+      }
+      if (g->b_is_w) dk__cpu_dequant_row(g->bdt, (const char *)g->b + (size_t)n * dk__row_bytes(g->bdt, g->K), k0, kc, tmp);
+      else dk__cpu_load(g->bdt, g->b, k0 * g->b_rs + n * g->b_cs, g->b_rs, kc, tmp);
+      for (k = 0; k < kc; k++) panel[k * DK_CPU_NR + j] = tmp[k];
+    }
+  }
+}
+
+static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
+  const dk__cpu_gemm *g = (const dk__cpu_gemm *)ctx;
+  int64_t mpad = g->mpanels * DK_CPU_MR, t;
+  float *cacc = dk__cpu_scratch(1, (size_t)(mpad * DK_CPU_NC));
+  float *bp = dk__cpu_scratch(2, (size_t)(DK_CPU_KC * DK_CPU_NC));
+  float *tmp = dk__cpu_scratch(3, DK_CPU_KC > 32 ? DK_CPU_KC : 32);
+  float *bias = dk__cpu_scratch(0, DK_CPU_NC);
+  if (!cacc || !bp || !tmp || !bias) return;
+  for (t = t0; t < t1; t++) {
+    int64_t n0 = t * DK_CPU_NC, nc = g->N - n0 < DK_CPU_NC ? g->N - n0 : DK_CPU_NC, k0, ip, jp, m;
+    int64_t ncp = (nc + DK_CPU_NR - 1) / DK_CPU_NR * DK_CPU_NR;
+    memset(cacc, 0, (size_t)(mpad * DK_CPU_NC) * 4);
+    for (k0 = 0; k0 < g->K; k0 += DK_CPU_KC) {
+      int64_t kc = g->K - k0 < DK_CPU_KC ? g->K - k0 : DK_CPU_KC;
+      dk__cpu_pack_b(g, k0, kc, n0, nc, bp, tmp);
+      for (ip = 0; ip < g->mpanels; ip++)
+        for (jp = 0; jp < ncp; jp += DK_CPU_NR)
+          dk__cpu_micro((int)kc, g->apack + ip * g->K * DK_CPU_MR + k0 * DK_CPU_MR, bp + jp * kc,
+                        cacc + ip * DK_CPU_MR * DK_CPU_NC + jp, DK_CPU_NC);
+    }
+    if (g->bias) dk__cpu_load(g->bias_dt, g->bias, n0, 1, nc, bias);
+    for (m = 0; m < g->M; m++) {
+      float *row = cacc + m * DK_CPU_NC;
+      if (g->bias) { int64_t j; for (j = 0; j < nc; j++) row[j] += bias[j]; }
+      dk__cpu_store(g->cdt, g->c, m * g->N + n0, nc, row);
+    }
+  }
+}
+
+static dk_status dk__cpu_gemm_run(dk__cpu_gemm *g) {
+  int64_t ntasks;
+  void *p = NULL;
+  size_t asz;
+  if (g->M == 0 || g->N == 0) return DK_OK;
+  dk__cpu_pick_kernels();
+  g->mpanels = (g->M + DK_CPU_MR - 1) / DK_CPU_MR;
+  asz = (size_t)(g->mpanels * DK_CPU_MR) * (size_t)(g->K ? g->K : 1) * sizeof(float);
+  if (posix_memalign(&p, 64, asz) != 0)
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "matmul on cpu: no memory to pack a %lldx%lld operand",
+                     (long long)g->M, (long long)g->K);
+  g->apack = (float *)p;
+  ntasks = (g->N + DK_CPU_NC - 1) / DK_CPU_NC;
+  if (g->threaded) {
+    dk__cpu_parallel(g->mpanels, 1 + 65536 / (g->K + 1), dk__cpu_pack_a_task, g);
+    dk__cpu_parallel(ntasks, (g->M * g->K * DK_CPU_NC > (1 << 18)) ? 1 : ntasks, dk__cpu_gemm_task, g);
+  } else {
+    dk__cpu_pack_a_task(g, 0, g->mpanels);
+    dk__cpu_gemm_task(g, 0, ntasks);
+  }
+  free(g->apack);
+  g->apack = NULL;
+  return DK_OK;
+}
+
+/* ==== GEMV: decode-sized linear, weights streamed once ==================== */
+
+#define DK_CPU_GEMV_MAXM 4
+
+typedef struct {
+  const float *x;        /* M rows of K, f32 */
+  int64_t M, N, K;
+  dk_dtype wdt;
+  const char *w;
+  size_t wrow;
+  float *y;              /* M rows of N, f32 */
+} dk__cpu_gemv;
+
+static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, int64_t K) {
+  float buf[32], acc = 0.0f;
+  int64_t k, j;
+  for (k = 0; k < K; k += 32) {
+    int64_t n = K - k < 32 ? K - k : 32;
+    float s = 0.0f;
+    dk__cpu_dequant_row(wdt, w, k, n, buf);
+    for (j = 0; j < n; j++) s += buf[j] * x[k + j];
+    acc += s;
+  }
+  return acc;
+}
+
+#ifdef DK_CPU_X86
+DK_CPU_AVX2 static float dk__cpu_hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* dot of one weight row with M activation rows at once */
+DK_CPU_AVX2 static void dk__cpu_dot_avx2(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out) {
+  __m256 acc[DK_CPU_GEMV_MAXM];
+  int64_t k = 0, b;
+  int m;
+  for (m = 0; m < M; m++) acc[m] = _mm256_setzero_ps();
+  if (wdt == DK_F32 || wdt == DK_F16 || wdt == DK_BF16) {
+    for (; k + 8 <= K; k += 8) {
+      __m256 wv;
+      if (wdt == DK_F32) wv = _mm256_loadu_ps((const float *)w + k);
+      else if (wdt == DK_F16) wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + k)));
+      else wv = _mm256_castsi256_ps(_mm256_slli_epi32(
+               _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + k))), 16));
+      for (m = 0; m < M; m++) acc[m] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + m * K + k), acc[m]);
+    }
+  } else if (wdt == DK_Q8_0) {
+    const dk_block_q8_0 *q = (const dk_block_q8_0 *)w;
+    for (b = 0; b < K / 32; b++, k += 32) {
+      __m256 d = _mm256_set1_ps(dk_f16_to_f32(q[b].d));
+      __m256 wv[4];
+      int j;
+      for (j = 0; j < 4; j++)
+        wv[j] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q[b].qs + 8 * j)))));
+      for (m = 0; m < M; m++)
+        for (j = 0; j < 4; j++) acc[m] = _mm256_fmadd_ps(wv[j], _mm256_loadu_ps(x + m * K + k + 8 * j), acc[m]);
+    }
+  } else {
+    const dk_block_q4_0 *q = (const dk_block_q4_0 *)w;
+    const __m128i lo4 = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+    for (b = 0; b < K / 32; b++, k += 32) {
+      __m256 d = _mm256_set1_ps(dk_f16_to_f32(q[b].d));
+      __m128i raw = _mm_loadu_si128((const __m128i *)q[b].qs);
+      __m128i lo = _mm_sub_epi8(_mm_and_si128(raw, lo4), eight);
+      __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4), eight);
+      __m256 wv[4];
+      int j;
+      wv[0] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)));
+      wv[1] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))));
+      wv[2] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)));
+      wv[3] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))));
+      for (m = 0; m < M; m++)
+        for (j = 0; j < 4; j++) acc[m] = _mm256_fmadd_ps(wv[j], _mm256_loadu_ps(x + m * K + k + 8 * j), acc[m]);
+    }
+  }
+  for (m = 0; m < M; m++) {
+    float s = dk__cpu_hsum(acc[m]);
+    int64_t kk;
+    for (kk = k; kk < K; kk++) {   /* float tails (K not a multiple of 8) */
+      float wv = wdt == DK_F32 ? ((const float *)w)[kk]
+                 : wdt == DK_F16 ? dk_f16_to_f32(((const uint16_t *)w)[kk]) : dk_bf16_to_f32(((const uint16_t *)w)[kk]);
+      s += wv * x[m * K + kk];
+    }
+    out[m] = s;
+  }
+}
+#endif
+
+static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
+  const dk__cpu_gemv *g = (const dk__cpu_gemv *)ctx;
+  int64_t n;
+  int m;
+  for (n = n0; n < n1; n++) {
+    const char *w = g->w + (size_t)n * g->wrow;
+    float r[DK_CPU_GEMV_MAXM];
+#ifdef DK_CPU_X86
+    if (dk__cpu_has_avx2) {
+      dk__cpu_dot_avx2(g->wdt, w, g->x, g->K, (int)g->M, r);
+      for (m = 0; m < g->M; m++) g->y[m * g->N + n] = r[m];
+      continue;
+    }
+#endif
+    for (m = 0; m < g->M; m++) g->y[m * g->N + n] = dk__cpu_dot_generic(g->wdt, w, g->x + m * g->K, g->K);
+    (void)r;
+  }
+}
+
+static dk_status dk__cpu_linear(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  dk__cpu_pick_kernels();
+  if (M <= DK_CPU_GEMV_MAXM) {
+    dk__cpu_gemv g;
+    float *xb = NULL, *yb = NULL;
+    void *p1 = NULL, *p2 = NULL;
+    int64_t m;
+    if (posix_memalign(&p1, 64, (size_t)(M * K + 8) * 4) || posix_memalign(&p2, 64, (size_t)(M * N + 8) * 4)) {
+      free(p1);
+      return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+    }
+    xb = (float *)p1; yb = (float *)p2;
+    dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
+    g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
+    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb;
+    dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
+    if (bias) {
+      float *bb = dk__cpu_scratch(0, (size_t)N);
+      int64_t j;
+      if (!bb) { free(p1); free(p2); return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory"); }
+      dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
+      for (m = 0; m < M; m++) for (j = 0; j < N; j++) yb[m * N + j] += bb[j];
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, yb);
+    free(p1); free(p2);
+    return DK_OK;
+  } else {
+    dk__cpu_gemm g;
+    memset(&g, 0, sizeof g);
+    g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;
+    g.a = dk__cpu_ptr(x); g.b = dk__cpu_ptr(w); g.c = dk__cpu_ptr(o);
+    g.M = M; g.N = N; g.K = K; g.a_rs = K; g.a_cs = 1; g.b_is_w = 1;
+    g.bias = bias ? dk__cpu_ptr(bias) : NULL;
+    g.bias_dt = bias ? bias->dtype : DK_F32;
+    g.threaded = 1;
+    return dk__cpu_gemm_run(&g);
+  }
+}
+
+typedef struct { const dk_call *c; dk_status status; } dk__cpu_mm_ctx;
+
+static dk_status dk__cpu_matmul_one(const dk_call *c, int64_t bi, int threaded) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int64_t aoff, boff, M = c->i[0], N = c->i[1], K = c->i[2];
+  dk__cpu_gemm g;
+  memset(&g, 0, sizeof g);
+  dk__matmul_batch_offsets(o, a, b, bi, &aoff, &boff);
+  g.adt = a->dtype; g.bdt = b->dtype; g.cdt = o->dtype;
+  g.a = (const char *)dk__cpu_ptr(a) + dk__elem_offset_bytes(a->dtype, aoff);
+  g.b = (const char *)dk__cpu_ptr(b) + dk__elem_offset_bytes(b->dtype, boff);
+  g.c = (char *)dk__cpu_ptr(o) + dk__elem_offset_bytes(o->dtype, bi * M * N);
+  g.M = M; g.N = N; g.K = K;
+  g.a_rs = a->ndim >= 2 ? a->stride[a->ndim - 2] : 0;
+  g.a_cs = a->stride[a->ndim - 1];
+  g.b_rs = b->ndim >= 2 ? b->stride[b->ndim - 2] : b->stride[0];
+  g.b_cs = b->ndim >= 2 ? b->stride[b->ndim - 1] : 0;
+  g.threaded = threaded;
+  return dk__cpu_gemm_run(&g);
+}
+
+static void dk__cpu_matmul_task(void *ctx, int64_t b0, int64_t b1) {
+  dk__cpu_mm_ctx *m = (dk__cpu_mm_ctx *)ctx;
+  int64_t b;
+  for (b = b0; b < b1; b++)
+    if (dk__cpu_matmul_one(m->c, b, 0) != DK_OK) m->status = DK_ERR_OUT_OF_MEMORY;
+}
+
+static dk_status dk__cpu_matmul(const dk_call *c) {
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2], batch = c->i[3], b;
+  dk__cpu_pick_kernels();
+  if (batch > 1 && M * N * K < (1 << 22)) {
+    /* many small products: one per task */
+    dk__cpu_mm_ctx m;
+    m.c = c;
+    m.status = DK_OK;
+    dk__cpu_parallel(batch, 1 + (1 << 16) / (M * N * K + 1), dk__cpu_matmul_task, &m);
+    return m.status;
+  }
+  for (b = 0; b < batch; b++) {
+    dk_status s = dk__cpu_matmul_one(c, b, 1);
+    if (s != DK_OK) return s;
+  }
+  return DK_OK;
+}
+
+/* ==== embedding, rope, layout ops ========================================= */
+
+static dk_status dk__cpu_embedding(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
+  const int32_t *id = (const int32_t *)dk__cpu_ptr(ids);
+  int64_t n = dk_tensor_numel(ids), D = tab->shape[1], rows = tab->shape[0], i;
+  size_t rb = dk__row_bytes(tab->dtype, D);
+  float *buf;
+  /* every id is checked before anything is written */
+  for (i = 0; i < n; i++)
+    if (id[i] < 0 || id[i] >= rows)
+      return dk__error(DK_ERR_INVALID, "dk_embedding: ids '%s' holds %d at position %lld, outside table '%s' of %lld rows "
+                       "(%s); nothing was written", ids->name, id[i], (long long)i, tab->name, (long long)rows,
+                       ids->site);
+  buf = dk__cpu_scratch(0, (size_t)D);
+  if (!buf) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_embedding: no scratch memory");
+  for (i = 0; i < n; i++) {
+    dk__cpu_dequant_row(tab->dtype, (const char *)dk__cpu_ptr(tab) + (size_t)id[i] * rb, 0, D, buf);
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), i * D, D, buf);
+  }
+  return DK_OK;
+}
+
+static void dk__cpu_rope_task(void *ctx, int64_t r0, int64_t r1) {
+  const dk__cpu_rows *e = (const dk__cpu_rows *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  const int32_t *pos = (const int32_t *)dk__cpu_ptr(c->t[2]);
+  int64_t D = e->cols, H = x->ndim == 2 ? 1 : x->shape[x->ndim - 2], T = c->t[2]->shape[0], r, i;
+  int n_rot = (int)c->i[0], neox = c->i[1] == DK_ROPE_NEOX;
+  float theta = c->f[0], *buf = dk__cpu_scratch(0, (size_t)D);
+  if (!buf) return;
+  for (r = r0; r < r1; r++) {
+    float p = (float)pos[(r / H) % T];
+    dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * D, 1, D, buf);
+    for (i = 0; i < n_rot / 2; i++) {
+      /* the same expression as llama2.c's run.c, so results match it */
+      float freq = 1.0f / powf(theta, (float)(2 * i) / (float)n_rot), v = p * freq;
+      float cs = cosf(v), sn = sinf(v);
+      int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + n_rot / 2 : 2 * i + 1;
+      float a = buf[i0], b = buf[i1];
+      buf[i0] = a * cs - b * sn;
+      buf[i1] = a * sn + b * cs;
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * D, D, buf);
+  }
+}
+static dk_status dk__cpu_rope(const dk_call *c) { return dk__cpu_rowwise(c, dk__cpu_rope_task); }
+
+static dk_status dk__cpu_concat(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int dim = (int)c->i[0], i;
+  int64_t outer = 1, inner = 1, r;
+  size_t es = dk_dtype_block_bytes(o->dtype), ab, bb;
+  char *dst = (char *)dk__cpu_ptr(o);
+  const char *pa = (const char *)dk__cpu_ptr(a), *pb = (const char *)dk__cpu_ptr(b);
+  for (i = 0; i < dim; i++) outer *= o->shape[i];
+  for (i = dim + 1; i < o->ndim; i++) inner *= o->shape[i];
+  ab = (size_t)(a->shape[dim] * inner) * es;
+  bb = (size_t)(b->shape[dim] * inner) * es;
+  for (r = 0; r < outer; r++) {
+    memcpy(dst, pa + r * ab, ab); dst += ab;
+    memcpy(dst, pb + r * bb, bb); dst += bb;
+  }
+  return DK_OK;
+}
+
+/* dst[idx] = src[idx] over any strides, converting dtype; rows along the last
+ * dim keep the inner loop tight */
+static void dk__cpu_strided_copy(const dk_tensor *d, const int64_t *dstr, const dk_tensor *s, const int64_t *sstr) {
+  int nd = d->ndim, i;
+  int64_t cols = nd ? d->shape[nd - 1] : 1, rows = cols ? dk_tensor_numel(d) / cols : 0, r;
+  float *buf = dk__cpu_scratch(0, (size_t)(cols ? cols : 1));
+  if (!buf) return;
+  for (r = 0; r < rows; r++) {
+    int64_t so = 0, doff = 0, rem = r;
+    for (i = nd - 2; i >= 0; i--) {
+      int64_t idx = rem % d->shape[i];
+      rem /= d->shape[i];
+      so += idx * sstr[i];
+      doff += idx * dstr[i];
+    }
+    if (d->dtype == s->dtype && (nd == 0 || (dstr[nd - 1] == 1 && sstr[nd - 1] == 1))) {
+      size_t es = dk_dtype_block_bytes(d->dtype);
+      memcpy((char *)dk__cpu_ptr(d) + doff * es, (const char *)dk__cpu_ptr(s) + so * es, (size_t)cols * es);
+    } else if (d->dtype == DK_I32) {
+      const int32_t *sp = (const int32_t *)dk__cpu_ptr(s) + so;
+      int32_t *dp = (int32_t *)dk__cpu_ptr(d) + doff;
+      int64_t j;
+      for (j = 0; j < cols; j++) dp[j * (nd ? dstr[nd - 1] : 1)] = sp[j * (nd ? sstr[nd - 1] : 1)];
+    } else {
+      int64_t ds = nd ? dstr[nd - 1] : 1, j;
+      dk__cpu_load(s->dtype, dk__cpu_ptr(s), so, nd ? sstr[nd - 1] : 1, cols, buf);
+      if (ds == 1) dk__cpu_store(d->dtype, dk__cpu_ptr(d), doff, cols, buf);
+      else for (j = 0; j < cols; j++) dk__cpu_store(d->dtype, dk__cpu_ptr(d), doff + j * ds, 1, buf + j);
+    }
+  }
+}
+
+static dk_status dk__cpu_copy_op(const dk_call *c) {
+  const dk_tensor *d = c->t[0], *s = c->t[1];
+  if (dk_tensor_is_contiguous(d) && dk_tensor_is_contiguous(s) && d->dtype == s->dtype) {
+    memmove(dk__cpu_ptr(d), dk__cpu_ptr(s), dk_tensor_nbytes(d));
+    return DK_OK;
+  }
+  dk__cpu_strided_copy(d, d->stride, s, s->stride);
+  return DK_OK;
+}
+
+static dk_status dk__cpu_transpose(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int64_t sstr[DEVKIT_MAX_DIMS];
+  int i;
+  for (i = 0; i < x->ndim; i++) sstr[i] = x->stride[c->i[i]];
+  dk__cpu_strided_copy(o, o->stride, x, sstr);
+  return DK_OK;
+}
+
+/* ==== argmax, sampling, attention ========================================== */
+
+static int64_t dk__cpu_argmax_row(const float *v, int64_t n) {
+  int64_t j, best = 0;
+  float m = -INFINITY;
+  for (j = 0; j < n; j++)
+    if (v[j] > m) { m = v[j]; best = j; }
+  return best;
+}
+
+static int dk__cpu_desc(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+/* The documented sampling rule, one row. */
+static int64_t dk__cpu_sample_row(float *l, int64_t n, float temp, int top_k, float top_p, float u, float *sorted) {
+  int64_t j, cnt;
+  float m = -INFINITY, kth = -INFINITY, thr = 0.0f;
+  double z = 0.0, acc = 0.0, total = 0.0, target;
+  if (!(temp > 0.0f)) return dk__cpu_argmax_row(l, n);
+  if (top_k > 0 && top_k < n) {
+    memcpy(sorted, l, (size_t)n * 4);
+    qsort(sorted, (size_t)n, 4, dk__cpu_desc);
+    kth = sorted[top_k - 1];
+  }
+  for (j = 0; j < n; j++) {
+    l[j] = l[j] >= kth ? l[j] / temp : -INFINITY;
+    m = l[j] > m ? l[j] : m;
+  }
+  for (j = 0; j < n; j++) { l[j] = l[j] == -INFINITY ? 0.0f : expf(l[j] - m); z += l[j]; }
+  for (j = 0; j < n; j++) l[j] = (float)(l[j] / z);
+  if (top_p < 1.0f) {
+    for (j = 0, cnt = 0; j < n; j++) if (l[j] > 0.0f) sorted[cnt++] = l[j];
+    qsort(sorted, (size_t)cnt, 4, dk__cpu_desc);
+    for (j = 0; j < cnt; j++) {
+      acc += sorted[j];
+      thr = sorted[j];
+      if (acc >= top_p) break;
+    }
+    for (j = 0; j < n; j++) if (l[j] < thr) l[j] = 0.0f;
+  }
+  for (j = 0; j < n; j++) total += l[j];
+  target = (double)u * total;
+  acc = 0.0;
+  for (j = 0; j < n; j++) {
+    if (l[j] <= 0.0f) continue;
+    acc += l[j];
+    if (acc > target) return j;
+  }
+  for (j = n - 1; j > 0 && l[j] <= 0.0f; j--) {}
+  return j;
+}
+
+static dk_status dk__cpu_pick(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int64_t n = x->shape[x->ndim - 1], rows = dk_tensor_numel(x) / n, r;
+  float *buf = dk__cpu_scratch(0, (size_t)n), *tmp = dk__cpu_scratch(1, (size_t)n);
+  int32_t *out = (int32_t *)dk__cpu_ptr(o);
+  if (!buf || !tmp) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: no scratch memory", dk__op_name(c->op));
+  for (r = 0; r < rows; r++) {
+    dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
+    if (c->op == DK_OP_ARGMAX) out[r] = (int32_t)dk__cpu_argmax_row(buf, n);
+    else out[r] = (int32_t)dk__cpu_sample_row(buf, n, c->f[0], (int)c->i[0], c->f[1], dk_sample_uniform(c->u, r), tmp);
+  }
+  return DK_OK;
+}
+
+static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
+  const dk__cpu_rows *e = (const dk__cpu_rows *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Hkv = k->shape[1], Dv = v->shape[2];
+  int64_t grp = Hq / Hkv, r, s, j, off = c->i[0];
+  float *qb = dk__cpu_scratch(0, (size_t)D), *kb = dk__cpu_scratch(1, (size_t)(D > Dv ? D : Dv));
+  float *sc = dk__cpu_scratch(2, (size_t)(S ? S : 1)), *ob = dk__cpu_scratch(3, (size_t)Dv);
+  if (!qb || !kb || !sc || !ob) return;
+  for (r = r0; r < r1; r++) {
+    int64_t t = r / Hq, h = r % Hq, g = h / grp, lim = S;
+    float m = -INFINITY;
+    double z = 0.0;
+    if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
+    dk__cpu_load(q->dtype, dk__cpu_ptr(q), r * D, 1, D, qb);
+    for (s = 0; s < lim; s++) {
+      float dot = 0.0f;
+      dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb);
+      for (j = 0; j < D; j++) dot += qb[j] * kb[j];
+      sc[s] = dot * c->f[0];
+      m = sc[s] > m ? sc[s] : m;
+    }
+    for (s = 0; s < lim; s++) { sc[s] = expf(sc[s] - m); z += sc[s]; }
+    for (j = 0; j < Dv; j++) ob[j] = 0.0f;
+    for (s = 0; s < lim; s++) {
+      float p = (float)(sc[s] / z);
+      dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb);
+      for (j = 0; j < Dv; j++) ob[j] += p * kb[j];
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * Dv, Dv, ob);
+  }
+}
+
+static dk_status dk__cpu_attention(const dk_call *c) {
+  dk__cpu_rows e;
+  const dk_tensor *q = c->t[1], *k = c->t[2];
+  e.c = c;
+  e.rows = q->shape[0] * q->shape[1];
+  e.cols = q->shape[2];
+  dk__cpu_parallel(e.rows, 1 + 16384 / (k->shape[0] * q->shape[2] + 1), dk__cpu_attention_task, &e);
+  return DK_OK;
+}
+
+/* ==== the table =========================================================== */
+
+static dk_backend_impl dk__cpu_impl_table;
+
+static const dk_backend_impl *dk__cpu_backend(void) {
+  dk_backend_impl *b = &dk__cpu_impl_table;
+  int op;
+  if (b->probe) return b;
+  b->kind = DK_CPU;
+  b->probe = dk__cpu_probe;
+  b->properties = dk__cpu_properties;
+  b->open_device = dk__cpu_open;
+  b->close_all = dk__cpu_close_all;
+  b->alloc = dk__cpu_alloc;
+  b->release = dk__cpu_release;
+  b->upload = dk__cpu_upload;
+  b->download = dk__cpu_download;
+  b->copy = dk__cpu_copy;
+  b->sync = dk__cpu_sync;
+  for (op = DK_OP_ADD; op <= DK_OP_DIV; op++) b->ops[op] = dk__cpu_binary;
+  for (op = DK_OP_SCALE; op <= DK_OP_SWIGLU; op++) b->ops[op] = dk__cpu_unary;
+  b->ops[DK_OP_RMSNORM] = b->ops[DK_OP_LAYERNORM] = dk__cpu_norm;
+  b->ops[DK_OP_SOFTMAX] = b->ops[DK_OP_SOFTMAX_MASKED] = dk__cpu_softmax;
+  b->ops[DK_OP_MATMUL] = dk__cpu_matmul;
+  b->ops[DK_OP_LINEAR] = dk__cpu_linear;
+  b->ops[DK_OP_EMBEDDING] = dk__cpu_embedding;
+  b->ops[DK_OP_ROPE] = dk__cpu_rope;
+  b->ops[DK_OP_CONCAT] = dk__cpu_concat;
+  b->ops[DK_OP_COPY] = dk__cpu_copy_op;
+  b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
+  b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
+  b->ops[DK_OP_ATTENTION] = dk__cpu_attention;
+  for (op = 0; op < DK_OP_COUNT; op++) {
+    b->dtypes[op] = DK_FLOATS;
+    b->wdtypes[op] = DK_FLOATS;
+  }
+  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
+  b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_COPY] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
+  b->dtypes[DK_OP_CONCAT] &= ~DK_QUANTS;
+  b->dtypes[DK_OP_TRANSPOSE] &= ~DK_QUANTS;
+  return b;
+}
+
+#endif /* DK_BACKEND_CPU_H */

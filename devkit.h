@@ -1,0 +1,1956 @@
+/* devkit.h — a header-only C inference kit where the device is part of every
+ * tensor and every op checks it.
+ *
+ * WHAT IT IS
+ *   Tensors live on a device: cpu:N, cuda:N or vulkan:N. Every op goes through
+ *   one dispatcher that checks, before anything is enqueued, that its operands
+ *   are present, on one backend, on one device, of dtypes the op accepts there,
+ *   and of consistent shapes. When a check fails, the op does nothing and the
+ *   error message names the op, every operand (role, name, dtype, shape,
+ *   device, and the file:line where it was created) and the fix. devkit never
+ *   copies between devices on its own: dk_to and dk_copy_to are the only calls
+ *   that take two devices.
+ *
+ * INCLUDING IT
+ *   In exactly one C or C++ file:
+ *       #define DEVKIT_IMPLEMENTATION
+ *       #include "devkit.h"
+ *   everywhere else just #include "devkit.h". Build with
+ *       cc -O2 app.c -ldl -lm -lpthread
+ *   No CUDA toolkit or Vulkan SDK is needed: the GPU code is embedded (kernels/
+ *   and shaders/ are compiled by build.sh into generated headers) and the
+ *   drivers (libcuda.so.1, libvulkan.so.1) are loaded at run time. A missing
+ *   driver means that backend has zero devices, and dk_backend_note() says why.
+ *   The backends/ folder must sit next to this header.
+ *
+ *   Configuration macros (define before the include that has
+ *   DEVKIT_IMPLEMENTATION):
+ *     DEVKIT_API        linkage of the public functions (default: extern)
+ *     DEVKIT_NO_CUDA    leave the CUDA backend out
+ *     DEVKIT_NO_VULKAN  leave the Vulkan backend out
+ *     DEVKIT_MAX_DIMS   most dimensions of a tensor (default 4, at most 8)
+ *
+ * TEN LINES
+ *     dk_device dev;
+ *     dk_tensor *x, *y;
+ *     int64_t shape[2] = {2, 3};
+ *     float in[6] = {1, -2, 3, -4, 5, -6}, out[6];
+ *     if (dk_device_parse("vulkan:0", &dev) != DK_OK) dev.backend = DK_CPU, dev.index = 0;
+ *     dk_tensor_new(dev, DK_F32, 2, shape, "x", &x);
+ *     dk_tensor_new(dev, DK_F32, 2, shape, "y", &y);
+ *     dk_tensor_upload(x, in, sizeof in);
+ *     if (dk_silu(y, x) != DK_OK) fprintf(stderr, "%s\n", dk_last_error());
+ *     dk_tensor_download(y, out, sizeof out);  dk_tensor_free(x);  dk_tensor_free(y);
+ *
+ * DEVICES
+ *   Text forms: "cpu", "cpu:N", "cuda", "cuda:N", "vulkan", "vulkan:N", "vk:N".
+ *   DEVKIT_VISIBLE_DEVICES=cuda:1,vulkan:0 hides every other device and
+ *     renumbers the rest in the order given (as CUDA_VISIBLE_DEVICES does);
+ *     "cuda" alone keeps all CUDA devices.
+ *   DEVKIT_LOGICAL_DEVICES=cpu=2,vulkan=2 splits each physical device of a
+ *     backend into that many logical devices, with separate allocations and
+ *     queues. They are different devices to every rule, so multi-device code
+ *     is tested on a machine with one device, or none.
+ *   DEVKIT_DEVICE names the device dk_device_best() returns.
+ *
+ * ERRORS
+ *   Every fallible call returns a dk_status; dk_last_error() is the calling
+ *   thread's full message for the last failure. The library never prints,
+ *   aborts or exits on its own. DEVKIT_ABORT_ON_ERROR=1 prints each error to
+ *   stderr and aborts (for a debugger's backtrace); dk_set_error_handler()
+ *   receives every error. Checks, in order: an operand missing (INVALID),
+ *   operands on different backends (BACKEND_MISMATCH), on different devices of
+ *   one backend (DEVICE_MISMATCH), a dtype the op does not take (DTYPE) or one
+ *   the backend lacks (UNSUPPORTED), inconsistent shapes (SHAPE). A refused op
+ *   enqueues nothing and leaves its outputs untouched.
+ *   Errors only the device can see (an out-of-range id in dk_embedding on a
+ *   GPU) are reported by the next call that synchronizes with that device
+ *   (dk_tensor_download, dk_sync, dk_to to another backend). On the CPU they
+ *   are reported by the op itself, before it writes anything.
+ *
+ * EXECUTION AND THREADS
+ *   Ops are asynchronous per device; downloads synchronize. Upload copies the
+ *   caller's bytes before it returns. Tensors on different devices may be used
+ *   from different threads at once; calls on one device are serialized by a
+ *   per-device lock, so several threads may share a device too. A tensor must
+ *   not be freed while another thread uses it.
+ *
+ * TENSORS
+ *   Row-major, shape[0] outermost. dk_narrow and dk_reshape return views that
+ *   share storage; storage is reference counted, so freeing the base while a
+ *   view lives is safe. Ops take contiguous operands; dk_copy and dk_transpose
+ *   also take strided views (narrow along an inner dim), and dk_copy also
+ *   writes into one. q8_0 and q4_0 are the GGUF block formats (32 values per
+ *   block: an f16 scale then 32 int8, or 16 bytes of 4-bit values); their last
+ *   dimension is a multiple of 32.
+ */
+#ifndef DEVKIT_H
+#define DEVKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef DEVKIT_API
+#define DEVKIT_API extern
+#endif
+#ifndef DEVKIT_MAX_DIMS
+#define DEVKIT_MAX_DIMS 4
+#endif
+#if DEVKIT_MAX_DIMS < 4 || DEVKIT_MAX_DIMS > 8
+#error "DEVKIT_MAX_DIMS must be between 4 and 8"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { DK_CPU = 0, DK_CUDA = 1, DK_VULKAN = 2 } dk_backend;
+#define DK_BACKEND_COUNT 3
+
+typedef struct { dk_backend backend; int index; } dk_device;
+
+typedef enum { DK_F32 = 0, DK_F16, DK_BF16, DK_I32, DK_Q8_0, DK_Q4_0 } dk_dtype;
+#define DK_DTYPE_COUNT 6
+
+typedef enum {
+  DK_OK = 0,
+  DK_ERR_INVALID,          /* a bad argument: NULL, out of range, aliasing */
+  DK_ERR_BACKEND_MISMATCH, /* operands on different backends (cuda vs vulkan vs cpu) */
+  DK_ERR_DEVICE_MISMATCH,  /* operands on different devices of one backend */
+  DK_ERR_DTYPE,            /* a dtype the op does not take */
+  DK_ERR_SHAPE,            /* shapes that do not fit together, or a strided view */
+  DK_ERR_UNSUPPORTED,      /* the op or dtype is not implemented on this backend */
+  DK_ERR_NO_DEVICE,        /* no such device */
+  DK_ERR_OUT_OF_MEMORY,
+  DK_ERR_IO,
+  DK_ERR_FORMAT,           /* a malformed model file */
+  DK_ERR_BACKEND           /* the driver or a kernel failed */
+} dk_status;
+
+typedef struct dk_tensor dk_tensor;
+
+typedef struct {
+  char name[256];
+  char vendor[64];
+  char driver[128];
+  uint64_t memory_total;   /* bytes; for logical devices, the physical device's */
+  uint64_t memory_free;
+  int physical_index;      /* index of the physical device within its backend */
+  int logical_slot;        /* which logical device of that physical device */
+  int logical_count;
+  uint8_t uuid[16];
+  int has_uuid;
+  int is_software;         /* lavapipe, the CPU backend */
+  int supports_f16, supports_bf16, supports_int8_dot;
+  int subgroup_size;       /* 0 where it does not apply */
+} dk_device_props;
+
+/* ---- devices ---------------------------------------------------------- */
+DEVKIT_API dk_status   dk_init(void);       /* optional: every call initializes lazily */
+DEVKIT_API void        dk_shutdown(void);   /* frees every device; tensors must be freed first */
+DEVKIT_API dk_status   dk_device_parse(const char *text, dk_device *out);
+DEVKIT_API const char *dk_device_name(dk_device d);      /* "cuda:1" */
+DEVKIT_API int         dk_device_count(dk_backend b);
+DEVKIT_API int         dk_device_equal(dk_device a, dk_device b);
+DEVKIT_API dk_status   dk_device_properties(dk_device d, dk_device_props *out);
+DEVKIT_API const char *dk_backend_name(dk_backend b);    /* "cuda" */
+DEVKIT_API const char *dk_backend_note(dk_backend b);    /* why a backend has no devices, or "" */
+DEVKIT_API int         dk_device_list(dk_device *out, int max);  /* every device; returns the count */
+DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else the first hardware GPU, else cpu:0 */
+DEVKIT_API dk_status   dk_sync(dk_device d);
+
+/* ---- errors ----------------------------------------------------------- */
+typedef void (*dk_error_handler)(dk_status status, const char *message, void *user);
+DEVKIT_API const char *dk_status_name(dk_status s);
+DEVKIT_API const char *dk_last_error(void);
+DEVKIT_API dk_status   dk_last_status(void);
+DEVKIT_API void        dk_clear_error(void);
+DEVKIT_API void        dk_set_error_handler(dk_error_handler fn, void *user);
+
+/* ---- dtypes ----------------------------------------------------------- */
+DEVKIT_API const char *dk_dtype_name(dk_dtype t);        /* "f32", "q4_0" */
+DEVKIT_API int         dk_dtype_block(dk_dtype t);       /* elements per block: 1 or 32 */
+DEVKIT_API size_t      dk_dtype_block_bytes(dk_dtype t); /* bytes per block */
+DEVKIT_API int         dk_dtype_is_float(dk_dtype t);    /* f32, f16, bf16 */
+DEVKIT_API int         dk_dtype_is_quant(dk_dtype t);    /* q8_0, q4_0 */
+DEVKIT_API float       dk_f16_to_f32(uint16_t h);
+DEVKIT_API uint16_t    dk_f32_to_f16(float f);           /* round to nearest even */
+DEVKIT_API float       dk_bf16_to_f32(uint16_t h);
+DEVKIT_API uint16_t    dk_f32_to_bf16(float f);          /* round to nearest even */
+
+/* ---- tensors ---------------------------------------------------------- */
+/* The macros below record the caller's file:line as the creation site; the
+ * functions of the same names exist too, for taking their addresses. */
+DEVKIT_API dk_status dk_tensor_new(dk_device d, dk_dtype t, int ndim, const int64_t *shape,
+                                   const char *name, dk_tensor **out);
+DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype t, int ndim, const int64_t *shape,
+                                      const char *name, const char *site, dk_tensor **out);
+DEVKIT_API dk_status dk_tensor_upload(dk_tensor *t, const void *src, size_t nbytes);
+DEVKIT_API dk_status dk_tensor_download(const dk_tensor *t, void *dst, size_t nbytes);
+DEVKIT_API void      dk_tensor_free(dk_tensor *t);
+DEVKIT_API dk_device dk_tensor_device(const dk_tensor *t);
+DEVKIT_API dk_dtype  dk_tensor_dtype(const dk_tensor *t);
+DEVKIT_API int       dk_tensor_ndim(const dk_tensor *t);
+DEVKIT_API const int64_t *dk_tensor_shape(const dk_tensor *t);
+DEVKIT_API int64_t   dk_tensor_dim(const dk_tensor *t, int i);   /* negative i counts from the end */
+DEVKIT_API int64_t   dk_tensor_numel(const dk_tensor *t);
+DEVKIT_API size_t    dk_tensor_nbytes(const dk_tensor *t);
+DEVKIT_API const char *dk_tensor_name(const dk_tensor *t);
+DEVKIT_API const char *dk_tensor_site(const dk_tensor *t);       /* "examples/llama.c:212" */
+DEVKIT_API void      dk_tensor_set_name(dk_tensor *t, const char *name);
+DEVKIT_API void      dk_tensor_set_site(dk_tensor *t, const char *site);
+DEVKIT_API int       dk_tensor_is_contiguous(const dk_tensor *t);
+DEVKIT_API int       dk_tensor_is_view(const dk_tensor *t);
+/* Views: share storage with x; free them with dk_tensor_free like any tensor. */
+DEVKIT_API dk_status dk_narrow(const dk_tensor *x, int dim, int64_t start, int64_t length, dk_tensor **out);
+DEVKIT_API dk_status dk_narrow_at(const dk_tensor *x, int dim, int64_t start, int64_t length,
+                                  const char *site, dk_tensor **out);
+/* one entry of shape may be -1 (inferred); x must be contiguous */
+DEVKIT_API dk_status dk_reshape(const dk_tensor *x, int ndim, const int64_t *shape, dk_tensor **out);
+DEVKIT_API dk_status dk_reshape_at(const dk_tensor *x, int ndim, const int64_t *shape,
+                                   const char *site, dk_tensor **out);
+
+/* ---- between devices: the only calls that take two devices ------------ */
+DEVKIT_API dk_status dk_to(const dk_tensor *src, dk_device d, dk_tensor **out);   /* a new tensor on d */
+DEVKIT_API dk_status dk_to_at(const dk_tensor *src, dk_device d, const char *site, dk_tensor **out);
+DEVKIT_API dk_status dk_copy_to(dk_tensor *dst, const dk_tensor *src);           /* same dtype and shape */
+
+/* ---- ops: outputs first, allocated by the caller on the same device ----- */
+/* elementwise with NumPy broadcasting */
+DEVKIT_API dk_status dk_add(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
+DEVKIT_API dk_status dk_sub(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
+DEVKIT_API dk_status dk_mul(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
+DEVKIT_API dk_status dk_div(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
+DEVKIT_API dk_status dk_scale(dk_tensor *out, const dk_tensor *x, float s);
+/* activations */
+DEVKIT_API dk_status dk_silu(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_gelu(dk_tensor *out, const dk_tensor *x);        /* erf form */
+DEVKIT_API dk_status dk_gelu_tanh(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_relu(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_sigmoid(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_tanh(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_exp(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_swiglu(dk_tensor *out, const dk_tensor *gate, const dk_tensor *up); /* silu(gate) * up */
+/* normalization over the last dim; w and b may be NULL */
+DEVKIT_API dk_status dk_rmsnorm(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, float eps);
+DEVKIT_API dk_status dk_layernorm(dk_tensor *out, const dk_tensor *x, const dk_tensor *w,
+                                  const dk_tensor *b, float eps);
+/* softmax over the last dim. masked: x*scale, and row i of the last-but-one
+ * dim sees columns <= i + causal_offset; a negative offset disables the mask */
+DEVKIT_API dk_status dk_softmax(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_softmax_masked(dk_tensor *out, const dk_tensor *x, float scale, int causal_offset);
+/* NumPy matmul: 1-D promotion and batch broadcasting */
+DEVKIT_API dk_status dk_matmul(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
+/* out[..., N] = x[..., K] · w[N, K]ᵀ (+ bias[N]); w may be q8_0 or q4_0 */
+DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias);
+/* out[ids..., D] = table[ids, :]; ids i32; table may be q8_0 or q4_0 */
+DEVKIT_API dk_status dk_embedding(dk_tensor *out, const dk_tensor *table, const dk_tensor *ids);
+/* x [..., T, H, D] (or [T, D]); positions i32 [T]; rotates the first n_rot of D */
+typedef enum { DK_ROPE_NORMAL = 0, DK_ROPE_NEOX = 2 } dk_rope_mode;
+DEVKIT_API dk_status dk_rope(dk_tensor *out, const dk_tensor *x, const dk_tensor *positions,
+                             int n_rot, float theta, int mode);
+DEVKIT_API dk_status dk_concat(dk_tensor *out, const dk_tensor *a, const dk_tensor *b, int dim);
+DEVKIT_API dk_status dk_copy(dk_tensor *dst, const dk_tensor *src);    /* dtype conversion, strided views */
+DEVKIT_API dk_status dk_transpose(dk_tensor *out, const dk_tensor *x, const int *perm);
+/* out i32 has x's shape without the last dim (or with it as 1) */
+DEVKIT_API dk_status dk_argmax(dk_tensor *out_i32, const dk_tensor *x);
+/* One token per row of logits, chosen on the device:
+ *   temperature <= 0: argmax (the lowest index among equal maxima).
+ *   else p = softmax(logits / temperature); top_k > 0 keeps tokens whose logit
+ *   is >= the k-th largest (ties at the edge kept); top_p < 1 then keeps the
+ *   tokens whose probability (renormalized over the kept ones) is >= the
+ *   largest threshold t for which those tokens hold at least top_p of the
+ *   mass; the token is the first, in index order, whose running sum of kept
+ *   probabilities exceeds u * total, u = dk_sample_uniform(seed, row).
+ *   The op is stateless: pass a new seed (seed + step) for each step. */
+DEVKIT_API dk_status dk_sample(dk_tensor *out_i32, const dk_tensor *logits, float temperature,
+                               int top_k, float top_p, uint64_t seed);
+DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1), 24 bits */
+/* Attention with grouped-query heads, softmax in f32:
+ *   q [T, Hq, D], k [S, Hkv, D], v [S, Hkv, Dv], out [T, Hq, Dv], Hq % Hkv == 0;
+ *   query t sees keys s <= t + causal_offset (negative: no mask). k and v may
+ *   have another float dtype than q (an f16 KV cache with f32 activations). */
+DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
+                                  const dk_tensor *v, float scale, int causal_offset);
+
+/* ---- introspection ---------------------------------------------------- */
+/* Whether backend b implements op "name" (e.g. "dk_linear") for dtype t, where
+ * t is the activation dtype, or with weight=1 the weight/table/kv dtype. */
+DEVKIT_API int dk_op_supported(dk_backend b, const char *op_name, dk_dtype t, int weight);
+DEVKIT_API int dk_op_count(void);
+DEVKIT_API const char *dk_op_name(int op);
+
+/* creation sites */
+#define DK__STR2(x) #x
+#define DK__STR(x) DK__STR2(x)
+#define DK_SITE __FILE__ ":" DK__STR(__LINE__)
+#define dk_tensor_new(d, t, n, s, name, out) dk_tensor_new_at((d), (t), (n), (s), (name), DK_SITE, (out))
+#define dk_narrow(x, dim, start, len, out) dk_narrow_at((x), (dim), (start), (len), DK_SITE, (out))
+#define dk_reshape(x, n, s, out) dk_reshape_at((x), (n), (s), DK_SITE, (out))
+#define dk_to(src, d, out) dk_to_at((src), (d), DK_SITE, (out))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVKIT_H */
+
+/* ======================================================================== */
+/*                              IMPLEMENTATION                              */
+/* ======================================================================== */
+#if defined(DEVKIT_IMPLEMENTATION) && !defined(DEVKIT_IMPLEMENTATION_DONE)
+#define DEVKIT_IMPLEMENTATION_DONE
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <pthread.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#if defined(__cplusplus)
+#define DK_TLS thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK_TLS _Thread_local
+#else
+#define DK_TLS __thread
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__UNUSED __attribute__((unused))
+#else
+#define DK__UNUSED
+#endif
+
+#define DK_MAX_OPERANDS 6
+#define DK_MAX_DEVICES 64         /* per backend, logical */
+#define DK_NAME_LEN 128
+#define DK_SITE_LEN 160
+
+
+/* ---- internal types shared with the backends ---------------------------- */
+
+/* One allocation on one device, shared by a tensor and its views. */
+typedef struct dk_storage {
+  int refs;                 /* atomic */
+  dk_device device;
+  size_t nbytes;
+  void *ptr;                /* CPU: host memory. CUDA: device address. Vulkan: backend record */
+  uint64_t addr;            /* backend use (offset in a block, device address) */
+  void *priv;               /* backend use */
+} dk_storage;
+
+struct dk_tensor {
+  dk_device device;
+  dk_dtype dtype;
+  int ndim;
+  int64_t shape[DEVKIT_MAX_DIMS];
+  int64_t stride[DEVKIT_MAX_DIMS];  /* in elements; a quantized row is contiguous */
+  size_t offset;                    /* bytes from the start of the storage */
+  dk_storage *st;
+  int is_view;
+  char name[DK_NAME_LEN];
+  char site[DK_SITE_LEN];
+};
+
+typedef enum {
+  DK_OP_ADD = 0, DK_OP_SUB, DK_OP_MUL, DK_OP_DIV, DK_OP_SCALE,
+  DK_OP_SILU, DK_OP_GELU, DK_OP_GELU_TANH, DK_OP_RELU, DK_OP_SIGMOID, DK_OP_TANH, DK_OP_EXP,
+  DK_OP_SWIGLU,
+  DK_OP_RMSNORM, DK_OP_LAYERNORM, DK_OP_SOFTMAX, DK_OP_SOFTMAX_MASKED,
+  DK_OP_MATMUL, DK_OP_LINEAR, DK_OP_EMBEDDING, DK_OP_ROPE, DK_OP_CONCAT, DK_OP_COPY,
+  DK_OP_TRANSPOSE, DK_OP_ARGMAX, DK_OP_SAMPLE, DK_OP_ATTENTION,
+  DK_OP_COUNT
+} dk_op;
+
+/* One op call as the backends see it, after every check has passed.
+ * t[] holds the operands in the op's role order (outputs first); an absent
+ * optional operand is NULL. Parameters:
+ *   scale: f[0]=s.  rmsnorm/layernorm: f[0]=eps.  softmax_masked: f[0]=scale,
+ *   i[0]=causal_offset.  rope: i[0]=n_rot, i[1]=mode, f[0]=theta.  concat:
+ *   i[0]=dim (0..ndim-1).  transpose: i[0..ndim-1]=perm.  sample: f[0]=temp,
+ *   i[0]=top_k, f[1]=top_p, u=seed.  attention: f[0]=scale, i[0]=causal_offset.
+ *   matmul: i[0..3] = M, N, K, batch count (after broadcasting; see
+ *   dk__matmul_batch_offsets). linear: i[0..2] = M (rows of x), N, K. */
+typedef struct dk_call {
+  dk_op op;
+  dk_device dev;
+  dk_tensor *t[DK_MAX_OPERANDS];
+  float f[4];
+  int64_t i[DEVKIT_MAX_DIMS + 4];
+  uint64_t u;
+} dk_call;
+
+typedef dk_status (*dk_op_fn)(const dk_call *c);
+
+/* A backend fills one of these. Devices are logical: the core maps them to
+ * physical devices (DEVKIT_VISIBLE_DEVICES, DEVKIT_LOGICAL_DEVICES) and calls
+ * open_device once per logical device. Every entry may assume its arguments
+ * were checked. Errors are reported with dk__error and returned. */
+typedef struct dk_backend_impl {
+  dk_backend kind;
+  /* load the driver and count physical devices; on 0, write why into note */
+  int (*probe)(char *note, size_t note_len);
+  dk_status (*properties)(int physical, dk_device_props *p);
+  dk_status (*open_device)(int logical, int physical, int slot);
+  void (*close_all)(void);                 /* free every device and the driver */
+  dk_status (*alloc)(dk_device d, size_t nbytes, const char *tensor_name, dk_storage *st);
+  void (*release)(dk_storage *st);         /* may defer until the device is done with it */
+  dk_status (*upload)(dk_storage *st, size_t off, const void *src, size_t n);
+  dk_status (*download)(dk_storage *st, size_t off, void *dst, size_t n);  /* synchronizes */
+  /* between two storages of this backend, on one device or two */
+  dk_status (*copy)(dk_storage *dst, size_t doff, dk_storage *src, size_t soff, size_t n);
+  dk_status (*sync)(dk_device d);
+  dk_op_fn ops[DK_OP_COUNT];
+  uint32_t dtypes[DK_OP_COUNT];    /* bit per activation dtype the op takes */
+  uint32_t wdtypes[DK_OP_COUNT];   /* bit per weight/table/kv dtype (linear, embedding, norms, attention) */
+} dk_backend_impl;
+
+#define DK_BIT(t) (1u << (t))
+#define DK_FLOATS (DK_BIT(DK_F32) | DK_BIT(DK_F16) | DK_BIT(DK_BF16))
+#define DK_QUANTS (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0))
+
+/* helpers the backends use */
+static dk_status dk__error(dk_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int dk__physical_of(dk_device d) DK__UNUSED;
+static size_t dk__elem_offset_bytes(dk_dtype t, int64_t elems);
+static size_t dk__row_bytes(dk_dtype t, int64_t n);
+static const char *dk__op_name(dk_op op);
+
+typedef struct { uint16_t d; int8_t qs[32]; } dk_block_q8_0;    /* 34 bytes */
+typedef struct { uint16_t d; uint8_t qs[16]; } dk_block_q4_0;   /* 18 bytes */
+
+
+/* The backends are included at the end of the implementation; each defines a
+ * getter for its table. */
+static const dk_backend_impl *dk__cpu_backend(void);
+#if !defined(DEVKIT_NO_VULKAN) && defined(__has_include)
+#if __has_include("backends/vulkan.h") && __has_include(<vulkan/vulkan_core.h>)
+#define DK__HAVE_VULKAN 1
+static const dk_backend_impl *dk__vk_backend(void);
+#endif
+#endif
+#if !defined(DEVKIT_NO_CUDA) && defined(__has_include)
+#if __has_include("backends/cuda.h")
+#define DK__HAVE_CUDA 1
+static const dk_backend_impl *dk__cuda_backend(void);
+#endif
+#endif
+
+
+
+/* ==== errors ============================================================== */
+
+static DK_TLS char dk__msg[8192];
+static DK_TLS dk_status dk__last_status = DK_OK;
+static dk_error_handler dk__handler = NULL;
+static void *dk__handler_user = NULL;
+
+DEVKIT_API const char *dk_status_name(dk_status s) {
+  static const char *names[] = {"DK_OK", "DK_ERR_INVALID", "DK_ERR_BACKEND_MISMATCH",
+    "DK_ERR_DEVICE_MISMATCH", "DK_ERR_DTYPE", "DK_ERR_SHAPE", "DK_ERR_UNSUPPORTED",
+    "DK_ERR_NO_DEVICE", "DK_ERR_OUT_OF_MEMORY", "DK_ERR_IO", "DK_ERR_FORMAT", "DK_ERR_BACKEND"};
+  if ((int)s < 0 || (int)s >= (int)(sizeof names / sizeof names[0])) return "DK_ERR_?";
+  return names[s];
+}
+DEVKIT_API const char *dk_last_error(void) { return dk__msg; }
+DEVKIT_API dk_status dk_last_status(void) { return dk__last_status; }
+DEVKIT_API void dk_clear_error(void) { dk__msg[0] = 0; dk__last_status = DK_OK; }
+DEVKIT_API void dk_set_error_handler(dk_error_handler fn, void *user) {
+  dk__handler = fn;
+  dk__handler_user = user;
+}
+
+static dk_status dk__raise(dk_status s) {
+  const char *e;
+  dk__last_status = s;
+  if (dk__handler) dk__handler(s, dk__msg, dk__handler_user);
+  e = getenv("DEVKIT_ABORT_ON_ERROR");
+  if (e && e[0] == '1') { /* asked for: print and stop where the debugger can see it */
+    fprintf(stderr, "devkit: %s: %s\n", dk_status_name(s), dk__msg);
+    abort();
+  }
+  return s;
+}
+
+static dk_status dk__error(dk_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dk__msg, sizeof dk__msg, fmt, ap);
+  va_end(ap);
+  return dk__raise(s);
+}
+
+/* A message assembled in pieces (the operand tables). */
+typedef struct { char *buf; size_t cap, len; } dk__sb;
+static void dk__sbf(dk__sb *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void dk__sbf(dk__sb *b, const char *fmt, ...) {
+  va_list ap;
+  int n;
+  if (b->len >= b->cap) return;
+  va_start(ap, fmt);
+  n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len - 1;
+}
+
+/* ==== dtypes ============================================================== */
+
+DEVKIT_API const char *dk_dtype_name(dk_dtype t) {
+  static const char *n[] = {"f32", "f16", "bf16", "i32", "q8_0", "q4_0"};
+  return (unsigned)t < DK_DTYPE_COUNT ? n[t] : "?";
+}
+DEVKIT_API int dk_dtype_block(dk_dtype t) { return (t == DK_Q8_0 || t == DK_Q4_0) ? 32 : 1; }
+DEVKIT_API size_t dk_dtype_block_bytes(dk_dtype t) {
+  static const size_t b[] = {4, 2, 2, 4, 34, 18};
+  return (unsigned)t < DK_DTYPE_COUNT ? b[t] : 0;
+}
+DEVKIT_API int dk_dtype_is_float(dk_dtype t) { return t == DK_F32 || t == DK_F16 || t == DK_BF16; }
+DEVKIT_API int dk_dtype_is_quant(dk_dtype t) { return t == DK_Q8_0 || t == DK_Q4_0; }
+
+static size_t dk__elem_offset_bytes(dk_dtype t, int64_t elems) {
+  return (size_t)(elems / dk_dtype_block(t)) * dk_dtype_block_bytes(t);
+}
+static size_t dk__row_bytes(dk_dtype t, int64_t n) { return dk__elem_offset_bytes(t, n); }
+
+static uint32_t dk__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float dk__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+DEVKIT_API float dk_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0) {
+    /* zero or subnormal: m * 2^-24, exact in f32 */
+    float v = (float)m * 5.9604644775390625e-8f;
+    return dk__bits_f32(dk__f32_bits(v) | sign);
+  }
+  if (e == 31) return dk__bits_f32(sign | 0x7f800000u | (m << 13));
+  return dk__bits_f32(sign | ((e + 112) << 23) | (m << 13));
+}
+
+DEVKIT_API uint16_t dk_f32_to_f16(float f) {
+  uint32_t u = dk__f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0));
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00);  /* rounds to >= 65520: inf */
+  if (a < 0x38800000u) {
+    /* below the smallest normal: let the FPU round m * 2^24 to an integer */
+    float v = dk__bits_f32(a) * 16777216.0f;
+    uint32_t m = (uint32_t)lrintf(v);
+    return (uint16_t)(sign | m);   /* m == 0x400 becomes the smallest normal */
+  }
+  {
+    uint32_t e = (a >> 23) - 112, m = a & 0x7fffff;
+    uint32_t h = (e << 10) | (m >> 13), rest = m & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+}
+
+DEVKIT_API float dk_bf16_to_f32(uint16_t h) { return dk__bits_f32((uint32_t)h << 16); }
+DEVKIT_API uint16_t dk_f32_to_bf16(float f) {
+  uint32_t u = dk__f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);  /* quiet NaN */
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
+/* ==== device registry ===================================================== */
+
+typedef struct {
+  int physical, slot;
+  pthread_mutex_t lock;   /* serializes calls on this device */
+} dk__devslot;
+
+typedef struct {
+  const dk_backend_impl *impl;
+  int count;              /* logical devices */
+  int physical_count;     /* before visibility */
+  int per_physical;       /* DEVKIT_LOGICAL_DEVICES */
+  dk__devslot dev[DK_MAX_DEVICES];
+  char note[512];
+} dk__backend_reg;
+
+static dk__backend_reg dk__reg[DK_BACKEND_COUNT];
+static pthread_mutex_t dk__init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int dk__initialized = 0;
+static dk_status dk__init_status = DK_OK;
+
+DEVKIT_API const char *dk_backend_name(dk_backend b) {
+  static const char *n[] = {"cpu", "cuda", "vulkan"};
+  return (unsigned)b < DK_BACKEND_COUNT ? n[b] : "?";
+}
+
+/* "cpu=2,vulkan=2" -> how many logical devices per physical device of b */
+static int dk__logical_per_physical(dk_backend b) {
+  const char *e = getenv("DEVKIT_LOGICAL_DEVICES"), *p;
+  const char *name = dk_backend_name(b);
+  size_t nl = strlen(name);
+  if (!e) return 1;
+  for (p = e; *p;) {
+    while (*p == ',' || *p == ' ') p++;
+    if ((strncmp(p, name, nl) == 0 && p[nl] == '=') || (b == DK_VULKAN && strncmp(p, "vk=", 3) == 0)) {
+      int n = atoi(strchr(p, '=') + 1);
+      return n < 1 ? 1 : (n > 16 ? 16 : n);
+    }
+    while (*p && *p != ',') p++;
+  }
+  return 1;
+}
+
+/* DEVKIT_VISIBLE_DEVICES: fill phys[] with the physical devices of b to keep,
+ * in order; returns how many. Absent: all. */
+static int dk__visible(dk_backend b, int nphys, int *phys) {
+  const char *e = getenv("DEVKIT_VISIBLE_DEVICES"), *p;
+  int n = 0, i;
+  if (!e || !*e) {
+    for (i = 0; i < nphys && i < DK_MAX_DEVICES; i++) phys[n++] = i;
+    return n;
+  }
+  for (p = e; *p;) {
+    char item[32];
+    size_t k = 0;
+    dk_backend ib;
+    int idx = -1;
+    while (*p == ',' || *p == ' ') p++;
+    while (*p && *p != ',' && k + 1 < sizeof item) item[k++] = *p++;
+    item[k] = 0;
+    while (*p && *p != ',') p++;
+    if (!k) continue;
+    {
+      char *colon = strchr(item, ':');
+      if (colon) { *colon = 0; idx = atoi(colon + 1); }
+      if (!strcmp(item, "cpu")) ib = DK_CPU;
+      else if (!strcmp(item, "cuda")) ib = DK_CUDA;
+      else if (!strcmp(item, "vulkan") || !strcmp(item, "vk")) ib = DK_VULKAN;
+      else continue;
+    }
+    if (ib != b) continue;
+    if (idx < 0) {
+      for (i = 0; i < nphys && n < DK_MAX_DEVICES; i++) phys[n++] = i;
+    } else if (idx < nphys && n < DK_MAX_DEVICES) {
+      int dup = 0;
+      for (i = 0; i < n; i++) dup |= phys[i] == idx;
+      if (!dup) phys[n++] = idx;
+    }
+  }
+  return n;
+}
+
+static void dk__init_backend(dk_backend b, const dk_backend_impl *impl) {
+  dk__backend_reg *r = &dk__reg[b];
+  int phys[DK_MAX_DEVICES], nvis, i, s, per;
+  r->impl = impl;
+  r->count = 0;
+  if (!impl) return;
+  r->physical_count = impl->probe(r->note, sizeof r->note);
+  if (r->physical_count <= 0) { r->physical_count = 0; return; }
+  nvis = dk__visible(b, r->physical_count, phys);
+  if (nvis == 0) {
+    snprintf(r->note, sizeof r->note, "hidden by DEVKIT_VISIBLE_DEVICES=%s (%d present)",
+             getenv("DEVKIT_VISIBLE_DEVICES"), r->physical_count);
+    return;
+  }
+  per = dk__logical_per_physical(b);
+  r->per_physical = per;
+  for (i = 0; i < nvis; i++) {
+    for (s = 0; s < per && r->count < DK_MAX_DEVICES; s++) {
+      dk__devslot *d = &r->dev[r->count];
+      d->physical = phys[i];
+      d->slot = s;
+      if (impl->open_device(r->count, phys[i], s) != DK_OK) {
+        snprintf(r->note, sizeof r->note, "%s:%d (physical %d) failed to open: %.400s",
+                 dk_backend_name(b), r->count, phys[i], dk__msg);
+        goto done;
+      }
+      pthread_mutex_init(&d->lock, NULL);
+      r->count++;
+    }
+  }
+done:
+  if (r->count > 0) r->note[0] = 0;
+}
+
+DEVKIT_API dk_status dk_init(void) {
+  pthread_mutex_lock(&dk__init_lock);
+  if (!dk__initialized) {
+    char saved[sizeof dk__msg];
+    memcpy(saved, dk__msg, sizeof saved);
+    memset(dk__reg, 0, sizeof dk__reg);
+    dk__init_backend(DK_CPU, dk__cpu_backend());
+#ifdef DK__HAVE_CUDA
+    dk__init_backend(DK_CUDA, dk__cuda_backend());
+#else
+    snprintf(dk__reg[DK_CUDA].note, sizeof dk__reg[DK_CUDA].note,
+             "not compiled in (DEVKIT_NO_CUDA, or backends/cuda.h missing)");
+#endif
+#ifdef DK__HAVE_VULKAN
+    dk__init_backend(DK_VULKAN, dk__vk_backend());
+#else
+    snprintf(dk__reg[DK_VULKAN].note, sizeof dk__reg[DK_VULKAN].note,
+             "not compiled in (DEVKIT_NO_VULKAN, or no <vulkan/vulkan_core.h> at build time)");
+#endif
+    /* probing may leave driver messages in the thread's error; that is not
+     * the caller's error */
+    memcpy(dk__msg, saved, sizeof saved);
+    dk__initialized = 1;
+    dk__init_status = DK_OK;
+  }
+  pthread_mutex_unlock(&dk__init_lock);
+  return dk__init_status;
+}
+
+#define DK__ENSURE_INIT() do { if (!dk__initialized) dk_init(); } while (0)
+
+DEVKIT_API void dk_shutdown(void) {
+  int b, i;
+  pthread_mutex_lock(&dk__init_lock);
+  if (dk__initialized) {
+    for (b = DK_BACKEND_COUNT - 1; b >= 0; b--) {
+      dk__backend_reg *r = &dk__reg[b];
+      if (r->impl && r->impl->close_all) r->impl->close_all();
+      for (i = 0; i < r->count; i++) pthread_mutex_destroy(&r->dev[i].lock);
+      r->count = 0;
+    }
+    dk__initialized = 0;
+  }
+  pthread_mutex_unlock(&dk__init_lock);
+}
+
+DEVKIT_API int dk_device_count(dk_backend b) {
+  DK__ENSURE_INIT();
+  return (unsigned)b < DK_BACKEND_COUNT ? dk__reg[b].count : 0;
+}
+
+DEVKIT_API const char *dk_backend_note(dk_backend b) {
+  DK__ENSURE_INIT();
+  return (unsigned)b < DK_BACKEND_COUNT ? dk__reg[b].note : "no such backend";
+}
+
+static int dk__device_valid(dk_device d) {
+  DK__ENSURE_INIT();
+  return (unsigned)d.backend < DK_BACKEND_COUNT && d.index >= 0 && d.index < dk__reg[d.backend].count;
+}
+
+static int dk__physical_of(dk_device d) { return dk__reg[d.backend].dev[d.index].physical; }
+
+DEVKIT_API int dk_device_equal(dk_device a, dk_device b) {
+  return a.backend == b.backend && a.index == b.index;
+}
+
+DEVKIT_API const char *dk_device_name(dk_device d) {
+  /* a small ring so that two names can sit in one printf */
+  static DK_TLS char ring[4][32];
+  static DK_TLS int next = 0;
+  char *s = ring[next++ & 3];
+  snprintf(s, 32, "%s:%d", dk_backend_name(d.backend), d.index);
+  return s;
+}
+
+DEVKIT_API int dk_device_list(dk_device *out, int max) {
+  int b, i, n = 0;
+  DK__ENSURE_INIT();
+  for (b = 0; b < DK_BACKEND_COUNT; b++)
+    for (i = 0; i < dk__reg[b].count; i++) {
+      if (out && n < max) { out[n].backend = (dk_backend)b; out[n].index = i; }
+      n++;
+    }
+  return n;
+}
+
+/* "cpu:0, vulkan:0 (llvmpipe ...)" for messages about a bad device */
+static void dk__describe_present(dk__sb *sb) {
+  int b, i, first = 1;
+  for (b = 0; b < DK_BACKEND_COUNT; b++) {
+    for (i = 0; i < dk__reg[b].count; i++) {
+      dk_device d;
+      d.backend = (dk_backend)b;
+      d.index = i;
+      dk__sbf(sb, "%s%s", first ? "" : ", ", dk_device_name(d));
+      first = 0;
+    }
+  }
+  if (first) dk__sbf(sb, "none");
+  for (b = 0; b < DK_BACKEND_COUNT; b++)
+    if (dk__reg[b].count == 0) dk__sbf(sb, "; %s: %s", dk_backend_name((dk_backend)b), dk__reg[b].note);
+}
+
+static dk_status dk__no_device(const char *what, dk_device d) {
+  char buf[1024];
+  dk__sb sb;
+  sb.buf = buf; sb.cap = sizeof buf; sb.len = 0; buf[0] = 0;
+  dk__describe_present(&sb);
+  if ((unsigned)d.backend >= DK_BACKEND_COUNT)
+    return dk__error(DK_ERR_NO_DEVICE, "%s: invalid device (backend %d); devices present: %s", what,
+                     (int)d.backend, buf);
+  return dk__error(DK_ERR_NO_DEVICE, "%s: no device %s; devices present: %s", what, dk_device_name(d), buf);
+}
+
+DEVKIT_API dk_status dk_device_parse(const char *text, dk_device *out) {
+  char word[16];
+  size_t k = 0;
+  const char *p = text, *num = NULL;
+  dk_device d;
+  long idx = 0;
+  DK__ENSURE_INIT();
+  if (!text || !out) return dk__error(DK_ERR_INVALID, "dk_device_parse: NULL argument");
+  while (*p == ' ') p++;
+  while (*p && *p != ':' && *p != ' ' && k + 1 < sizeof word) word[k++] = *p++;
+  word[k] = 0;
+  if (*p == ':') num = ++p;
+  d.backend = DK_CPU;
+  d.index = 0;
+  if (!strcmp(word, "cpu")) d.backend = DK_CPU;
+  else if (!strcmp(word, "cuda")) d.backend = DK_CUDA;
+  else if (!strcmp(word, "vulkan") || !strcmp(word, "vk")) d.backend = DK_VULKAN;
+  else goto bad;
+  if (num) {
+    char *end;
+    if (*num < '0' || *num > '9') goto bad;
+    idx = strtol(num, &end, 10);
+    while (*end == ' ') end++;
+    if (*end || idx > 1000000) goto bad;
+  } else {
+    while (*p == ' ') p++;
+    if (*p) goto bad;
+  }
+  d.index = (int)idx;
+  if (!dk__device_valid(d)) return dk__no_device("dk_device_parse", d);
+  *out = d;
+  return DK_OK;
+bad: {
+    char buf[1024];
+    dk__sb sb;
+    sb.buf = buf; sb.cap = sizeof buf; sb.len = 0; buf[0] = 0;
+    dk__describe_present(&sb);
+    return dk__error(DK_ERR_INVALID,
+                     "dk_device_parse: '%s' is not a device; write cpu, cpu:N, cuda, cuda:N, vulkan:N or vk:N. "
+                     "Devices present: %s", text, buf);
+  }
+}
+
+DEVKIT_API dk_status dk_device_properties(dk_device d, dk_device_props *p) {
+  dk__backend_reg *r;
+  dk_status s;
+  if (!p) return dk__error(DK_ERR_INVALID, "dk_device_properties: NULL argument");
+  if (!dk__device_valid(d)) return dk__no_device("dk_device_properties", d);
+  r = &dk__reg[d.backend];
+  memset(p, 0, sizeof *p);
+  s = r->impl->properties(r->dev[d.index].physical, p);
+  p->physical_index = r->dev[d.index].physical;
+  p->logical_slot = r->dev[d.index].slot;
+  p->logical_count = r->per_physical;
+  return s;
+}
+
+DEVKIT_API dk_status dk_device_best(dk_device *out) {
+  const char *e = getenv("DEVKIT_DEVICE");
+  static const dk_backend order[2] = {DK_CUDA, DK_VULKAN};
+  int k, i;
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_device_best: NULL argument");
+  if (e && *e) return dk_device_parse(e, out);
+  DK__ENSURE_INIT();
+  for (k = 0; k < 2; k++)
+    for (i = 0; i < dk__reg[order[k]].count; i++) {
+      dk_device d;
+      dk_device_props p;
+      d.backend = order[k];
+      d.index = i;
+      if (dk_device_properties(d, &p) == DK_OK && !p.is_software) { *out = d; return DK_OK; }
+    }
+  out->backend = DK_CPU;
+  out->index = 0;
+  if (dk__reg[DK_CPU].count == 0) return dk__no_device("dk_device_best", *out);
+  return DK_OK;
+}
+
+static void dk__lock(dk_device d) { pthread_mutex_lock(&dk__reg[d.backend].dev[d.index].lock); }
+static void dk__unlock(dk_device d) { pthread_mutex_unlock(&dk__reg[d.backend].dev[d.index].lock); }
+
+DEVKIT_API dk_status dk_sync(dk_device d) {
+  dk_status s;
+  if (!dk__device_valid(d)) return dk__no_device("dk_sync", d);
+  dk__lock(d);
+  s = dk__reg[d.backend].impl->sync(d);
+  dk__unlock(d);
+  return s;
+}
+
+/* ==== tensors ============================================================= */
+
+static int64_t dk__numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+static void dk__contig_strides(dk_tensor *t) {
+  int64_t s = 1;
+  int i;
+  for (i = t->ndim - 1; i >= 0; i--) { t->stride[i] = s; s *= t->shape[i]; }
+}
+
+DEVKIT_API int dk_tensor_is_contiguous(const dk_tensor *t) {
+  int64_t s = 1;
+  int i;
+  if (!t) return 0;
+  for (i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] != 1 && t->stride[i] != s) return 0;
+    s *= t->shape[i];
+  }
+  return 1;
+}
+
+static void dk__copy_str(char *dst, size_t cap, const char *src) {
+  size_t n = src ? strlen(src) : 0;
+  if (n >= cap) n = cap - 1;
+  if (n) memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+/* The site as the user wrote it, without the build directory's prefix. */
+static const char *dk__short_site(const char *site) {
+  const char *p;
+  if (!site) return "";
+  p = strstr(site, "/examples/");
+  if (!p) p = strstr(site, "/tests/");
+  if (!p) p = strstr(site, "/bench/");
+  return p ? p + 1 : site;
+}
+
+/* shape text "[1,4096]" */
+static void dk__shape_str(const dk_tensor *t, char *buf, size_t cap) {
+  dk__sb sb;
+  int i;
+  sb.buf = buf; sb.cap = cap; sb.len = 0; buf[0] = 0;
+  dk__sbf(&sb, "[");
+  for (i = 0; i < t->ndim; i++) dk__sbf(&sb, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+  dk__sbf(&sb, "]");
+}
+
+static dk_status dk__check_shape_arg(const char *what, int ndim, const int64_t *shape, int allow_infer) {
+  int i, inferred = 0;
+  if (ndim < 0 || ndim > DEVKIT_MAX_DIMS)
+    return dk__error(DK_ERR_SHAPE, "%s: ndim %d is outside 0..%d (DEVKIT_MAX_DIMS)", what, ndim, DEVKIT_MAX_DIMS);
+  if (ndim > 0 && !shape) return dk__error(DK_ERR_INVALID, "%s: shape is NULL", what);
+  for (i = 0; i < ndim; i++) {
+    if (allow_infer && shape[i] == -1 && !inferred) { inferred = 1; continue; }
+    if (shape[i] < 0)
+      return dk__error(DK_ERR_SHAPE, "%s: dimension %d is %lld; sizes must be >= 0", what, i, (long long)shape[i]);
+  }
+  return DK_OK;
+}
+
+/* bytes of a contiguous tensor, or (size_t)-1 when it cannot be represented */
+static size_t dk__nbytes_for(dk_dtype t, int ndim, const int64_t *shape) {
+  double approx = (double)dk_dtype_block_bytes(t);
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < ndim; i++) {
+    approx *= (double)shape[i];
+    if (approx > 9.0e18) return (size_t)-1;
+    n *= shape[i];
+  }
+  return dk__elem_offset_bytes(t, n);
+}
+
+DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype dt, int ndim, const int64_t *shape,
+                                      const char *name, const char *site, dk_tensor **out) {
+  dk_tensor *t;
+  dk_storage *st;
+  dk_status s;
+  size_t nbytes;
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_tensor_new: out is NULL");
+  *out = NULL;
+  if ((unsigned)dt >= DK_DTYPE_COUNT) return dk__error(DK_ERR_DTYPE, "dk_tensor_new '%s': invalid dtype %d", name ? name : "", (int)dt);
+  if ((s = dk__check_shape_arg("dk_tensor_new", ndim, shape, 0)) != DK_OK) return s;
+  if (dk_dtype_block(dt) > 1 && (ndim == 0 || shape[ndim - 1] % dk_dtype_block(dt) != 0))
+    return dk__error(DK_ERR_SHAPE, "dk_tensor_new '%s': a %s tensor's last dimension must be a multiple of %d, got %lld",
+                     name ? name : "", dk_dtype_name(dt), dk_dtype_block(dt), ndim ? (long long)shape[ndim - 1] : 0LL);
+  if (!dk__device_valid(d)) return dk__no_device("dk_tensor_new", d);
+  nbytes = dk__nbytes_for(dt, ndim, shape);
+  if (nbytes == (size_t)-1)
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_tensor_new '%s' on %s: the shape is too large to address",
+                     name ? name : "", dk_device_name(d));
+  t = (dk_tensor *)calloc(1, sizeof *t);
+  st = (dk_storage *)calloc(1, sizeof *st);
+  if (!t || !st) {
+    free(t); free(st);
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_tensor_new: out of host memory for the tensor record");
+  }
+  t->device = d;
+  t->dtype = dt;
+  t->ndim = ndim;
+  if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  dk__contig_strides(t);
+  dk__copy_str(t->name, sizeof t->name, name ? name : "");
+  dk__copy_str(t->site, sizeof t->site, dk__short_site(site));
+  st->refs = 1;
+  st->device = d;
+  st->nbytes = nbytes;
+  dk__lock(d);
+  s = dk__reg[d.backend].impl->alloc(d, nbytes, t->name, st);
+  dk__unlock(d);
+  if (s != DK_OK) { free(t); free(st); return s; }
+  t->st = st;
+  *out = t;
+  return DK_OK;
+}
+
+#undef dk_tensor_new
+DEVKIT_API dk_status dk_tensor_new(dk_device d, dk_dtype t, int ndim, const int64_t *shape,
+                                   const char *name, dk_tensor **out) {
+  return dk_tensor_new_at(d, t, ndim, shape, name, "", out);
+}
+#define dk_tensor_new(d, t, n, s, name, out) dk_tensor_new_at((d), (t), (n), (s), (name), DK_SITE, (out))
+
+static void dk__storage_release(dk_storage *st) {
+  if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    dk_device d = st->device;
+    if (dk__initialized && dk__device_valid(d)) {
+      dk__lock(d);
+      dk__reg[d.backend].impl->release(st);
+      dk__unlock(d);
+    }
+    free(st);
+  }
+}
+
+DEVKIT_API void dk_tensor_free(dk_tensor *t) {
+  if (!t) return;
+  if (t->st) dk__storage_release(t->st);
+  free(t);
+}
+
+DEVKIT_API dk_device dk_tensor_device(const dk_tensor *t) {
+  dk_device d;
+  d.backend = DK_CPU; d.index = -1;
+  return t ? t->device : d;
+}
+DEVKIT_API dk_dtype dk_tensor_dtype(const dk_tensor *t) { return t ? t->dtype : DK_F32; }
+DEVKIT_API int dk_tensor_ndim(const dk_tensor *t) { return t ? t->ndim : 0; }
+DEVKIT_API const int64_t *dk_tensor_shape(const dk_tensor *t) { return t ? t->shape : NULL; }
+DEVKIT_API int64_t dk_tensor_dim(const dk_tensor *t, int i) {
+  if (!t) return 0;
+  if (i < 0) i += t->ndim;
+  return (i >= 0 && i < t->ndim) ? t->shape[i] : 0;
+}
+DEVKIT_API int64_t dk_tensor_numel(const dk_tensor *t) { return t ? dk__numel(t->ndim, t->shape) : 0; }
+DEVKIT_API size_t dk_tensor_nbytes(const dk_tensor *t) {
+  return t ? dk__elem_offset_bytes(t->dtype, dk__numel(t->ndim, t->shape)) : 0;
+}
+DEVKIT_API const char *dk_tensor_name(const dk_tensor *t) { return t ? t->name : ""; }
+DEVKIT_API const char *dk_tensor_site(const dk_tensor *t) { return t ? t->site : ""; }
+DEVKIT_API void dk_tensor_set_name(dk_tensor *t, const char *name) { if (t) dk__copy_str(t->name, sizeof t->name, name); }
+DEVKIT_API void dk_tensor_set_site(dk_tensor *t, const char *site) { if (t) dk__copy_str(t->site, sizeof t->site, site); }
+DEVKIT_API int dk_tensor_is_view(const dk_tensor *t) { return t ? t->is_view : 0; }
+
+static dk_status dk__view_of(const dk_tensor *x, const char *site, const char *what, dk_tensor **out) {
+  dk_tensor *v = (dk_tensor *)malloc(sizeof *v);
+  if (!v) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
+  memcpy(v, x, sizeof *v);
+  v->is_view = 1;
+  dk__copy_str(v->site, sizeof v->site, dk__short_site(site));
+  __atomic_add_fetch(&x->st->refs, 1, __ATOMIC_ACQ_REL);
+  *out = v;
+  return DK_OK;
+}
+
+DEVKIT_API dk_status dk_narrow_at(const dk_tensor *x, int dim, int64_t start, int64_t length,
+                                  const char *site, dk_tensor **out) {
+  dk_tensor *v;
+  dk_status s;
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_narrow: out is NULL");
+  *out = NULL;
+  if (!x) return dk__error(DK_ERR_INVALID, "dk_narrow: x is NULL");
+  if (dim < 0) dim += x->ndim;
+  if (dim < 0 || dim >= x->ndim)
+    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': dim %d is outside a %d-D tensor", x->name, dim, x->ndim);
+  if (start < 0 || length < 0 || start + length > x->shape[dim])
+    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': [%lld, %lld) is outside dimension %d of size %lld", x->name,
+                     (long long)start, (long long)(start + length), dim, (long long)x->shape[dim]);
+  if (dk_dtype_is_quant(x->dtype) && dim == x->ndim - 1 && (start % 32 || length % 32))
+    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': a %s tensor can only be narrowed along its last dim in whole blocks of 32",
+                     x->name, dk_dtype_name(x->dtype));
+  if ((s = dk__view_of(x, site, "dk_narrow", &v)) != DK_OK) return s;
+  v->offset += dk__elem_offset_bytes(x->dtype, start * x->stride[dim]);
+  v->shape[dim] = length;
+  *out = v;
+  return DK_OK;
+}
+#undef dk_narrow
+DEVKIT_API dk_status dk_narrow(const dk_tensor *x, int dim, int64_t start, int64_t length, dk_tensor **out) {
+  return dk_narrow_at(x, dim, start, length, "", out);
+}
+#define dk_narrow(x, dim, start, len, out) dk_narrow_at((x), (dim), (start), (len), DK_SITE, (out))
+
+DEVKIT_API dk_status dk_reshape_at(const dk_tensor *x, int ndim, const int64_t *shape, const char *site,
+                                   dk_tensor **out) {
+  int64_t sh[DEVKIT_MAX_DIMS], known = 1, n;
+  int i, infer = -1;
+  dk_tensor *v;
+  dk_status s;
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_reshape: out is NULL");
+  *out = NULL;
+  if (!x) return dk__error(DK_ERR_INVALID, "dk_reshape: x is NULL");
+  if ((s = dk__check_shape_arg("dk_reshape", ndim, shape, 1)) != DK_OK) return s;
+  if (!dk_tensor_is_contiguous(x))
+    return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': the tensor is a strided view; make it contiguous with dk_copy first",
+                     x->name);
+  n = dk__numel(x->ndim, x->shape);
+  for (i = 0; i < ndim; i++) {
+    sh[i] = shape[i];
+    if (shape[i] == -1) infer = i; else known *= shape[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || n % known)
+      return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': cannot infer a dimension: %lld elements do not divide by %lld",
+                       x->name, (long long)n, (long long)known);
+    sh[infer] = n / known;
+    known *= sh[infer];
+  }
+  if (known != n) {
+    char a[96];
+    dk__shape_str(x, a, sizeof a);
+    return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': %s has %lld elements; the new shape has %lld", x->name, a,
+                     (long long)n, (long long)known);
+  }
+  if (dk_dtype_is_quant(x->dtype) && (ndim == 0 || sh[ndim - 1] % 32))
+    return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': a %s tensor's last dimension must stay a multiple of 32", x->name,
+                     dk_dtype_name(x->dtype));
+  if ((s = dk__view_of(x, site, "dk_reshape", &v)) != DK_OK) return s;
+  v->ndim = ndim;
+  for (i = 0; i < DEVKIT_MAX_DIMS; i++) v->shape[i] = i < ndim ? sh[i] : 0;
+  dk__contig_strides(v);
+  *out = v;
+  return DK_OK;
+}
+#undef dk_reshape
+DEVKIT_API dk_status dk_reshape(const dk_tensor *x, int ndim, const int64_t *shape, dk_tensor **out) {
+  return dk_reshape_at(x, ndim, shape, "", out);
+}
+#define dk_reshape(x, n, s, out) dk_reshape_at((x), (n), (s), DK_SITE, (out))
+
+static dk_status dk__check_transfer_len(const char *what, const dk_tensor *t, size_t nbytes) {
+  size_t want;
+  if (!dk__device_valid(t->device)) return dk__no_device(what, t->device);
+  if (!dk_tensor_is_contiguous(t))
+    return dk__error(DK_ERR_SHAPE, "%s '%s': the tensor is a strided view; dk_copy it into a contiguous tensor first",
+                     what, t->name);
+  want = dk_tensor_nbytes(t);
+  if (nbytes != want) {
+    char sh[96];
+    dk__shape_str(t, sh, sizeof sh);
+    return dk__error(DK_ERR_INVALID, "%s '%s': %zu bytes given, the tensor (%s %s) holds %zu", what, t->name, nbytes,
+                     dk_dtype_name(t->dtype), sh, want);
+  }
+  return DK_OK;
+}
+
+DEVKIT_API dk_status dk_tensor_upload(dk_tensor *t, const void *src, size_t nbytes) {
+  dk_status s;
+  if (!t || (!src && nbytes)) return dk__error(DK_ERR_INVALID, "dk_tensor_upload: NULL argument");
+  if ((s = dk__check_transfer_len("dk_tensor_upload", t, nbytes)) != DK_OK) return s;
+  if (!nbytes) return DK_OK;
+  dk__lock(t->device);
+  s = dk__reg[t->device.backend].impl->upload(t->st, t->offset, src, nbytes);
+  dk__unlock(t->device);
+  return s;
+}
+
+DEVKIT_API dk_status dk_tensor_download(const dk_tensor *t, void *dst, size_t nbytes) {
+  dk_status s;
+  if (!t || (!dst && nbytes)) return dk__error(DK_ERR_INVALID, "dk_tensor_download: NULL argument");
+  if ((s = dk__check_transfer_len("dk_tensor_download", t, nbytes)) != DK_OK) return s;
+  dk__lock(t->device);
+  s = nbytes ? dk__reg[t->device.backend].impl->download(t->st, t->offset, dst, nbytes)
+             : dk__reg[t->device.backend].impl->sync(t->device);
+  dk__unlock(t->device);
+  return s;
+}
+
+/* ==== the operand table in messages ======================================== */
+
+static void dk__describe_operand(dk__sb *sb, const char *role, const dk_tensor *t, int role_w, int name_w) {
+  char sh[96], nm[DK_NAME_LEN + 2];
+  if (!t) { dk__sbf(sb, "  %-*s (none)\n", role_w, role); return; }
+  dk__shape_str(t, sh, sizeof sh);
+  snprintf(nm, sizeof nm, "'%s'", t->name);
+  dk__sbf(sb, "  %-*s %-*s %-4s %-16s %-9s (%s)\n", role_w, role, name_w, nm, dk_dtype_name(t->dtype), sh,
+          dk_device_name(t->device), t->site[0] ? t->site : "site unknown");
+}
+
+/* ==== op descriptions ===================================================== */
+
+typedef dk_status (*dk__check_fn)(dk_call *c);
+
+typedef struct {
+  const char *name;
+  int n_out, n_in;
+  const char *roles[DK_MAX_OPERANDS];
+  unsigned optional;         /* bit per operand index */
+  int primary;               /* operand whose dtype is "the" dtype for backend support */
+  int secondary;             /* operand whose dtype is the weight dtype, or -1 */
+  int strided_ok;            /* bit per operand that may be a strided view */
+  int alias_ok;              /* outputs may be the very same memory as an input */
+} dk__opinfo;
+
+/* role tables */
+#define DK__R2 {"out", "x", NULL, NULL, NULL, NULL}
+#define DK__R3 {"out", "a", "b", NULL, NULL, NULL}
+static const dk__opinfo dk__ops[DK_OP_COUNT] = {
+  {"dk_add", 1, 2, DK__R3, 0, 1, -1, 0, 1},
+  {"dk_sub", 1, 2, DK__R3, 0, 1, -1, 0, 1},
+  {"dk_mul", 1, 2, DK__R3, 0, 1, -1, 0, 1},
+  {"dk_div", 1, 2, DK__R3, 0, 1, -1, 0, 1},
+  {"dk_scale", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_silu", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_gelu", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_gelu_tanh", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_relu", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_sigmoid", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_tanh", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_exp", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_swiglu", 1, 2, {"out", "gate", "up", NULL, NULL, NULL}, 0, 1, -1, 0, 1},
+  {"dk_rmsnorm", 1, 2, {"out", "x", "w", NULL, NULL, NULL}, 1u << 2, 1, 2, 0, 1},
+  {"dk_layernorm", 1, 3, {"out", "x", "w", "b", NULL, NULL}, (1u << 2) | (1u << 3), 1, 2, 0, 1},
+  {"dk_softmax", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_softmax_masked", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_matmul", 1, 2, DK__R3, 0, 1, -1, 0, 0},
+  {"dk_linear", 1, 3, {"out", "x", "w", "bias", NULL, NULL}, 1u << 3, 1, 2, 0, 0},
+  {"dk_embedding", 1, 2, {"out", "table", "ids", NULL, NULL, NULL}, 0, 0, 1, 0, 0},
+  {"dk_rope", 1, 2, {"out", "x", "positions", NULL, NULL, NULL}, 0, 1, -1, 0, 1},
+  {"dk_concat", 1, 2, DK__R3, 0, 1, -1, 0, 0},
+  {"dk_copy", 1, 1, {"dst", "src", NULL, NULL, NULL, NULL}, 0, 1, -1, 3, 1},
+  {"dk_transpose", 1, 1, DK__R2, 0, 1, -1, 2, 0},
+  {"dk_argmax", 1, 1, {"out", "x", NULL, NULL, NULL, NULL}, 0, 1, -1, 0, 0},
+  {"dk_sample", 1, 1, {"out", "logits", NULL, NULL, NULL, NULL}, 0, 1, -1, 0, 0},
+  {"dk_attention", 1, 3, {"out", "q", "k", "v", NULL, NULL}, 0, 1, 2, 0, 0},
+};
+
+static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
+DEVKIT_API int dk_op_count(void) { return DK_OP_COUNT; }
+DEVKIT_API const char *dk_op_name(int op) { return dk__op_name((dk_op)op); }
+
+DEVKIT_API int dk_op_supported(dk_backend b, const char *name, dk_dtype t, int weight) {
+  int op;
+  const dk_backend_impl *impl;
+  DK__ENSURE_INIT();
+  if ((unsigned)b >= DK_BACKEND_COUNT || !name) return 0;
+  impl = dk__reg[b].impl;
+  if (!impl) return 0;
+  for (op = 0; op < DK_OP_COUNT; op++) {
+    if (strcmp(dk__ops[op].name, name)) continue;
+    if (!impl->ops[op]) return 0;
+    return ((weight ? impl->wdtypes[op] : impl->dtypes[op]) >> t) & 1;
+  }
+  return 0;
+}
+
+/* message: header line, then the operand table, then the fix */
+static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const char *fmt, ...) {
+  const dk__opinfo *oi = &dk__ops[c->op];
+  dk__sb sb;
+  va_list ap;
+  int i, n = oi->n_out + oi->n_in, role_w = 0, name_w = 0;
+  char tmp[sizeof dk__msg];
+  sb.buf = tmp; sb.cap = sizeof tmp; sb.len = 0; tmp[0] = 0;
+  dk__sbf(&sb, "%s: ", oi->name);
+  va_start(ap, fmt);
+  if (sb.len < sb.cap) {
+    int k = vsnprintf(sb.buf + sb.len, sb.cap - sb.len, fmt, ap);
+    if (k > 0) sb.len += (size_t)k < sb.cap - sb.len ? (size_t)k : sb.cap - sb.len - 1;
+  }
+  va_end(ap);
+  dk__sbf(&sb, "\n");
+  for (i = 0; i < n; i++) {
+    int rl = (int)strlen(oi->roles[i]), nl = c->t[i] ? (int)strlen(c->t[i]->name) + 2 : 0;
+    if (rl > role_w) role_w = rl;
+    if (nl > name_w) name_w = nl;
+  }
+  for (i = 0; i < n; i++)
+    if (c->t[i] || !((oi->optional >> i) & 1)) dk__describe_operand(&sb, oi->roles[i], c->t[i], role_w, name_w);
+  if (fix && *fix) dk__sbf(&sb, "  %s", fix);
+  else if (sb.len && tmp[sb.len - 1] == '\n') tmp[--sb.len] = 0;
+  memcpy(dk__msg, tmp, sb.len + 1);
+  return dk__raise(s);
+}
+
+/* The device check's fix: the device most operands are on (ties: the
+ * output's) is where the op belongs; name the others and how to move them. */
+static dk_status dk__mismatch(dk_call *c, int backend_level) {
+  const dk__opinfo *oi = &dk__ops[c->op];
+  int n = oi->n_out + oi->n_in, i, j, best = -1, best_votes = 0, first_odd = -1;
+  char fix[1024], list[512];
+  dk__sb f, l;
+  dk_device target;
+  for (i = 0; i < n; i++) {
+    int votes = 0;
+    if (!c->t[i]) continue;
+    for (j = 0; j < n; j++)
+      if (c->t[j] && dk_device_equal(c->t[j]->device, c->t[i]->device)) votes++;
+    if (votes > best_votes) { best = i; best_votes = votes; }
+  }
+  target = c->t[best]->device;
+  l.buf = list; l.cap = sizeof list; l.len = 0; list[0] = 0;
+  for (i = 0; i < n; i++) {
+    if (!c->t[i] || dk_device_equal(c->t[i]->device, target)) continue;
+    if (first_odd < 0) first_odd = i;
+    dk__sbf(&l, "%s%s", l.len ? ", " : "", oi->roles[i]);
+  }
+  f.buf = fix; f.cap = sizeof fix; f.len = 0; fix[0] = 0;
+  {
+    char tname[32], oname[32];
+    snprintf(tname, sizeof tname, "%s", dk_device_name(target));
+    snprintf(oname, sizeof oname, "%s", dk_device_name(c->t[first_odd]->device));
+    dk__sbf(&f, "move %s with dk_to(%s, <%s>, &%s_moved) (or create %s there), or put the others on %s",
+            list, oi->roles[first_odd], tname, oi->roles[first_odd], strchr(list, ',') ? "them" : "it", oname);
+  }
+  if (backend_level)
+    return dk__op_error(c, DK_ERR_BACKEND_MISMATCH, fix,
+                        "operands are on different backends (devkit never copies implicitly):");
+  return dk__op_error(c, DK_ERR_DEVICE_MISMATCH, fix,
+                      "operands are on different devices (devkit never copies implicitly):");
+}
+
+static int dk__overlaps(const dk_tensor *a, const dk_tensor *b) {
+  size_t a0, a1, b0, b1;
+  if (a->st != b->st) return 0;
+  a0 = a->offset; a1 = a0 + dk_tensor_nbytes(a);
+  b0 = b->offset; b1 = b0 + dk_tensor_nbytes(b);
+  if (!dk_tensor_is_contiguous(a) || !dk_tensor_is_contiguous(b)) {
+    /* a strided view spans to its last element; be conservative */
+    int i;
+    int64_t ea = 0, eb = 0;
+    for (i = 0; i < a->ndim; i++) ea += (a->shape[i] - 1) * a->stride[i];
+    for (i = 0; i < b->ndim; i++) eb += (b->shape[i] - 1) * b->stride[i];
+    a1 = a0 + dk__elem_offset_bytes(a->dtype, ea + 1);
+    b1 = b0 + dk__elem_offset_bytes(b->dtype, eb + 1);
+  }
+  return a0 < b1 && b0 < a1;
+}
+
+static int dk__same_layout(const dk_tensor *a, const dk_tensor *b) {
+  int i;
+  if (a->st != b->st || a->offset != b->offset || a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+  for (i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i] || a->stride[i] != b->stride[i]) return 0;
+  return 1;
+}
+
+/* ---- dtype and shape rules, one per op family ------------------------------ */
+
+static dk_status dk__want_same_dtype(dk_call *c, int a, int b) {
+  if (c->t[a]->dtype == c->t[b]->dtype) return DK_OK;
+  return dk__op_error(c, DK_ERR_DTYPE, "convert one with dk_copy into a tensor of the other's dtype",
+                      "'%s' is %s but '%s' is %s; they must match", dk__ops[c->op].roles[a], dk_dtype_name(c->t[a]->dtype),
+                      dk__ops[c->op].roles[b], dk_dtype_name(c->t[b]->dtype));
+}
+static dk_status dk__want_float(dk_call *c, int a) {
+  if (dk_dtype_is_float(c->t[a]->dtype)) return DK_OK;
+  return dk__op_error(c, DK_ERR_DTYPE, "", "'%s' is %s; this op takes f32, f16 or bf16", dk__ops[c->op].roles[a],
+                      dk_dtype_name(c->t[a]->dtype));
+}
+static dk_status dk__want_dtype(dk_call *c, int a, dk_dtype t) {
+  if (c->t[a]->dtype == t) return DK_OK;
+  return dk__op_error(c, DK_ERR_DTYPE, "", "'%s' is %s; it must be %s", dk__ops[c->op].roles[a],
+                      dk_dtype_name(c->t[a]->dtype), dk_dtype_name(t));
+}
+static dk_status dk__want_shape_eq(dk_call *c, int a, int b) {
+  const dk_tensor *x = c->t[a], *y = c->t[b];
+  int i, ok = x->ndim == y->ndim;
+  for (i = 0; ok && i < x->ndim; i++) ok = x->shape[i] == y->shape[i];
+  if (ok) return DK_OK;
+  return dk__op_error(c, DK_ERR_SHAPE, "", "'%s' and '%s' must have the same shape", dk__ops[c->op].roles[a],
+                      dk__ops[c->op].roles[b]);
+}
+static dk_status dk__want_ndim_min(dk_call *c, int a, int nd) {
+  if (c->t[a]->ndim >= nd) return DK_OK;
+  return dk__op_error(c, DK_ERR_SHAPE, "", "'%s' must have at least %d dimension%s", dk__ops[c->op].roles[a], nd,
+                      nd == 1 ? "" : "s");
+}
+static int64_t dk__last(const dk_tensor *t) { return t->ndim ? t->shape[t->ndim - 1] : 1; }
+
+/* all operands: one float dtype; out shape == x shape */
+static dk_status dk__check_unary(dk_call *c) {
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1))) return s;
+  return dk__want_shape_eq(c, 0, 1);
+}
+
+static dk_status dk__check_binary(dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int nd = a->ndim > b->ndim ? a->ndim : b->ndim, i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_same_dtype(c, 0, 2))) return s;
+  ok = o->ndim == nd;
+  for (i = 0; i < nd && ok; i++) {
+    int64_t da = i - (nd - a->ndim) >= 0 ? a->shape[i - (nd - a->ndim)] : 1;
+    int64_t db = i - (nd - b->ndim) >= 0 ? b->shape[i - (nd - b->ndim)] : 1;
+    if (da != db && da != 1 && db != 1)
+      return dk__op_error(c, DK_ERR_SHAPE, "", "'a' and 'b' do not broadcast: dimension %d (from the left, after aligning "
+                          "the right ends) is %lld vs %lld", i, (long long)da, (long long)db);
+    ok = o->shape[i] == (da == 1 ? db : da);
+  }
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the broadcast shape of 'a' and 'b'");
+  return DK_OK;
+}
+
+static dk_status dk__check_swiglu(dk_call *c) {
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_same_dtype(c, 0, 2))) return s;
+  if ((s = dk__want_shape_eq(c, 0, 1)) || (s = dk__want_shape_eq(c, 0, 2))) return s;
+  return DK_OK;
+}
+
+static dk_status dk__check_vec_param(dk_call *c, int k, int64_t n) {
+  const dk_tensor *w = c->t[k];
+  if (!w) return DK_OK;
+  if (!dk_dtype_is_float(w->dtype)) return dk__want_float(c, k);
+  if (dk__numel(w->ndim, w->shape) != n || w->ndim < 1 || w->shape[w->ndim - 1] != n)
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'%s' must hold one value per element of the last dim of 'x' (%lld)",
+                        dk__ops[c->op].roles[k], (long long)n);
+  return DK_OK;
+}
+
+static dk_status dk__check_norm(dk_call *c) {
+  dk_status s;
+  if ((s = dk__check_unary(c)) || (s = dk__want_ndim_min(c, 1, 1))) return s;
+  if ((s = dk__check_vec_param(c, 2, dk__last(c->t[1])))) return s;
+  if (c->op == DK_OP_LAYERNORM && (s = dk__check_vec_param(c, 3, dk__last(c->t[1])))) return s;
+  if (c->op == DK_OP_LAYERNORM && c->t[2] && c->t[3] && c->t[2]->dtype != c->t[3]->dtype)
+    return dk__want_same_dtype(c, 2, 3);
+  if (!(c->f[0] >= 0.0f) || !isfinite(c->f[0]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "eps must be a finite value >= 0, got %g", (double)c->f[0]);
+  return DK_OK;
+}
+
+static dk_status dk__check_softmax(dk_call *c) {
+  dk_status s;
+  if ((s = dk__check_unary(c)) || (s = dk__want_ndim_min(c, 1, c->op == DK_OP_SOFTMAX_MASKED ? 2 : 1))) return s;
+  return DK_OK;
+}
+
+/* NumPy matmul: a [..., M, K] b [..., K, N]; 1-D a is [1, K] with M dropped,
+ * 1-D b is [K, 1] with N dropped; batch dims broadcast. */
+static dk_status dk__check_matmul(dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int64_t M, N, K, Kb, batch = 1, want[DEVKIT_MAX_DIMS + 2];
+  int abat, bbat, nb, nw = 0, i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_same_dtype(c, 0, 2))) return s;
+  if (a->ndim < 1 || b->ndim < 1) return dk__op_error(c, DK_ERR_SHAPE, "", "'a' and 'b' must have at least 1 dimension");
+  M = a->ndim == 1 ? 1 : a->shape[a->ndim - 2];
+  K = a->shape[a->ndim - 1];
+  Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
+  N = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
+  if (K != Kb)
+    return dk__op_error(c, DK_ERR_SHAPE, "", "inner dimensions differ: 'a' has K=%lld, 'b' has K=%lld", (long long)K,
+                        (long long)Kb);
+  abat = a->ndim > 2 ? a->ndim - 2 : 0;
+  bbat = b->ndim > 2 ? b->ndim - 2 : 0;
+  nb = abat > bbat ? abat : bbat;
+  for (i = 0; i < nb; i++) {
+    int64_t da = i - (nb - abat) >= 0 ? a->shape[i - (nb - abat)] : 1;
+    int64_t db = i - (nb - bbat) >= 0 ? b->shape[i - (nb - bbat)] : 1;
+    if (da != db && da != 1 && db != 1)
+      return dk__op_error(c, DK_ERR_SHAPE, "", "batch dimensions do not broadcast: %lld vs %lld", (long long)da, (long long)db);
+    want[nw++] = da == 1 ? db : da;
+    batch *= want[nw - 1];
+  }
+  if (a->ndim > 1) want[nw++] = M;
+  if (b->ndim > 1) want[nw++] = N;
+  ok = o->ndim == nw;
+  for (i = 0; ok && i < nw; i++) ok = o->shape[i] == want[i];
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the shape of the NumPy matmul of 'a' and 'b'");
+  c->i[0] = M; c->i[1] = N; c->i[2] = K; c->i[3] = batch;
+  return DK_OK;
+}
+
+static dk_status dk__check_linear(dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  int i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1))) return s;
+  if (!dk_dtype_is_float(w->dtype) && !dk_dtype_is_quant(w->dtype))
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'w' is %s; it must be f32, f16, bf16, q8_0 or q4_0", dk_dtype_name(w->dtype));
+  if (bias && (s = dk__want_float(c, 3))) return s;
+  if (w->ndim != 2) return dk__op_error(c, DK_ERR_SHAPE, "", "'w' must be 2-D [N, K]");
+  if ((s = dk__want_ndim_min(c, 1, 1))) return s;
+  if (dk__last(x) != w->shape[1])
+    return dk__op_error(c, DK_ERR_SHAPE, "", "the last dim of 'x' (%lld) must equal K, the second dim of 'w' (%lld)",
+                        (long long)dk__last(x), (long long)w->shape[1]);
+  ok = o->ndim == x->ndim && dk__last(o) == w->shape[0];
+  for (i = 0; ok && i < x->ndim - 1; i++) ok = o->shape[i] == x->shape[i];
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must be [..., N]: the shape of 'x' with its last dim N=%lld",
+                               (long long)w->shape[0]);
+  if (bias && (bias->ndim != 1 || bias->shape[0] != w->shape[0]))
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'bias' must be 1-D [N=%lld]", (long long)w->shape[0]);
+  c->i[0] = dk__numel(x->ndim, x->shape) / (w->shape[1] ? w->shape[1] : 1);
+  if (w->shape[1] == 0) c->i[0] = dk__numel(x->ndim - 1, x->shape);
+  c->i[1] = w->shape[0];
+  c->i[2] = w->shape[1];
+  return DK_OK;
+}
+
+static dk_status dk__check_embedding(dk_call *c) {
+  const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
+  int i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 0)) || (s = dk__want_dtype(c, 2, DK_I32))) return s;
+  if (!dk_dtype_is_float(tab->dtype) && !dk_dtype_is_quant(tab->dtype))
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'table' is %s; it must be f32, f16, bf16, q8_0 or q4_0", dk_dtype_name(tab->dtype));
+  if (tab->ndim != 2) return dk__op_error(c, DK_ERR_SHAPE, "", "'table' must be 2-D [rows, D]");
+  if (ids->ndim + 1 > DEVKIT_MAX_DIMS) return dk__op_error(c, DK_ERR_SHAPE, "", "'ids' has too many dimensions");
+  ok = o->ndim == ids->ndim + 1 && dk__last(o) == tab->shape[1];
+  for (i = 0; ok && i < ids->ndim; i++) ok = o->shape[i] == ids->shape[i];
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must be the shape of 'ids' followed by D=%lld", (long long)tab->shape[1]);
+  return DK_OK;
+}
+
+static dk_status dk__check_rope(dk_call *c) {
+  const dk_tensor *x = c->t[1], *pos = c->t[2];
+  int64_t T, D;
+  dk_status s;
+  if ((s = dk__check_unary(c)) || (s = dk__want_dtype(c, 2, DK_I32)) || (s = dk__want_ndim_min(c, 1, 2))) return s;
+  T = x->ndim == 2 ? x->shape[0] : x->shape[x->ndim - 3];
+  D = dk__last(x);
+  if (pos->ndim != 1 || pos->shape[0] != T)
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'positions' must be 1-D with one position per token (%lld)", (long long)T);
+  if (c->i[0] <= 0 || c->i[0] % 2 || c->i[0] > D)
+    return dk__op_error(c, DK_ERR_INVALID, "", "n_rot is %lld; it must be even, > 0 and <= the head dim %lld",
+                        (long long)c->i[0], (long long)D);
+  if (c->i[1] != DK_ROPE_NORMAL && c->i[1] != DK_ROPE_NEOX)
+    return dk__op_error(c, DK_ERR_INVALID, "", "mode %lld is neither DK_ROPE_NORMAL nor DK_ROPE_NEOX", (long long)c->i[1]);
+  if (!(c->f[0] > 0.0f) || !isfinite(c->f[0]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "theta must be a finite value > 0, got %g", (double)c->f[0]);
+  return DK_OK;
+}
+
+static dk_status dk__check_concat(dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int64_t dim = c->i[0];
+  int i;
+  dk_status s;
+  if ((s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_same_dtype(c, 0, 2))) return s;
+  if (dk_dtype_is_quant(a->dtype))
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'a' is %s; concat takes f32, f16, bf16 or i32", dk_dtype_name(a->dtype));
+  if (a->ndim != b->ndim || o->ndim != a->ndim || a->ndim == 0)
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'out', 'a' and 'b' must have the same number of dimensions (at least 1)");
+  if (dim < 0) dim += a->ndim;
+  if (dim < 0 || dim >= a->ndim)
+    return dk__op_error(c, DK_ERR_INVALID, "", "dim %lld is outside a %d-D tensor", (long long)c->i[0], a->ndim);
+  for (i = 0; i < a->ndim; i++) {
+    if (i == dim) continue;
+    if (a->shape[i] != b->shape[i] || o->shape[i] != a->shape[i])
+      return dk__op_error(c, DK_ERR_SHAPE, "", "dimension %d differs; all dims but %lld must match", i, (long long)dim);
+  }
+  if (o->shape[dim] != a->shape[dim] + b->shape[dim])
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'out' dim %lld must be %lld + %lld", (long long)dim,
+                        (long long)a->shape[dim], (long long)b->shape[dim]);
+  c->i[0] = dim;
+  return DK_OK;
+}
+
+static dk_status dk__check_copy(dk_call *c) {
+  const dk_tensor *d = c->t[0], *s0 = c->t[1];
+  dk_status s;
+  if (dk_dtype_is_quant(d->dtype) || dk_dtype_is_quant(s0->dtype)) {
+    if (d->dtype != s0->dtype)
+      return dk__op_error(c, DK_ERR_DTYPE, "", "quantized tensors are copied only to the same dtype");
+    if (!dk_tensor_is_contiguous(d) || !dk_tensor_is_contiguous(s0))
+      return dk__op_error(c, DK_ERR_SHAPE, "", "quantized tensors are copied only between contiguous tensors");
+  }
+  if ((d->dtype == DK_I32) != (s0->dtype == DK_I32))
+    return dk__op_error(c, DK_ERR_DTYPE, "", "i32 is copied only to i32 (%s -> %s)", dk_dtype_name(s0->dtype),
+                        dk_dtype_name(d->dtype));
+  if ((s = dk__want_shape_eq(c, 0, 1))) return s;
+  return DK_OK;
+}
+
+static dk_status dk__check_transpose(dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int seen[DEVKIT_MAX_DIMS], i;
+  dk_status s;
+  if ((s = dk__want_same_dtype(c, 0, 1))) return s;
+  if (dk_dtype_is_quant(x->dtype))
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'x' is %s; transpose takes f32, f16, bf16 or i32", dk_dtype_name(x->dtype));
+  if (o->ndim != x->ndim) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' and 'x' must have the same number of dims");
+  memset(seen, 0, sizeof seen);
+  for (i = 0; i < x->ndim; i++) {
+    int64_t p = c->i[i];
+    if (p < 0) p += x->ndim;
+    if (p < 0 || p >= x->ndim || seen[p])
+      return dk__op_error(c, DK_ERR_INVALID, "", "perm is not a permutation of 0..%d", x->ndim - 1);
+    seen[p] = 1;
+    c->i[i] = p;
+    if (o->shape[i] != x->shape[p])
+      return dk__op_error(c, DK_ERR_SHAPE, "", "'out' dim %d must be 'x' dim %lld (%lld)", i, (long long)p,
+                          (long long)x->shape[p]);
+  }
+  return DK_OK;
+}
+
+static dk_status dk__check_reduce_last(dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int i, ok;
+  dk_status s;
+  if ((s = dk__want_dtype(c, 0, DK_I32)) || (s = dk__want_float(c, 1)) || (s = dk__want_ndim_min(c, 1, 1))) return s;
+  if (dk__last(x) == 0) return dk__op_error(c, DK_ERR_SHAPE, "", "the last dim of '%s' is empty", dk__ops[c->op].roles[1]);
+  ok = o->ndim == x->ndim - 1 || (o->ndim == x->ndim && dk__last(o) == 1);
+  for (i = 0; ok && i < x->ndim - 1; i++) ok = o->shape[i] == x->shape[i];
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'%s' must have the shape of '%s' without its last dim (or with it as 1)",
+                               dk__ops[c->op].roles[0], dk__ops[c->op].roles[1]);
+  if (c->op == DK_OP_SAMPLE && (!(c->f[1] > 0.0f) || c->f[1] > 1.0f || !isfinite(c->f[0])))
+    return dk__op_error(c, DK_ERR_INVALID, "", "top_p must be in (0, 1] and temperature finite (got %g, %g)",
+                        (double)c->f[1], (double)c->f[0]);
+  return DK_OK;
+}
+
+static dk_status dk__check_attention(dk_call *c) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_float(c, 2)) ||
+      (s = dk__want_same_dtype(c, 2, 3)))
+    return s;
+  if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || o->ndim != 3)
+    return dk__op_error(c, DK_ERR_SHAPE, "", "q, k, v and out must be 3-D: q [T,Hq,D], k [S,Hkv,D], v [S,Hkv,Dv], out [T,Hq,Dv]");
+  if (k->shape[2] != q->shape[2] || v->shape[0] != k->shape[0] || v->shape[1] != k->shape[1])
+    return dk__op_error(c, DK_ERR_SHAPE, "", "k must be [S,Hkv,D] with q's D, and v [S,Hkv,Dv] with k's S and Hkv");
+  if (k->shape[1] == 0 || q->shape[1] % k->shape[1])
+    return dk__op_error(c, DK_ERR_SHAPE, "", "q's heads (%lld) must be a multiple of k's heads (%lld)",
+                        (long long)q->shape[1], (long long)k->shape[1]);
+  if (o->shape[0] != q->shape[0] || o->shape[1] != q->shape[1] || o->shape[2] != v->shape[2])
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must be [T,Hq,Dv]");
+  return DK_OK;
+}
+
+/* dtype then shape rules, per op, in dk_op order */
+static const dk__check_fn dk__checks[DK_OP_COUNT] = {
+  dk__check_binary, dk__check_binary, dk__check_binary, dk__check_binary, dk__check_unary,
+  dk__check_unary, dk__check_unary, dk__check_unary, dk__check_unary, dk__check_unary, dk__check_unary, dk__check_unary,
+  dk__check_swiglu,
+  dk__check_norm, dk__check_norm, dk__check_softmax, dk__check_softmax,
+  dk__check_matmul, dk__check_linear, dk__check_embedding, dk__check_rope, dk__check_concat, dk__check_copy,
+  dk__check_transpose, dk__check_reduce_last, dk__check_reduce_last, dk__check_attention,
+};
+
+/* The one entry point of every op. */
+static dk_status dk__dispatch(dk_call *c) {
+  const dk__opinfo *oi = &dk__ops[c->op];
+  const dk_backend_impl *impl;
+  int n = oi->n_out + oi->n_in, i, j, first = -1;
+  dk_status s;
+  dk_device d;
+  DK__ENSURE_INIT();
+  /* 1. present */
+  for (i = 0; i < n; i++) {
+    if (c->t[i]) { if (first < 0) first = i; continue; }
+    if (!((oi->optional >> i) & 1))
+      return dk__op_error(c, DK_ERR_INVALID, "", "operand '%s' is NULL", oi->roles[i]);
+  }
+  d = c->t[first]->device;
+  for (i = 0; i < n; i++)
+    if (c->t[i] && !dk__device_valid(c->t[i]->device))
+      return dk__op_error(c, DK_ERR_NO_DEVICE, "", "operand '%s' is on %s, which does not exist (after dk_shutdown?)",
+                          oi->roles[i], dk_device_name(c->t[i]->device));
+  /* 2. one backend, 3. one device */
+  for (i = 0; i < n; i++)
+    if (c->t[i] && c->t[i]->device.backend != d.backend) return dk__mismatch(c, 1);
+  for (i = 0; i < n; i++)
+    if (c->t[i] && c->t[i]->device.index != d.index) return dk__mismatch(c, 0);
+  c->dev = d;
+  impl = dk__reg[d.backend].impl;
+  /* 4. dtypes (the op's own rules, then what this backend has) and 5. shapes */
+  if ((s = dk__checks[c->op](c)) != DK_OK) return s;
+  if (!impl->ops[c->op])
+    return dk__op_error(c, DK_ERR_UNSUPPORTED, "", "not implemented on the %s backend", dk_backend_name(d.backend));
+  if (!((impl->dtypes[c->op] >> c->t[oi->primary]->dtype) & 1))
+    return dk__op_error(c, DK_ERR_UNSUPPORTED, "", "the %s backend has no %s version for %s '%s'",
+                        dk_backend_name(d.backend), dk_dtype_name(c->t[oi->primary]->dtype), oi->roles[oi->primary],
+                        c->t[oi->primary]->name);
+  if (oi->secondary >= 0 && c->t[oi->secondary] && !((impl->wdtypes[c->op] >> c->t[oi->secondary]->dtype) & 1))
+    return dk__op_error(c, DK_ERR_UNSUPPORTED, "", "the %s backend has no version for a %s %s ('%s')",
+                        dk_backend_name(d.backend), dk_dtype_name(c->t[oi->secondary]->dtype), oi->roles[oi->secondary],
+                        c->t[oi->secondary]->name);
+  /* layout: strided views only where the op takes them */
+  for (i = 0; i < n; i++)
+    if (c->t[i] && !((oi->strided_ok >> i) & 1) && !dk_tensor_is_contiguous(c->t[i]))
+      return dk__op_error(c, DK_ERR_SHAPE, "make it contiguous with dk_copy into a new tensor",
+                          "'%s' is a strided view (a narrow along an inner dimension); this op takes contiguous operands",
+                          oi->roles[i]);
+  /* outputs must not overlap inputs (except the same memory, where allowed) */
+  for (i = 0; i < oi->n_out; i++)
+    for (j = oi->n_out; j < n; j++) {
+      if (!c->t[i] || !c->t[j] || !dk__overlaps(c->t[i], c->t[j])) continue;
+      if (oi->alias_ok && dk__same_layout(c->t[i], c->t[j])) continue;
+      return dk__op_error(c, DK_ERR_INVALID, "use a separate output tensor",
+                          "output '%s' overlaps input '%s'%s", oi->roles[i], oi->roles[j],
+                          oi->alias_ok ? " without being the same memory" : "; this op cannot work in place");
+    }
+  dk__lock(d);
+  s = impl->ops[c->op](c);
+  dk__unlock(d);
+  return s;
+}
+
+/* ---- the public op functions: pack the call, dispatch ------------------- */
+
+static void dk__call_init(dk_call *c, dk_op op) {
+  memset(c, 0, sizeof *c);
+  c->op = op;
+}
+#define DK__CAST(t) ((dk_tensor *)(t))
+
+static dk_status dk__op3(dk_op op, dk_tensor *o, const dk_tensor *a, const dk_tensor *b) {
+  dk_call c;
+  dk__call_init(&c, op);
+  c.t[0] = o; c.t[1] = DK__CAST(a); c.t[2] = DK__CAST(b);
+  return dk__dispatch(&c);
+}
+static dk_status dk__op2f(dk_op op, dk_tensor *o, const dk_tensor *x, float f) {
+  dk_call c;
+  dk__call_init(&c, op);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.f[0] = f;
+  return dk__dispatch(&c);
+}
+
+DEVKIT_API dk_status dk_add(dk_tensor *o, const dk_tensor *a, const dk_tensor *b) { return dk__op3(DK_OP_ADD, o, a, b); }
+DEVKIT_API dk_status dk_sub(dk_tensor *o, const dk_tensor *a, const dk_tensor *b) { return dk__op3(DK_OP_SUB, o, a, b); }
+DEVKIT_API dk_status dk_mul(dk_tensor *o, const dk_tensor *a, const dk_tensor *b) { return dk__op3(DK_OP_MUL, o, a, b); }
+DEVKIT_API dk_status dk_div(dk_tensor *o, const dk_tensor *a, const dk_tensor *b) { return dk__op3(DK_OP_DIV, o, a, b); }
+DEVKIT_API dk_status dk_scale(dk_tensor *o, const dk_tensor *x, float s) { return dk__op2f(DK_OP_SCALE, o, x, s); }
+DEVKIT_API dk_status dk_silu(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_SILU, o, x, 0); }
+DEVKIT_API dk_status dk_gelu(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_GELU, o, x, 0); }
+DEVKIT_API dk_status dk_gelu_tanh(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_GELU_TANH, o, x, 0); }
+DEVKIT_API dk_status dk_relu(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_RELU, o, x, 0); }
+DEVKIT_API dk_status dk_sigmoid(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_SIGMOID, o, x, 0); }
+DEVKIT_API dk_status dk_tanh(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_TANH, o, x, 0); }
+DEVKIT_API dk_status dk_exp(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_EXP, o, x, 0); }
+DEVKIT_API dk_status dk_swiglu(dk_tensor *o, const dk_tensor *g, const dk_tensor *u) { return dk__op3(DK_OP_SWIGLU, o, g, u); }
+DEVKIT_API dk_status dk_softmax(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_SOFTMAX, o, x, 0); }
+DEVKIT_API dk_status dk_matmul(dk_tensor *o, const dk_tensor *a, const dk_tensor *b) { return dk__op3(DK_OP_MATMUL, o, a, b); }
+DEVKIT_API dk_status dk_embedding(dk_tensor *o, const dk_tensor *t, const dk_tensor *ids) { return dk__op3(DK_OP_EMBEDDING, o, t, ids); }
+DEVKIT_API dk_status dk_copy(dk_tensor *d, const dk_tensor *s) { return dk__op2f(DK_OP_COPY, d, s, 0); }
+DEVKIT_API dk_status dk_argmax(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_ARGMAX, o, x, 0); }
+
+DEVKIT_API dk_status dk_rmsnorm(dk_tensor *o, const dk_tensor *x, const dk_tensor *w, float eps) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_RMSNORM);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(w); c.f[0] = eps;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_layernorm(dk_tensor *o, const dk_tensor *x, const dk_tensor *w, const dk_tensor *b, float eps) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_LAYERNORM);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(w); c.t[3] = DK__CAST(b); c.f[0] = eps;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_softmax_masked(dk_tensor *o, const dk_tensor *x, float scale, int causal_offset) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_SOFTMAX_MASKED);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.f[0] = scale; c.i[0] = causal_offset;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_linear(dk_tensor *o, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_LINEAR);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(w); c.t[3] = DK__CAST(bias);
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_rope(dk_tensor *o, const dk_tensor *x, const dk_tensor *pos, int n_rot, float theta, int mode) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_ROPE);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(pos);
+  c.i[0] = n_rot; c.i[1] = mode; c.f[0] = theta;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_concat(dk_tensor *o, const dk_tensor *a, const dk_tensor *b, int dim) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_CONCAT);
+  c.t[0] = o; c.t[1] = DK__CAST(a); c.t[2] = DK__CAST(b); c.i[0] = dim;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_transpose(dk_tensor *o, const dk_tensor *x, const int *perm) {
+  dk_call c;
+  int i;
+  dk__call_init(&c, DK_OP_TRANSPOSE);
+  c.t[0] = o; c.t[1] = DK__CAST(x);
+  if (!perm) return dk__op_error(&c, DK_ERR_INVALID, "", "perm is NULL");
+  for (i = 0; x && i < x->ndim; i++) c.i[i] = perm[i];
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_sample(dk_tensor *o, const dk_tensor *logits, float temperature, int top_k, float top_p,
+                               uint64_t seed) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_SAMPLE);
+  c.t[0] = o; c.t[1] = DK__CAST(logits);
+  c.f[0] = temperature; c.i[0] = top_k; c.f[1] = top_p; c.u = seed;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_attention(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v, float scale,
+                                  int causal_offset) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_ATTENTION);
+  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v);
+  c.f[0] = scale; c.i[0] = causal_offset;
+  return dk__dispatch(&c);
+}
+
+/* splitmix64: the same few lines in every backend make the same draw */
+DEVKIT_API float dk_sample_uniform(uint64_t seed, int64_t row) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)(row + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+/* ==== transfers =========================================================== */
+
+/* Stage through host memory in chunks, so a large tensor never needs a
+ * second full copy on the host. */
+static dk_status dk__staged_copy(dk_storage *dst, size_t doff, dk_storage *src, size_t soff, size_t n) {
+  const dk_backend_impl *si = dk__reg[src->device.backend].impl, *di = dk__reg[dst->device.backend].impl;
+  size_t chunk = n < ((size_t)64 << 20) ? n : ((size_t)64 << 20), done = 0;
+  void *buf = malloc(chunk ? chunk : 1);
+  dk_status s = DK_OK;
+  if (!buf) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_copy_to: no host memory for a %zu-byte staging buffer", chunk);
+  while (done < n && s == DK_OK) {
+    size_t k = n - done < chunk ? n - done : chunk;
+    dk__lock(src->device);
+    s = si->download(src, soff + done, buf, k);
+    dk__unlock(src->device);
+    if (s != DK_OK) break;
+    dk__lock(dst->device);
+    s = di->upload(dst, doff + done, buf, k);
+    dk__unlock(dst->device);
+    done += k;
+  }
+  free(buf);
+  return s;
+}
+
+static dk_status dk__transfer(dk_tensor *dst, const dk_tensor *src) {
+  dk_backend sb = src->device.backend, db = dst->device.backend;
+  size_t n = dk_tensor_nbytes(src);
+  dk_status s;
+  if (!n) return DK_OK;
+  if (sb == db) {
+    /* the backend orders the copy after the source's pending work */
+    if (dk_device_equal(src->device, dst->device)) {
+      dk__lock(src->device);
+      s = dk__reg[sb].impl->copy(dst->st, dst->offset, src->st, src->offset, n);
+      dk__unlock(src->device);
+    } else {
+      /* lock both in a fixed order so two threads copying both ways cannot deadlock */
+      dk_device a = src->device.index < dst->device.index ? src->device : dst->device;
+      dk_device b = src->device.index < dst->device.index ? dst->device : src->device;
+      dk__lock(a); dk__lock(b);
+      s = dk__reg[sb].impl->copy(dst->st, dst->offset, src->st, src->offset, n);
+      dk__unlock(b); dk__unlock(a);
+    }
+    return s;
+  }
+  if (sb == DK_CPU) {
+    dk__lock(dst->device);
+    s = dk__reg[db].impl->upload(dst->st, dst->offset, (const char *)src->st->ptr + src->offset, n);
+    dk__unlock(dst->device);
+    return s;
+  }
+  if (db == DK_CPU) {
+    dk__lock(src->device);
+    s = dk__reg[sb].impl->download(src->st, src->offset, (char *)dst->st->ptr + dst->offset, n);
+    dk__unlock(src->device);
+    return s;
+  }
+  return dk__staged_copy(dst->st, dst->offset, src->st, src->offset, n);
+}
+
+DEVKIT_API dk_status dk_copy_to(dk_tensor *dst, const dk_tensor *src) {
+  dk_status s;
+  char a[96], b[96];
+  if (!dst || !src) return dk__error(DK_ERR_INVALID, "dk_copy_to: %s is NULL", dst ? "src" : "dst");
+  if (!dk__device_valid(src->device)) return dk__no_device("dk_copy_to", src->device);
+  if (!dk__device_valid(dst->device)) return dk__no_device("dk_copy_to", dst->device);
+  dk__shape_str(dst, a, sizeof a);
+  dk__shape_str(src, b, sizeof b);
+  if (dst->dtype != src->dtype || strcmp(a, b))
+    return dk__error(DK_ERR_SHAPE,
+                     "dk_copy_to: dst '%s' is %s %s but src '%s' is %s %s; dk_copy_to moves bytes between devices and "
+                     "needs the same dtype and shape (convert with dk_copy on one device)",
+                     dst->name, dk_dtype_name(dst->dtype), a, src->name, dk_dtype_name(src->dtype), b);
+  if (!dk_tensor_is_contiguous(dst) || !dk_tensor_is_contiguous(src))
+    return dk__error(DK_ERR_SHAPE, "dk_copy_to: '%s' is a strided view; dk_copy it into a contiguous tensor first",
+                     dk_tensor_is_contiguous(dst) ? src->name : dst->name);
+  if (dst->st == src->st && dk__overlaps(dst, src)) {
+    if (dst->offset == src->offset) return DK_OK;
+    return dk__error(DK_ERR_INVALID, "dk_copy_to: '%s' and '%s' overlap", dst->name, src->name);
+  }
+  s = dk__transfer(dst, src);
+  return s;
+}
+
+DEVKIT_API dk_status dk_to_at(const dk_tensor *src, dk_device d, const char *site, dk_tensor **out) {
+  dk_tensor *t;
+  dk_status s;
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_to: out is NULL");
+  *out = NULL;
+  if (!src) return dk__error(DK_ERR_INVALID, "dk_to: src is NULL");
+  if (!dk__device_valid(d)) return dk__no_device("dk_to", d);
+  if (!dk_tensor_is_contiguous(src))
+    return dk__error(DK_ERR_SHAPE, "dk_to: '%s' is a strided view; dk_copy it into a contiguous tensor first", src->name);
+  if ((s = dk_tensor_new_at(d, src->dtype, src->ndim, src->shape, src->name, site, &t)) != DK_OK) return s;
+  if ((s = dk__transfer(t, src)) != DK_OK) { dk_tensor_free(t); return s; }
+  *out = t;
+  return DK_OK;
+}
+#undef dk_to
+DEVKIT_API dk_status dk_to(const dk_tensor *src, dk_device d, dk_tensor **out) { return dk_to_at(src, d, "", out); }
+#define dk_to(src, d, out) dk_to_at((src), (d), DK_SITE, (out))
+
+/* ==== matmul batch addressing, shared by the backends ====================== */
+
+/* For batch index bi of a matmul (after broadcasting), the element offsets of
+ * a and b. Batch dims broadcast NumPy-style; 1-D operands have none. */
+static void dk__matmul_batch_offsets(const dk_tensor *o, const dk_tensor *a, const dk_tensor *b, int64_t bi,
+                                     int64_t *aoff, int64_t *boff) {
+  int abat = a->ndim > 2 ? a->ndim - 2 : 0, bbat = b->ndim > 2 ? b->ndim - 2 : 0;
+  int nb = abat > bbat ? abat : bbat, i;
+  int64_t ao = 0, bo = 0, rem = bi;
+  (void)o;
+  for (i = nb - 1; i >= 0; i--) {
+    int ia = i - (nb - abat), ib = i - (nb - bbat);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+    int64_t dn = da > db ? da : db, idx = rem % dn;
+    rem /= dn;
+    if (ia >= 0 && da != 1) ao += idx * a->stride[ia];
+    if (ib >= 0 && db != 1) bo += idx * b->stride[ib];
+  }
+  *aoff = ao;
+  *boff = bo;
+}
+
+
+#include "backends/cpu.h"
+#ifdef DK__HAVE_VULKAN
+#include "backends/vulkan.h"
+#endif
+#ifdef DK__HAVE_CUDA
+#include "backends/cuda.h"
+#endif
+
+#endif /* DEVKIT_IMPLEMENTATION */
