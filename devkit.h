@@ -135,6 +135,7 @@ typedef struct {
   char driver[128];
   uint64_t memory_total;   /* bytes; for logical devices, the physical device's */
   uint64_t memory_free;
+  uint64_t memory_used;    /* bytes devkit holds in tensors on this logical device */
   int physical_index;      /* index of the physical device within its backend */
   int logical_slot;        /* which logical device of that physical device */
   int logical_count;
@@ -166,6 +167,10 @@ DEVKIT_API const char *dk_last_error(void);
 DEVKIT_API dk_status   dk_last_status(void);
 DEVKIT_API void        dk_clear_error(void);
 DEVKIT_API void        dk_set_error_handler(dk_error_handler fn, void *user);
+/* Driver diagnostics (Vulkan validation-layer messages when
+ * DEVKIT_VULKAN_VALIDATION=1): how many so far, and the last one's text. */
+DEVKIT_API uint64_t    dk_validation_messages(void);
+DEVKIT_API const char *dk_validation_last(void);
 
 /* ---- dtypes ----------------------------------------------------------- */
 DEVKIT_API const char *dk_dtype_name(dk_dtype t);        /* "f32", "q4_0" */
@@ -177,6 +182,10 @@ DEVKIT_API float       dk_f16_to_f32(uint16_t h);
 DEVKIT_API uint16_t    dk_f32_to_f16(float f);           /* round to nearest even */
 DEVKIT_API float       dk_bf16_to_f32(uint16_t h);
 DEVKIT_API uint16_t    dk_f32_to_bf16(float f);          /* round to nearest even */
+/* n values (a multiple of 32 for q8_0/q4_0) between f32 and dtype t, as
+ * GGUF's reference quantizers do it, bit for bit. Returns bytes written. */
+DEVKIT_API size_t      dk_quantize(dk_dtype t, const float *src, int64_t n, void *dst);
+DEVKIT_API void        dk_dequantize(dk_dtype t, const void *src, int64_t n, float *dst);
 
 /* ---- tensors ---------------------------------------------------------- */
 /* The macros below record the caller's file:line as the creation site; the
@@ -466,6 +475,20 @@ DEVKIT_API void dk_set_error_handler(dk_error_handler fn, void *user) {
   dk__handler_user = user;
 }
 
+/* Backends count validation messages here (from driver threads too). */
+static uint64_t dk__validation_count = 0;
+static char dk__validation_text[1024];
+static pthread_mutex_t dk__validation_lock = PTHREAD_MUTEX_INITIALIZER;
+static void dk__validation_note(const char *text) DK__UNUSED;
+static void dk__validation_note(const char *text) {
+  pthread_mutex_lock(&dk__validation_lock);
+  dk__validation_count++;
+  snprintf(dk__validation_text, sizeof dk__validation_text, "%s", text ? text : "");
+  pthread_mutex_unlock(&dk__validation_lock);
+}
+DEVKIT_API uint64_t dk_validation_messages(void) { return __atomic_load_n(&dk__validation_count, __ATOMIC_RELAXED); }
+DEVKIT_API const char *dk_validation_last(void) { return dk__validation_text; }
+
 static dk_status dk__raise(dk_status s) {
   const char *e;
   dk__last_status = s;
@@ -562,10 +585,81 @@ DEVKIT_API uint16_t dk_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
+DEVKIT_API size_t dk_quantize(dk_dtype t, const float *src, int64_t n, void *dst) {
+  int64_t i, b;
+  int j;
+  switch (t) {
+  case DK_F32: memcpy(dst, src, (size_t)n * 4); break;
+  case DK_F16: for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = dk_f32_to_f16(src[i]); break;
+  case DK_BF16: for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = dk_f32_to_bf16(src[i]); break;
+  case DK_I32: for (i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)src[i]; break;
+  case DK_Q8_0:
+    for (b = 0; b < n / 32; b++) {
+      dk_block_q8_0 *q = (dk_block_q8_0 *)dst + b;
+      const float *x = src + b * 32;
+      float amax = 0.0f, d, id;
+      for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+      d = amax / 127.0f;
+      id = d != 0.0f ? 1.0f / d : 0.0f;
+      q->d = dk_f32_to_f16(d);
+      for (j = 0; j < 32; j++) q->qs[j] = (int8_t)roundf(x[j] * id);
+    }
+    break;
+  case DK_Q4_0:
+    for (b = 0; b < n / 32; b++) {
+      dk_block_q4_0 *q = (dk_block_q4_0 *)dst + b;
+      const float *x = src + b * 32;
+      float amax = 0.0f, mx = 0.0f, d, id;
+      for (j = 0; j < 32; j++)
+        if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); mx = x[j]; }
+      d = mx / -8.0f;
+      id = d != 0.0f ? 1.0f / d : 0.0f;
+      q->d = dk_f32_to_f16(d);
+      for (j = 0; j < 16; j++) {
+        int a = (int)(x[j] * id + 8.5f), c = (int)(x[j + 16] * id + 8.5f);
+        a = a > 15 ? 15 : a;
+        c = c > 15 ? 15 : c;
+        q->qs[j] = (uint8_t)(a | (c << 4));
+      }
+    }
+    break;
+  }
+  return dk__elem_offset_bytes(t, n);
+}
+
+DEVKIT_API void dk_dequantize(dk_dtype t, const void *src, int64_t n, float *dst) {
+  int64_t i, b;
+  int j;
+  switch (t) {
+  case DK_F32: memcpy(dst, src, (size_t)n * 4); break;
+  case DK_F16: for (i = 0; i < n; i++) dst[i] = dk_f16_to_f32(((const uint16_t *)src)[i]); break;
+  case DK_BF16: for (i = 0; i < n; i++) dst[i] = dk_bf16_to_f32(((const uint16_t *)src)[i]); break;
+  case DK_I32: for (i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[i]; break;
+  case DK_Q8_0:
+    for (b = 0; b < n / 32; b++) {
+      const dk_block_q8_0 *q = (const dk_block_q8_0 *)src + b;
+      float d = dk_f16_to_f32(q->d);
+      for (j = 0; j < 32; j++) dst[b * 32 + j] = d * (float)q->qs[j];
+    }
+    break;
+  case DK_Q4_0:
+    for (b = 0; b < n / 32; b++) {
+      const dk_block_q4_0 *q = (const dk_block_q4_0 *)src + b;
+      float d = dk_f16_to_f32(q->d);
+      for (j = 0; j < 16; j++) {
+        dst[b * 32 + j] = d * (float)((q->qs[j] & 15) - 8);
+        dst[b * 32 + j + 16] = d * (float)((q->qs[j] >> 4) - 8);
+      }
+    }
+    break;
+  }
+}
+
 /* ==== device registry ===================================================== */
 
 typedef struct {
   int physical, slot;
+  uint64_t bytes;         /* held in tensors (atomic) */
   pthread_mutex_t lock;   /* serializes calls on this device */
 } dk__devslot;
 
@@ -650,11 +744,16 @@ static void dk__init_backend(dk_backend b, const dk_backend_impl *impl) {
   r->impl = impl;
   r->count = 0;
   if (!impl) return;
+  if (dk__visible(b, DK_MAX_DEVICES, phys) == 0) {
+    /* hidden: do not even load its driver */
+    snprintf(r->note, sizeof r->note, "hidden by DEVKIT_VISIBLE_DEVICES=%.200s", getenv("DEVKIT_VISIBLE_DEVICES"));
+    return;
+  }
   r->physical_count = impl->probe(r->note, sizeof r->note);
   if (r->physical_count <= 0) { r->physical_count = 0; return; }
   nvis = dk__visible(b, r->physical_count, phys);
   if (nvis == 0) {
-    snprintf(r->note, sizeof r->note, "hidden by DEVKIT_VISIBLE_DEVICES=%s (%d present)",
+    snprintf(r->note, sizeof r->note, "hidden by DEVKIT_VISIBLE_DEVICES=%.200s (%d present)",
              getenv("DEVKIT_VISIBLE_DEVICES"), r->physical_count);
     return;
   }
@@ -845,6 +944,7 @@ DEVKIT_API dk_status dk_device_properties(dk_device d, dk_device_props *p) {
   memset(p, 0, sizeof *p);
   s = r->impl->properties(r->dev[d.index].physical, p);
   p->physical_index = r->dev[d.index].physical;
+  p->memory_used = __atomic_load_n(&r->dev[d.index].bytes, __ATOMIC_RELAXED);
   p->logical_slot = r->dev[d.index].slot;
   p->logical_count = r->per_physical;
   return s;
@@ -1000,6 +1100,7 @@ DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype dt, int ndim, const 
   s = dk__reg[d.backend].impl->alloc(d, nbytes, t->name, st);
   dk__unlock(d);
   if (s != DK_OK) { free(t); free(st); return s; }
+  __atomic_add_fetch(&dk__reg[d.backend].dev[d.index].bytes, nbytes, __ATOMIC_RELAXED);
   t->st = st;
   *out = t;
   return DK_OK;
@@ -1019,6 +1120,7 @@ static void dk__storage_release(dk_storage *st) {
       dk__lock(d);
       dk__reg[d.backend].impl->release(st);
       dk__unlock(d);
+      __atomic_sub_fetch(&dk__reg[d.backend].dev[d.index].bytes, st->nbytes, __ATOMIC_RELAXED);
     }
     free(st);
   }

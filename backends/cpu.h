@@ -47,9 +47,8 @@ static void dk__cpu_run_chunks(dk__cpu_pool_t *p) {
 
 static void *dk__cpu_worker(void *arg) {
   dk__cpu_pool_t *p = (dk__cpu_pool_t *)arg;
-  uint64_t seen = 0;
+  uint64_t seen = 0;   /* the pool starts at generation 0; a job may be posted before we get here */
   pthread_mutex_lock(&p->mu);
-  seen = p->gen;
   for (;;) {
     while (p->gen == seen && !p->stop) pthread_cond_wait(&p->wake, &p->mu);
     if (p->stop) break;
@@ -81,6 +80,7 @@ static void dk__cpu_pool_start(void) {
   pthread_cond_init(&p->done, NULL);
   p->nthreads = dk__cpu_thread_count();
   p->stop = 0;
+  p->gen = 0;
   for (i = 0; i < p->nthreads - 1; i++)
     if (pthread_create(&p->th[i], NULL, dk__cpu_worker, p) != 0) break;
   p->nthreads = i + 1;   /* whatever could be started */

@@ -1,0 +1,804 @@
+/* tests/test_ops.c — every op, every float dtype, against double-precision
+ * references written here. Each test runs on every device present. */
+#include "test.h"
+
+static int64_t numel(int nd, const int64_t *s) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < nd; i++) n *= s[i];
+  return n;
+}
+
+/* a tensor of garbage to be overwritten, same everywhere */
+static dk_tensor *out_tensor(dkt *t, dk_dtype dt, int nd, const int64_t *s, const char *name) {
+  return dkt_random(t, t->dev, dt, nd, s, name, -9, 9, NULL);
+}
+
+/* ---- elementwise with broadcasting --------------------------------------- */
+
+static double ref_binary(int op, double a, double b) {
+  switch (op) {
+  case 0: return a + b;
+  case 1: return a - b;
+  case 2: return a * b;
+  default: return a / b;
+  }
+}
+
+/* element of a broadcast input for output index idx (out shape os, nd dims) */
+static double bcast_get(const double *v, int nd, const int64_t *os, int vnd, const int64_t *vs, int64_t idx) {
+  int64_t off = 0, stride = 1;
+  int i;
+  for (i = nd - 1; i >= 0; i--) {
+    int64_t c = idx % os[i];
+    int k = i - (nd - vnd);
+    idx /= os[i];
+    if (k >= 0) {
+      if (vs[k] != 1) off += c * stride;
+      stride *= vs[k];
+    }
+  }
+  return v[off];
+}
+
+typedef dk_status (*binary_fn)(dk_tensor *, const dk_tensor *, const dk_tensor *);
+
+DKT_TEST(ops_binary_broadcast, 0) {
+  static const struct { int and_; int64_t as[4]; int bnd; int64_t bs[4]; int ond; int64_t os[4]; } cases[] = {
+    {2, {37, 19}, 2, {37, 19}, 2, {37, 19}},
+    {3, {3, 5, 7}, 2, {5, 1}, 3, {3, 5, 7}},
+    {3, {3, 5, 7}, 1, {7}, 3, {3, 5, 7}},
+    {1, {1}, 3, {2, 3, 4}, 3, {2, 3, 4}},
+    {4, {2, 1, 3, 1}, 3, {4, 1, 5}, 4, {2, 4, 3, 5}},
+    {1, {5000}, 1, {5000}, 1, {5000}},
+  };
+  binary_fn fns[4] = {dk_add, dk_sub, dk_mul, dk_div};
+  const char *names[4] = {"add", "sub", "mul", "div"};
+  size_t c;
+  int d, op;
+  for (d = 0; d < 3; d++) {
+    dk_dtype dt = dkt_float_types[d];
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      int64_t n = numel(cases[c].ond, cases[c].os), i;
+      double *av, *bv, *got = dkt_alloc(n), *want = dkt_alloc(n);
+      dk_tensor *a = dkt_random(t, t->dev, dt, cases[c].and_, cases[c].as, "a", -2, 2, &av);
+      dk_tensor *b = dkt_random(t, t->dev, dt, cases[c].bnd, cases[c].bs, "b", 0.5, 3, &bv);
+      dk_tensor *o = out_tensor(t, dt, cases[c].ond, cases[c].os, "out");
+      for (op = 0; op < 4 && a && b && o; op++) {
+        char what[96];
+        DKT_OK(t, fns[op](o, a, b));
+        if (!dkt_read(t, o, got)) break;
+        for (i = 0; i < n; i++) {
+          want[i] = ref_binary(op, bcast_get(av, cases[c].ond, cases[c].os, cases[c].and_, cases[c].as, i),
+                               bcast_get(bv, cases[c].ond, cases[c].os, cases[c].bnd, cases[c].bs, i));
+        }
+        snprintf(what, sizeof what, "dk_%s %s case %d", names[op], dk_dtype_name(dt), (int)c);
+        dkt_close(t, what, got, want, n, dkt_tol(dt, 1), dkt_tol(dt, 1));
+      }
+      dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(o);
+      free(av); free(bv); free(got); free(want);
+    }
+  }
+}
+
+/* in place: out is the same tensor as a */
+DKT_TEST(ops_binary_in_place, 0) {
+  int64_t s[2] = {4, 33};
+  double *av, *bv, got[132];
+  int i;
+  dk_tensor *a = dkt_random(t, t->dev, DK_F32, 2, s, "a", -2, 2, &av);
+  dk_tensor *b = dkt_random(t, t->dev, DK_F32, 2, s, "b", -2, 2, &bv);
+  if (!a || !b) return;
+  DKT_OK(t, dk_add(a, a, b));
+  if (dkt_read(t, a, got)) {
+    double want[132];
+    for (i = 0; i < 132; i++) want[i] = (double)(float)(av[i] + bv[i]);
+    dkt_close(t, "a += b", got, want, 132, 0, 1e-7);
+  }
+  dk_tensor_free(a); dk_tensor_free(b); free(av); free(bv);
+}
+
+/* ---- unary ---------------------------------------------------------------- */
+
+typedef dk_status (*unary_fn)(dk_tensor *, const dk_tensor *);
+
+static double ref_unary(int k, double x) {
+  switch (k) {
+  case 0: return x / (1 + exp(-x));
+  case 1: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case 2: return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+  case 3: return x > 0 ? x : 0;
+  case 4: return 1 / (1 + exp(-x));
+  case 5: return tanh(x);
+  default: return exp(x);
+  }
+}
+
+DKT_TEST(ops_unary, 0) {
+  unary_fn fns[7] = {dk_silu, dk_gelu, dk_gelu_tanh, dk_relu, dk_sigmoid, dk_tanh, dk_exp};
+  const char *names[7] = {"silu", "gelu", "gelu_tanh", "relu", "sigmoid", "tanh", "exp"};
+  int64_t shapes[3][3] = {{1, 1, 7}, {3, 17, 31}, {2, 4100, 3}};
+  int d, k, sh;
+  for (d = 0; d < 3; d++)
+    for (sh = 0; sh < 3; sh++) {
+      dk_dtype dt = dkt_float_types[d];
+      int64_t n = numel(3, shapes[sh]), i;
+      double *xv, *got = dkt_alloc(n), *want = dkt_alloc(n);
+      dk_tensor *x = dkt_random(t, t->dev, dt, 3, shapes[sh], "x", -6, 6, &xv);
+      dk_tensor *o = out_tensor(t, dt, 3, shapes[sh], "out");
+      for (k = 0; k < 7 && x && o; k++) {
+        char what[64];
+        DKT_OK(t, fns[k](o, x));
+        if (!dkt_read(t, o, got)) break;
+        for (i = 0; i < n; i++) want[i] = ref_unary(k, xv[i]);
+        snprintf(what, sizeof what, "dk_%s %s", names[k], dk_dtype_name(dt));
+        /* exp(6) ~ 400: relative tolerance covers it */
+        dkt_close(t, what, got, want, n, dkt_tol(dt, 1) * 2, dkt_tol(dt, 1) * 2);
+      }
+      dk_tensor_free(x); dk_tensor_free(o); free(xv); free(got); free(want);
+    }
+}
+
+DKT_TEST(ops_scale_swiglu, 0) {
+  int64_t s[2] = {5, 77};
+  int d;
+  for (d = 0; d < 3; d++) {
+    dk_dtype dt = dkt_float_types[d];
+    double *gv, *uv, got[385], want[385];
+    int i;
+    dk_tensor *g = dkt_random(t, t->dev, dt, 2, s, "gate", -5, 5, &gv);
+    dk_tensor *u = dkt_random(t, t->dev, dt, 2, s, "up", -3, 3, &uv);
+    dk_tensor *o = out_tensor(t, dt, 2, s, "out");
+    if (g && u && o) {
+      DKT_OK(t, dk_scale(o, g, -0.375f));
+      if (dkt_read(t, o, got)) {
+        for (i = 0; i < 385; i++) want[i] = gv[i] * -0.375;
+        dkt_close(t, "dk_scale", got, want, 385, dkt_tol(dt, 1), dkt_tol(dt, 1));
+      }
+      DKT_OK(t, dk_swiglu(o, g, u));
+      if (dkt_read(t, o, got)) {
+        for (i = 0; i < 385; i++) want[i] = gv[i] / (1 + exp(-gv[i])) * uv[i];
+        dkt_close(t, "dk_swiglu", got, want, 385, dkt_tol(dt, 1) * 2, dkt_tol(dt, 1) * 2);
+      }
+    }
+    dk_tensor_free(g); dk_tensor_free(u); dk_tensor_free(o); free(gv); free(uv);
+  }
+}
+
+/* ---- norms and softmax ------------------------------------------------------ */
+
+DKT_TEST(ops_rmsnorm_layernorm, 0) {
+  int64_t dims[3] = {8, 64, 4096};
+  int d, k, wd;
+  for (d = 0; d < 3; d++)
+    for (k = 0; k < 3; k++)
+      for (wd = 0; wd < 2; wd++) {
+        dk_dtype dt = dkt_float_types[d], wdt = wd ? DK_F32 : dt;
+        int64_t D = dims[k], s[2] = {3, D}, n = 3 * D, r, j;
+        double *xv, *wv, *bv, *got = dkt_alloc(n), *want = dkt_alloc(n);
+        dk_tensor *x = dkt_random(t, t->dev, dt, 2, s, "x", -3, 3, &xv);
+        dk_tensor *w = dkt_random(t, t->dev, wdt, 1, &D, "w", -2, 2, &wv);
+        dk_tensor *b = dkt_random(t, t->dev, wdt, 1, &D, "b", -1, 1, &bv);
+        dk_tensor *o = out_tensor(t, dt, 2, s, "out");
+        float eps = 1e-5f;
+        int variant;
+        for (variant = 0; variant < 4 && x && w && b && o; variant++) {
+          char what[96];
+          /* 0: rmsnorm w, 1: rmsnorm no w, 2: layernorm w b, 3: layernorm none */
+          if (variant == 0) DKT_OK(t, dk_rmsnorm(o, x, w, eps));
+          if (variant == 1) DKT_OK(t, dk_rmsnorm(o, x, NULL, eps));
+          if (variant == 2) DKT_OK(t, dk_layernorm(o, x, w, b, eps));
+          if (variant == 3) DKT_OK(t, dk_layernorm(o, x, NULL, NULL, eps));
+          if (!dkt_read(t, o, got)) break;
+          for (r = 0; r < 3; r++) {
+            double mean = 0, var = 0;
+            const double *xr = xv + r * D;
+            if (variant >= 2) {
+              for (j = 0; j < D; j++) mean += xr[j];
+              mean /= (double)D;
+            }
+            for (j = 0; j < D; j++) var += (xr[j] - mean) * (xr[j] - mean);
+            var /= (double)D;
+            for (j = 0; j < D; j++) {
+              double v = (xr[j] - mean) / sqrt(var + eps);
+              if (variant == 0 || variant == 2) v *= wv[j];
+              if (variant == 2) v += bv[j];
+              want[r * D + j] = v;
+            }
+          }
+          snprintf(what, sizeof what, "norm variant %d, %s x, %s w, D=%lld", variant, dk_dtype_name(dt),
+                   dk_dtype_name(wdt), (long long)D);
+          dkt_close(t, what, got, want, n, dkt_tol(dt, D) * 4, dkt_tol(dt, D) * 2);
+        }
+        dk_tensor_free(x); dk_tensor_free(w); dk_tensor_free(b); dk_tensor_free(o);
+        free(xv); free(wv); free(bv); free(got); free(want);
+      }
+}
+
+static void ref_softmax(const double *x, double *y, int64_t rows, int64_t n, int64_t rows_per, int masked, double scale,
+                        int off) {
+  int64_t r, j;
+  for (r = 0; r < rows; r++) {
+    int64_t lim = n, i = r % rows_per;
+    double m = -INFINITY, z = 0;
+    if (masked && off >= 0) lim = i + off + 1 < n ? i + off + 1 : n;
+    for (j = 0; j < lim; j++) m = fmax(m, x[r * n + j] * scale);
+    for (j = 0; j < lim; j++) z += exp(x[r * n + j] * scale - m);
+    for (j = 0; j < n; j++) y[r * n + j] = j < lim ? exp(x[r * n + j] * scale - m) / z : 0.0;
+  }
+}
+
+DKT_TEST(ops_softmax, 0) {
+  int64_t shapes[3][3] = {{2, 3, 5}, {1, 7, 300}, {4, 2, 4099}};
+  int offs[4] = {0, 2, -1, 100};
+  int d, k, m;
+  for (d = 0; d < 3; d++)
+    for (k = 0; k < 3; k++) {
+      dk_dtype dt = dkt_float_types[d];
+      int64_t n = numel(3, shapes[k]), cols = shapes[k][2];
+      double *xv, *got = dkt_alloc(n), *want = dkt_alloc(n);
+      dk_tensor *x = dkt_random(t, t->dev, dt, 3, shapes[k], "scores", -8, 8, &xv);
+      dk_tensor *o = out_tensor(t, dt, 3, shapes[k], "probs");
+      for (m = -1; m < 4 && x && o; m++) {
+        char what[96];
+        if (m < 0) DKT_OK(t, dk_softmax(o, x));
+        else DKT_OK(t, dk_softmax_masked(o, x, 0.3f, offs[m]));
+        if (!dkt_read(t, o, got)) break;
+        ref_softmax(xv, want, n / cols, cols, shapes[k][1], m >= 0, m >= 0 ? (double)0.3f : 1.0, m >= 0 ? offs[m] : -1);
+        snprintf(what, sizeof what, "softmax %s shape %d mask %d", dk_dtype_name(dt), k, m < 0 ? -99 : offs[m]);
+        dkt_close(t, what, got, want, n, dkt_tol(dt, cols) * 0.5, dkt_tol(dt, cols) * 4);
+      }
+      dk_tensor_free(x); dk_tensor_free(o); free(xv); free(got); free(want);
+    }
+}
+
+/* ---- matmul ------------------------------------------------------------------ */
+
+static void ref_matmul(const double *a, int and_, const int64_t *as, const double *b, int bnd, const int64_t *bs,
+                       double *o, int ond, const int64_t *os) {
+  int64_t M = and_ == 1 ? 1 : as[and_ - 2], K = as[and_ - 1], N = bnd == 1 ? 1 : bs[bnd - 1];
+  int nb = ond - (and_ > 1) - (bnd > 1), i;
+  int64_t batch = 1, bi, m, n, k;
+  for (i = 0; i < nb; i++) batch *= os[i];
+  for (bi = 0; bi < batch; bi++) {
+    /* batch offsets with broadcasting */
+    int64_t ao = 0, bo = 0, rem = bi, astr = M * K, bstr = K * N;
+    int abat = and_ > 2 ? and_ - 2 : 0, bbat = bnd > 2 ? bnd - 2 : 0;
+    for (i = nb - 1; i >= 0; i--) {
+      int64_t c = rem % os[i];
+      int ia = i - (nb - abat), ib = i - (nb - bbat);
+      rem /= os[i];
+      if (ia >= 0) { if (as[ia] != 1) ao += c * astr; astr *= as[ia]; }
+      if (ib >= 0) { if (bs[ib] != 1) bo += c * bstr; bstr *= bs[ib]; }
+    }
+    for (m = 0; m < M; m++)
+      for (n = 0; n < N; n++) {
+        double s = 0;
+        for (k = 0; k < K; k++) s += a[ao + m * K + k] * b[bo + k * N + n];
+        o[bi * M * N + m * N + n] = s;
+      }
+  }
+}
+
+DKT_TEST(ops_matmul, 0) {
+  static const struct { int and_; int64_t as[4]; int bnd; int64_t bs[4]; int ond; int64_t os[4]; } cases[] = {
+    {2, {1, 64}, 2, {64, 33}, 2, {1, 33}},
+    {2, {37, 70}, 2, {70, 29}, 2, {37, 29}},
+    {2, {128, 256}, 2, {256, 96}, 2, {128, 96}},
+    {3, {3, 5, 8}, 3, {3, 8, 6}, 3, {3, 5, 6}},
+    {4, {2, 1, 4, 9}, 3, {3, 9, 5}, 4, {2, 3, 4, 5}},
+    {1, {13}, 2, {13, 4}, 1, {4}},
+    {2, {6, 13}, 1, {13}, 1, {6}},
+    {1, {13}, 3, {2, 13, 4}, 2, {2, 4}},
+  };
+  size_t c;
+  int d;
+  for (d = 0; d < 3; d++)
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      dk_dtype dt = dkt_float_types[d];
+      int64_t n = numel(cases[c].ond, cases[c].os), K = cases[c].as[cases[c].and_ - 1];
+      double *av, *bv, *got = dkt_alloc(n), *want = dkt_alloc(n);
+      dk_tensor *a = dkt_random(t, t->dev, dt, cases[c].and_, cases[c].as, "a", -1, 1, &av);
+      dk_tensor *b = dkt_random(t, t->dev, dt, cases[c].bnd, cases[c].bs, "b", -1, 1, &bv);
+      dk_tensor *o = out_tensor(t, dt, cases[c].ond, cases[c].os, "out");
+      if (a && b && o) {
+        char what[64];
+        DKT_OK(t, dk_matmul(o, a, b));
+        if (dkt_read(t, o, got)) {
+          ref_matmul(av, cases[c].and_, cases[c].as, bv, cases[c].bnd, cases[c].bs, want, cases[c].ond, cases[c].os);
+          snprintf(what, sizeof what, "matmul %s case %d", dk_dtype_name(dt), (int)c);
+          dkt_close(t, what, got, want, n, dkt_tol(dt, K) * sqrt((double)K), dkt_tol(dt, K));
+        }
+      }
+      dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(o);
+      free(av); free(bv); free(got); free(want);
+    }
+}
+
+/* ---- linear (every weight dtype) --------------------------------------------- */
+
+static void linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N, int64_t K, int with_bias, int x3d) {
+  int64_t xs[3] = {x3d ? 2 : M, x3d ? M / 2 : K, K}, ws[2] = {N, K}, os[3] = {x3d ? 2 : M, x3d ? M / 2 : N, N};
+  int xnd = x3d ? 3 : 2;
+  double *xv, *wv, *bv = NULL, *got = dkt_alloc(M * N), *want = dkt_alloc(M * N);
+  dk_tensor *x = dkt_random(t, t->dev, xdt, xnd, xs, "x", -1, 1, &xv);
+  dk_tensor *w = dkt_random(t, t->dev, wdt, 2, ws, "w", -1, 1, &wv);
+  dk_tensor *b = with_bias ? dkt_random(t, t->dev, xdt, 1, &N, "bias", -1, 1, &bv) : NULL;
+  dk_tensor *o = out_tensor(t, xdt, xnd, os, "out");
+  int64_t m, n, k;
+  if (x && w && o && (b || !with_bias)) {
+    dk_status s = dk_linear(o, x, w, b);
+    if (s != DK_OK) {
+      dkt_fail_at(t, __FILE__, __LINE__, "dk_linear %s x %s w -> %s: %s", dk_dtype_name(xdt), dk_dtype_name(wdt),
+                  dk_status_name(s), dk_last_error());
+    } else if (dkt_read(t, o, got)) {
+      char what[96];
+      for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+          double acc = bv ? bv[n] : 0;
+          for (k = 0; k < K; k++) acc += xv[m * K + k] * wv[n * K + k];
+          want[m * N + n] = acc;
+        }
+      snprintf(what, sizeof what, "linear x %s, w %s, M=%lld N=%lld K=%lld%s", dk_dtype_name(xdt), dk_dtype_name(wdt),
+               (long long)M, (long long)N, (long long)K, with_bias ? " +bias" : "");
+      /* products of values in [-1,1] summed K times: error grows like sqrt(K) */
+      dkt_close(t, what, got, want, M * N, dkt_tol(xdt, K) * sqrt((double)K) * 1.5, dkt_tol(xdt, K));
+    }
+  }
+  dk_tensor_free(x); dk_tensor_free(w); dk_tensor_free(b); dk_tensor_free(o);
+  free(xv); free(wv); free(bv); free(got); free(want);
+}
+
+DKT_TEST(ops_linear_float, 0) {
+  int xd, wd;
+  for (xd = 0; xd < 3; xd++)
+    for (wd = 0; wd < 3; wd++) {
+      linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 1, 67, 128, 0, 0);
+      linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 3, 40, 100, 1, 0);
+      linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 37, 70, 96, 1, 0);
+      linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 8, 33, 64, 0, 1);
+    }
+}
+
+DKT_TEST(ops_linear_quant, 0) {
+  dk_dtype q[2] = {DK_Q8_0, DK_Q4_0};
+  int xd, wd;
+  for (xd = 0; xd < 3; xd++)
+    for (wd = 0; wd < 2; wd++) {
+      linear_case(t, dkt_float_types[xd], q[wd], 1, 96, 256, 0, 0);
+      linear_case(t, dkt_float_types[xd], q[wd], 2, 45, 64, 1, 0);
+      linear_case(t, dkt_float_types[xd], q[wd], 33, 65, 160, 1, 0);
+      linear_case(t, dkt_float_types[xd], q[wd], 4, 31, 4096, 0, 1);
+    }
+}
+
+DKT_TEST(ops_linear_large, 0) {
+  linear_case(t, DK_F32, DK_F32, 1, 1024, 1024, 0, 0);
+  linear_case(t, DK_F32, DK_Q4_0, 1, 512, 2048, 0, 0);
+  linear_case(t, DK_F16, DK_F16, 130, 260, 384, 1, 0);
+  linear_case(t, DK_F32, DK_Q8_0, 70, 200, 512, 0, 0);
+}
+
+/* ---- embedding --------------------------------------------------------------- */
+
+DKT_TEST(ops_embedding, 0) {
+  dk_dtype tabs[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
+  int64_t V = 50, D = 64, ids_shape[2] = {2, 3}, os[3] = {2, 3, 64}, ts[2] = {50, 64};
+  int32_t ids[6] = {0, 49, 7, 7, 23, 1};
+  int k, od;
+  for (k = 0; k < 5; k++)
+    for (od = 0; od < 3; od++) {
+      dk_dtype odt = dkt_float_types[od];
+      double *tv, got[384], want[384];
+      dk_tensor *tab = dkt_random(t, t->dev, tabs[k], 2, ts, "table", -2, 2, &tv);
+      dk_tensor *id = dkt_ids(t, t->dev, 2, ids_shape, "ids", ids);
+      dk_tensor *o = out_tensor(t, odt, 3, os, "out");
+      int i, j;
+      (void)V;
+      if (tab && id && o) {
+        DKT_OK(t, dk_embedding(o, tab, id));
+        if (dkt_read(t, o, got)) {
+          char what[64];
+          for (i = 0; i < 6; i++)
+            for (j = 0; j < D; j++) want[i * D + j] = tv[ids[i] * D + j];
+          dkt_round_to(odt, want, 384);
+          snprintf(what, sizeof what, "embedding %s table -> %s", dk_dtype_name(tabs[k]), dk_dtype_name(odt));
+          dkt_close(t, what, got, want, 384, 0, odt == DK_F32 ? 1e-7 : 0);
+        }
+      }
+      dk_tensor_free(tab); dk_tensor_free(id); dk_tensor_free(o); free(tv);
+    }
+}
+
+/* ---- rope -------------------------------------------------------------------- */
+
+static void ref_rope(const double *x, double *y, int64_t rows, int64_t H, int64_t T, int64_t D, const int32_t *pos,
+                     int n_rot, double theta, int neox) {
+  int64_t r, i;
+  memcpy(y, x, sizeof(double) * (size_t)(rows * D));
+  for (r = 0; r < rows; r++) {
+    double p = pos[(r / H) % T];
+    for (i = 0; i < n_rot / 2; i++) {
+      double ang = p * pow(theta, -2.0 * (double)i / n_rot), cs = cos(ang), sn = sin(ang);
+      int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + n_rot / 2 : 2 * i + 1;
+      double a = x[r * D + i0], b = x[r * D + i1];
+      y[r * D + i0] = a * cs - b * sn;
+      y[r * D + i1] = a * sn + b * cs;
+    }
+  }
+}
+
+DKT_TEST(ops_rope, 0) {
+  int32_t pos[5] = {0, 1, 17, 300, 4095};
+  int d, mode, sh;
+  for (d = 0; d < 3; d++)
+    for (mode = 0; mode < 2; mode++)
+      for (sh = 0; sh < 3; sh++) {
+        dk_dtype dt = dkt_float_types[d];
+        int64_t shapes[3][4] = {{5, 64}, {5, 4, 16}, {2, 5, 3, 32}};
+        int nds[3] = {2, 3, 4}, n_rots[3] = {64, 16, 24};
+        int nd = nds[sh], n_rot = n_rots[sh];
+        int64_t n = numel(nd, shapes[sh]), D = shapes[sh][nd - 1], H = nd == 2 ? 1 : shapes[sh][nd - 2], T = 5, np = 5;
+        double *xv, *got = dkt_alloc(n), *want = dkt_alloc(n);
+        dk_tensor *x = dkt_random(t, t->dev, dt, nd, shapes[sh], "q", -2, 2, &xv);
+        dk_tensor *p = dkt_ids(t, t->dev, 1, &np, "positions", pos);
+        dk_tensor *o = out_tensor(t, dt, nd, shapes[sh], "out");
+        if (x && p && o) {
+          char what[64];
+          DKT_OK(t, dk_rope(o, x, p, n_rot, 10000.0f, mode ? DK_ROPE_NEOX : DK_ROPE_NORMAL));
+          if (dkt_read(t, o, got)) {
+            ref_rope(xv, want, n / D, H, T, D, pos, n_rot, 10000.0, mode);
+            snprintf(what, sizeof what, "rope %s %s %dD", dk_dtype_name(dt), mode ? "neox" : "normal", nd);
+            /* angles up to 4095 rad: float argument reduction costs ~4e-4 */
+            dkt_close(t, what, got, want, n, dkt_tol(dt, 1) * 2 + 2e-3, dkt_tol(dt, 1) * 2);
+          }
+        }
+        dk_tensor_free(x); dk_tensor_free(p); dk_tensor_free(o); free(xv); free(got); free(want);
+      }
+}
+
+/* ---- concat, copy, transpose -------------------------------------------------- */
+
+DKT_TEST(ops_concat, 0) {
+  dk_dtype types[4] = {DK_F32, DK_F16, DK_BF16, DK_I32};
+  int k, dim;
+  for (k = 0; k < 4; k++)
+    for (dim = 0; dim < 3; dim++) {
+      int64_t as[3] = {2, 3, 4}, bs[3] = {2, 3, 4}, os[3] = {2, 3, 4};
+      double *av, *bv, *got, *want;
+      dk_tensor *a, *b, *o;
+      int64_t i0, i1, i2;
+      bs[dim] = 5;
+      os[dim] = as[dim] + 5;
+      a = dkt_random(t, t->dev, types[k], 3, as, "a", -50, 50, &av);
+      b = dkt_random(t, t->dev, types[k], 3, bs, "b", -50, 50, &bv);
+      o = out_tensor(t, types[k], 3, os, "out");
+      got = dkt_alloc(numel(3, os));
+      want = dkt_alloc(numel(3, os));
+      if (a && b && o) {
+        char what[64];
+        DKT_OK(t, dk_concat(o, a, b, dim - 3));  /* negative dims count from the end */
+        for (i0 = 0; i0 < os[0]; i0++)
+          for (i1 = 0; i1 < os[1]; i1++)
+            for (i2 = 0; i2 < os[2]; i2++) {
+              int64_t idx[3] = {i0, i1, i2}, oi = (i0 * os[1] + i1) * os[2] + i2;
+              if (idx[dim] < as[dim]) want[oi] = av[(i0 * as[1] + i1) * as[2] + i2];
+              else {
+                idx[dim] -= as[dim];
+                want[oi] = bv[(idx[0] * bs[1] + idx[1]) * bs[2] + idx[2]];
+              }
+            }
+        if (dkt_read(t, o, got)) {
+          snprintf(what, sizeof what, "concat %s dim %d", dk_dtype_name(types[k]), dim);
+          dkt_close(t, what, got, want, numel(3, os), 0, 0);
+        }
+      }
+      dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(o);
+      free(av); free(bv); free(got); free(want);
+    }
+}
+
+DKT_TEST(ops_copy_convert, 0) {
+  dk_dtype types[3] = {DK_F32, DK_F16, DK_BF16};
+  int64_t s[2] = {7, 45};
+  int a, b;
+  for (a = 0; a < 3; a++)
+    for (b = 0; b < 3; b++) {
+      double *xv, got[315];
+      dk_tensor *x = dkt_random(t, t->dev, types[a], 2, s, "src", -100, 100, &xv);
+      dk_tensor *o = out_tensor(t, types[b], 2, s, "dst");
+      if (x && o) {
+        char what[64];
+        DKT_OK(t, dk_copy(o, x));
+        dkt_round_to(types[b], xv, 315);
+        if (dkt_read(t, o, got)) {
+          snprintf(what, sizeof what, "copy %s -> %s", dk_dtype_name(types[a]), dk_dtype_name(types[b]));
+          dkt_close(t, what, got, xv, 315, 0, 0);
+        }
+      }
+      dk_tensor_free(x); dk_tensor_free(o); free(xv);
+    }
+}
+
+/* narrow views: strided -> contiguous, and contiguous -> strided (a KV cache write) */
+DKT_TEST(ops_copy_strided, 0) {
+  int64_t cs[3] = {4, 10, 6}, ns[3] = {4, 3, 6};
+  int d;
+  for (d = 0; d < 3; d++) {
+    dk_dtype dt = dkt_float_types[d];
+    double *cv, *nv, got[240], want[240];
+    dk_tensor *cache = dkt_random(t, t->dev, dt, 3, cs, "cache", -5, 5, &cv);
+    dk_tensor *newk = dkt_random(t, t->dev, DK_F32, 3, ns, "k_new", -5, 5, &nv);
+    dk_tensor *view = NULL, *dense = out_tensor(t, dt, 3, ns, "dense");
+    int64_t i, j, k;
+    if (!cache || !newk || !dense) return;
+    DKT_OK(t, dk_narrow(cache, 1, 5, 3, &view));
+    DKT_CHECK(t, !dk_tensor_is_contiguous(view), "a narrow along dim 1 should be strided");
+    /* contiguous f32 -> strided dt, converting */
+    DKT_OK(t, dk_copy(view, newk));
+    if (dkt_read(t, cache, got)) {
+      for (i = 0; i < 4; i++)
+        for (j = 0; j < 10; j++)
+          for (k = 0; k < 6; k++) {
+            double v = (j >= 5 && j < 8) ? nv[(i * 3 + (j - 5)) * 6 + k] : cv[(i * 10 + j) * 6 + k];
+            want[(i * 10 + j) * 6 + k] = v;
+          }
+      dkt_round_to(dt, want, 240);
+      dkt_close(t, "copy into a strided view", got, want, 240, 0, 0);
+    }
+    /* strided -> contiguous */
+    DKT_OK(t, dk_copy(dense, view));
+    if (dkt_read(t, dense, got)) {
+      for (i = 0; i < 72; i++) want[i] = nv[i];
+      dkt_round_to(dt, want, 72);
+      dkt_close(t, "copy out of a strided view", got, want, 72, 0, 0);
+    }
+    dk_tensor_free(view); dk_tensor_free(cache); dk_tensor_free(newk); dk_tensor_free(dense);
+    free(cv); free(nv);
+  }
+}
+
+DKT_TEST(ops_transpose, 0) {
+  dk_dtype types[4] = {DK_F32, DK_F16, DK_BF16, DK_I32};
+  int perms[4][4] = {{1, 0, 2, 3}, {0, 2, 1, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}};
+  int64_t xs[4] = {2, 3, 4, 5};
+  int k, p, strided;
+  for (k = 0; k < 4; k++)
+    for (p = 0; p < 4; p++)
+      for (strided = 0; strided < 2; strided++) {
+        int64_t bs[4] = {2, 3, 9, 5}, os[4], i, n = 120;
+        double *bv, got[120], want[120];
+        dk_tensor *base = dkt_random(t, t->dev, types[k], 4, strided ? bs : xs, "x", -9, 9, &bv);
+        dk_tensor *x = NULL, *o;
+        int j;
+        for (j = 0; j < 4; j++) os[j] = xs[perms[p][j]];
+        o = out_tensor(t, types[k], 4, os, "out");
+        if (!base || !o) return;
+        if (strided) DKT_OK(t, dk_narrow(base, 2, 3, 4, &x));
+        DKT_OK(t, dk_transpose(o, strided ? x : base, perms[p]));
+        for (i = 0; i < n; i++) {
+          int64_t oi[4], xi[4], rem = i, off;
+          for (j = 3; j >= 0; j--) { oi[j] = rem % os[j]; rem /= os[j]; }
+          for (j = 0; j < 4; j++) xi[perms[p][j]] = oi[j];
+          if (strided) off = ((xi[0] * 3 + xi[1]) * 9 + xi[2] + 3) * 5 + xi[3];
+          else off = ((xi[0] * 3 + xi[1]) * 4 + xi[2]) * 5 + xi[3];
+          want[i] = bv[off];
+        }
+        if (dkt_read(t, o, got)) {
+          char what[64];
+          snprintf(what, sizeof what, "transpose %s perm %d%s", dk_dtype_name(types[k]), p, strided ? " strided" : "");
+          dkt_close(t, what, got, want, n, 0, 0);
+        }
+        dk_tensor_free(x); dk_tensor_free(base); dk_tensor_free(o); free(bv);
+      }
+}
+
+/* ---- argmax and sampling -------------------------------------------------------- */
+
+DKT_TEST(ops_argmax, 0) {
+  int64_t s[2] = {6, 1000}, os = 6;
+  int d;
+  for (d = 0; d < 3; d++) {
+    double *xv, got[6];
+    dk_tensor *x = dkt_random(t, t->dev, dkt_float_types[d], 2, s, "logits", -10, 10, &xv);
+    dk_tensor *o = NULL;
+    int r, j;
+    if (!x) return;
+    /* make row 2 tie: the lowest index must win */
+    xv[2 * 1000 + 10] = xv[2 * 1000 + 900] = 50;
+    xv[5 * 1000 + 999] = 60;
+    {
+      size_t nb;
+      void *p = dkt_encode(dkt_float_types[d], xv, 6000, &nb);
+      DKT_OK(t, dk_tensor_upload(x, p, nb));
+      free(p);
+    }
+    DKT_OK(t, dk_tensor_new(t->dev, DK_I32, 1, &os, "ids", &o));
+    DKT_OK(t, dk_argmax(o, x));
+    if (dkt_read(t, o, got))
+      for (r = 0; r < 6; r++) {
+        int best = 0;
+        for (j = 1; j < 1000; j++) if (xv[r * 1000 + j] > xv[r * 1000 + best]) best = j;
+        DKT_CHECK(t, (int)got[r] == best, "%s row %d: argmax %d, want %d", dk_dtype_name(dkt_float_types[d]), r,
+                  (int)got[r], best);
+      }
+    dk_tensor_free(x); dk_tensor_free(o); free(xv);
+  }
+}
+
+/* the documented rule, in double */
+static int ref_sample(const double *l, int n, double temp, int top_k, double top_p, double u) {
+  double *p = dkt_alloc(n), *sorted = dkt_alloc(n), kth = -INFINITY, m = -INFINITY, z = 0, acc = 0, thr = 0, total = 0;
+  int j, i, cnt = 0, pick = n - 1;
+  if (top_k > 0 && top_k < n) {
+    for (j = 0; j < n; j++) sorted[j] = l[j];
+    for (i = 0; i < top_k; i++)   /* selection of the k largest */
+      for (j = i + 1; j < n; j++)
+        if (sorted[j] > sorted[i]) { double tmp = sorted[i]; sorted[i] = sorted[j]; sorted[j] = tmp; }
+    kth = sorted[top_k - 1];
+  }
+  for (j = 0; j < n; j++) if (l[j] >= kth) m = fmax(m, l[j] / temp);
+  for (j = 0; j < n; j++) { p[j] = l[j] >= kth ? exp(l[j] / temp - m) : 0; z += p[j]; }
+  for (j = 0; j < n; j++) p[j] /= z;
+  if (top_p < 1) {
+    for (j = 0; j < n; j++) if (p[j] > 0) sorted[cnt++] = p[j];
+    for (i = 0; i < cnt; i++)
+      for (j = i + 1; j < cnt; j++)
+        if (sorted[j] > sorted[i]) { double tmp = sorted[i]; sorted[i] = sorted[j]; sorted[j] = tmp; }
+    for (i = 0; i < cnt; i++) { acc += sorted[i]; thr = sorted[i]; if (acc >= top_p) break; }
+    for (j = 0; j < n; j++) if (p[j] < thr) p[j] = 0;
+  }
+  for (j = 0; j < n; j++) total += p[j];
+  acc = 0;
+  for (j = 0; j < n; j++) {
+    if (p[j] <= 0) continue;
+    acc += p[j];
+    if (acc > u * total) { pick = j; break; }
+  }
+  free(p); free(sorted);
+  return pick;
+}
+
+DKT_TEST(ops_sample_rule, 0) {
+  /* well separated logits, so float vs double rounding cannot flip a pick */
+  int64_t s[2] = {64, 40}, os = 64;
+  double lv[64 * 40], got[64];
+  int r, j, cfg;
+  struct { float temp; int k; float p; } cfgs[5] = {{1.0f, 0, 1.0f}, {0.7f, 5, 1.0f}, {1.3f, 0, 0.6f}, {0.9f, 8, 0.8f},
+                                                   {0.0f, 0, 1.0f}};
+  dk_tensor *x, *o = NULL;
+  for (r = 0; r < 64; r++)
+    for (j = 0; j < 40; j++) lv[r * 40 + j] = (double)((j * 7 + r * 3) % 40) * 0.25 - 4;
+  x = dkt_tensor(t, t->dev, DK_F32, 2, s, "logits", lv);
+  if (!x) return;
+  DKT_OK(t, dk_tensor_new(t->dev, DK_I32, 1, &os, "tokens", &o));
+  for (cfg = 0; cfg < 5; cfg++) {
+    int bad = 0;
+    DKT_OK(t, dk_sample(o, x, cfgs[cfg].temp, cfgs[cfg].k, cfgs[cfg].p, 1234 + cfg));
+    if (!dkt_read(t, o, got)) break;
+    for (r = 0; r < 64; r++) {
+      int want = cfgs[cfg].temp > 0
+                     ? ref_sample(lv + r * 40, 40, cfgs[cfg].temp, cfgs[cfg].k, cfgs[cfg].p, dk_sample_uniform(1234 + cfg, r))
+                     : 0;
+      if (cfgs[cfg].temp <= 0) {
+        for (j = 1; j < 40; j++) if (lv[r * 40 + j] > lv[r * 40 + want]) want = j;
+      }
+      if ((int)got[r] != want && bad++ < 3)
+        dkt_fail_at(t, __FILE__, __LINE__, "config %d row %d: sampled %d, the rule gives %d", cfg, r, (int)got[r], want);
+    }
+  }
+  dk_tensor_free(x); dk_tensor_free(o);
+}
+
+/* the draw follows the distribution: 4000 rows of the same logits */
+DKT_TEST(ops_sample_distribution, 0) {
+  enum { R = 4000, V = 6 };
+  int64_t s[2] = {R, V}, os = R;
+  double lv[R * V], *got = dkt_alloc(R), p[V], z = 0, chi = 0;
+  int r, j, hist[V] = {0};
+  dk_tensor *x, *o = NULL;
+  for (j = 0; j < V; j++) { p[j] = exp(0.5 * j); z += p[j]; }
+  for (r = 0; r < R; r++)
+    for (j = 0; j < V; j++) lv[r * V + j] = 0.5 * j;
+  x = dkt_tensor(t, t->dev, DK_F32, 2, s, "logits", lv);
+  if (!x) { free(got); return; }
+  DKT_OK(t, dk_tensor_new(t->dev, DK_I32, 1, &os, "tokens", &o));
+  DKT_OK(t, dk_sample(o, x, 1.0f, 0, 1.0f, 99));
+  if (dkt_read(t, o, got)) {
+    for (r = 0; r < R; r++) hist[(int)got[r]]++;
+    for (j = 0; j < V; j++) {
+      double e = R * p[j] / z;
+      chi += (hist[j] - e) * (hist[j] - e) / e;
+    }
+    /* 5 degrees of freedom: chi2 > 25 has p < 0.0002 */
+    DKT_CHECK(t, chi < 25, "sampled histogram far from softmax: chi2 = %.1f", chi);
+  }
+  dk_tensor_free(x); dk_tensor_free(o); free(got);
+}
+
+/* ---- attention --------------------------------------------------------------------- */
+
+DKT_TEST(ops_attention, 0) {
+  static const struct { int64_t T, S, Hq, Hkv, D, Dv; int off; } cases[] = {
+    {1, 1, 2, 1, 8, 8, 0}, {1, 37, 8, 4, 16, 16, 36}, {5, 5, 4, 4, 32, 32, 0},
+    {7, 20, 6, 2, 8, 12, 13}, {4, 9, 2, 2, 64, 64, -1}, {3, 300, 4, 1, 64, 64, 297},
+  };
+  size_t c;
+  int qd, kd;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (qd = 0; qd < 3; qd++)
+      for (kd = 0; kd < 3; kd += 1) {
+        int64_t T = cases[c].T, S = cases[c].S, Hq = cases[c].Hq, Hkv = cases[c].Hkv, D = cases[c].D, Dv = cases[c].Dv;
+        int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
+        double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv);
+        dk_dtype qdt = dkt_float_types[qd], kdt = dkt_float_types[kd];
+        dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
+        dk_tensor *k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
+        dk_tensor *v = dkt_random(t, t->dev, kdt, 3, vs, "v", -1, 1, &vv);
+        dk_tensor *o = out_tensor(t, qdt, 3, os, "out");
+        double scale = 1.0 / sqrt((double)D);
+        if (q && k && v && o) {
+          int64_t tt, h, s2, j;
+          DKT_OK(t, dk_attention(o, q, k, v, (float)scale, cases[c].off));
+          for (tt = 0; tt < T; tt++)
+            for (h = 0; h < Hq; h++) {
+              int64_t g = h / (Hq / Hkv), lim = cases[c].off < 0 ? S : (tt + cases[c].off + 1 < S ? tt + cases[c].off + 1 : S);
+              double m = -INFINITY, z = 0, *sc = dkt_alloc(S);
+              for (s2 = 0; s2 < lim; s2++) {
+                double dot = 0;
+                for (j = 0; j < D; j++) dot += qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j];
+                sc[s2] = dot * (double)(float)scale;
+                m = fmax(m, sc[s2]);
+              }
+              for (s2 = 0; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
+              for (j = 0; j < Dv; j++) {
+                double acc = 0;
+                for (s2 = 0; s2 < lim; s2++) acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
+                want[(tt * Hq + h) * Dv + j] = acc;
+              }
+              free(sc);
+            }
+          if (dkt_read(t, o, got)) {
+            char what[96];
+            snprintf(what, sizeof what, "attention case %d q %s kv %s", (int)c, dk_dtype_name(qdt), dk_dtype_name(kdt));
+            dkt_close(t, what, got, want, T * Hq * Dv, dkt_tol(qdt, D) * 2, dkt_tol(qdt, D) * 2);
+          }
+        }
+        dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o);
+        free(qv); free(kv); free(vv); free(got); free(want);
+      }
+}
+
+/* attention over a narrowed KV cache [max_seq, Hkv, D]: the runner's pattern */
+DKT_TEST(ops_attention_cache_view, 0) {
+  int64_t cs[3] = {16, 2, 8}, qs[3] = {1, 4, 8}, os[3] = {1, 4, 8};
+  double *kv, *vv, *qv, got[32], want[32];
+  dk_tensor *kc = dkt_random(t, t->dev, DK_F16, 3, cs, "k_cache", -1, 1, &kv);
+  dk_tensor *vc = dkt_random(t, t->dev, DK_F16, 3, cs, "v_cache", -1, 1, &vv);
+  dk_tensor *q = dkt_random(t, t->dev, DK_F32, 3, qs, "q", -1, 1, &qv);
+  dk_tensor *o = out_tensor(t, DK_F32, 3, os, "out"), *kview = NULL, *vview = NULL;
+  int64_t h, s, j, pos = 6;
+  if (!kc || !vc || !q || !o) return;
+  DKT_OK(t, dk_narrow(kc, 0, 0, pos + 1, &kview));
+  DKT_OK(t, dk_narrow(vc, 0, 0, pos + 1, &vview));
+  DKT_OK(t, dk_attention(o, q, kview, vview, 0.35f, pos));
+  for (h = 0; h < 4; h++) {
+    double sc[7], m = -INFINITY, z = 0;
+    for (s = 0; s <= pos; s++) {
+      double d = 0;
+      for (j = 0; j < 8; j++) d += qv[h * 8 + j] * kv[(s * 2 + h / 2) * 8 + j];
+      sc[s] = d * (double)0.35f;
+      m = fmax(m, sc[s]);
+    }
+    for (s = 0; s <= pos; s++) { sc[s] = exp(sc[s] - m); z += sc[s]; }
+    for (j = 0; j < 8; j++) {
+      double acc = 0;
+      for (s = 0; s <= pos; s++) acc += sc[s] / z * vv[(s * 2 + h / 2) * 8 + j];
+      want[h * 8 + j] = acc;
+    }
+  }
+  if (dkt_read(t, o, got)) dkt_close(t, "attention over a cache view", got, want, 32, 1e-5, 1e-5);
+  dk_tensor_free(kview); dk_tensor_free(vview);
+  dk_tensor_free(kc); dk_tensor_free(vc); dk_tensor_free(q); dk_tensor_free(o);
+  free(kv); free(vv); free(qv);
+}
