@@ -1,0 +1,2468 @@
+/* backends/vulkan.h — the Vulkan compute backend.
+ *
+ * Included by devkit.h at the end of its implementation part when
+ * <vulkan/vulkan_core.h> exists; only the header's types are used. The
+ * loader (libvulkan.so.1) is dlopen'ed, so a program never links it and runs
+ * where it is missing (the backend then has no devices and says why).
+ *
+ * DESIGN
+ *   Devices. Every physical device with a compute queue and Vulkan >= 1.2 is
+ *   a physical device here. Each logical device (DEVKIT_LOGICAL_DEVICES) gets
+ *   its own VkDevice, queue, memory, pipelines and command buffers, so two
+ *   logical devices on one GPU are as separate as two GPUs.
+ *   Memory. Tensors are sub-allocated from 64 MiB blocks (one VkBuffer per
+ *   block; large tensors get their own), aligned to 256 bytes. A view is an
+ *   offset into its parent's block. Uploads go through a host-visible staging
+ *   ring and are recorded in order with the ops; where device memory is also
+ *   host-visible and coherent (lavapipe, integrated GPUs) and nothing in
+ *   flight touches the tensor, upload and download are a memcpy.
+ *   Execution. Ops are recorded into the device's current command buffer and
+ *   submitted at a sync point (download, dk_sync) or after DK_VK_BATCH
+ *   dispatches; frames rotate through a small ring, each with its fence. A
+ *   barrier is recorded only where a command touches bytes that an earlier
+ *   one wrote (or writes bytes an earlier one read) since the last barrier.
+ *   Pipelines are created on first use and cached; descriptors are pushed
+ *   (VK_KHR_push_descriptor) or, without it, taken from a per-frame pool.
+ *   Freed tensors whose memory is still in flight are released when the
+ *   frame's fence signals.
+ *   Large tensors. A binding is limited to maxStorageBufferRange (128 MiB on
+ *   lavapipe); linear and embedding bind their weight/table (and output) in
+ *   windows of whole rows and dispatch once per window. A tensor larger than
+ *   maxMemoryAllocationSize is stored as segments that overlap by
+ *   DK_VK_SEG_OVERLAP bytes, so any row up to that size lies whole inside one
+ *   segment; uploads write every copy of the overlapped bytes. Such tensors
+ *   can be transferred and used as the weight of linear, the table of
+ *   embedding and the source of dk_copy/dk_to; other ops refuse them.
+ *   Device-side errors. dk_embedding's out-of-range ids are found by the
+ *   shader, written to a small host-visible status buffer and reported by the
+ *   next call that synchronizes (download, dk_sync).
+ *
+ * ENVIRONMENT
+ *   DEVKIT_VULKAN_VALIDATION=1   Khronos validation layer + synchronization
+ *                                validation; every message is counted
+ *                                (dk_validation_messages) and fails the op
+ *                                that caused it where it can be told.
+ *   DEVKIT_VULKAN_DISABLE=a,b    turn device features off to exercise the
+ *                                fallbacks: push_descriptor, subgroups,
+ *                                direct (host-mapped transfers), robust.
+ *   DEVKIT_VULKAN_MAX_BINDING=N  pretend maxStorageBufferRange is N bytes.
+ *   DEVKIT_VULKAN_MAX_ALLOC=N    pretend maxMemoryAllocationSize is N bytes.
+ *   DEVKIT_VULKAN_BATCH=N        dispatches per submission (default 256).
+ */
+#ifndef DK_BACKEND_VULKAN_H
+#define DK_BACKEND_VULKAN_H
+
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES
+#endif
+#include <vulkan/vulkan_core.h>
+#include "../shaders/generated/dk_shaders.h"
+
+#define DK_VK_FRAMES 4
+#define DK_VK_MAX_BIND 4
+#define DK_VK_CHECKS 64                     /* embedding checks per frame */
+#define DK_VK_SPANS 64                      /* hazard list entries before a forced barrier */
+#define DK_VK_ALIGN 256
+#define DK_VK_BLOCK ((VkDeviceSize)64 << 20)
+#define DK_VK_RING ((VkDeviceSize)32 << 20)
+#define DK_VK_SEG_OVERLAP ((VkDeviceSize)16 << 20)
+#define DK_VK_GROUPS_CAP 4096               /* grid-stride shaders need no more */
+
+/* ==== function tables ===================================================== */
+
+#define DK_VK_INSTANCE_FNS(X)                                                                   \
+  X(DestroyInstance) X(EnumeratePhysicalDevices) X(GetPhysicalDeviceProperties)                 \
+  X(GetPhysicalDeviceProperties2) X(GetPhysicalDeviceFeatures2)                                 \
+  X(GetPhysicalDeviceQueueFamilyProperties) X(GetPhysicalDeviceMemoryProperties)                \
+  X(GetPhysicalDeviceMemoryProperties2) X(EnumerateDeviceExtensionProperties) X(CreateDevice)   \
+  X(GetDeviceProcAddr)
+
+#define DK_VK_DEVICE_FNS(X)                                                                     \
+  X(DestroyDevice) X(GetDeviceQueue) X(AllocateMemory) X(FreeMemory) X(MapMemory)               \
+  X(UnmapMemory) X(CreateBuffer) X(DestroyBuffer) X(GetBufferMemoryRequirements)                \
+  X(BindBufferMemory) X(CreateShaderModule) X(DestroyShaderModule)                              \
+  X(CreateDescriptorSetLayout) X(DestroyDescriptorSetLayout) X(CreatePipelineLayout)            \
+  X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) X(CreateCommandPool)    \
+  X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)     \
+  X(ResetCommandBuffer) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch)                   \
+  X(CmdPipelineBarrier) X(CmdCopyBuffer) X(QueueSubmit) X(DeviceWaitIdle) X(CreateFence)        \
+  X(DestroyFence) X(ResetFences) X(WaitForFences) X(GetFenceStatus) X(CreateDescriptorPool)     \
+  X(DestroyDescriptorPool) X(ResetDescriptorPool) X(AllocateDescriptorSets)                     \
+  X(UpdateDescriptorSets) X(CmdBindDescriptorSets)
+
+#define DK_VK_DECL(n) PFN_vk##n n;
+typedef struct { DK_VK_INSTANCE_FNS(DK_VK_DECL) } dk_vk_ifns;
+typedef struct {
+  DK_VK_DEVICE_FNS(DK_VK_DECL)
+  PFN_vkCmdPushDescriptorSetKHR CmdPushDescriptorSetKHR;  /* optional */
+} dk_vk_dfns;
+#undef DK_VK_DECL
+
+/* ==== types =============================================================== */
+
+/* One VkDeviceMemory with one VkBuffer over all of it; a free list of ranges. */
+typedef struct dk_vk_block {
+  VkDeviceMemory mem;
+  VkBuffer buf;
+  VkDeviceSize size, used;
+  char *map;                      /* host pointer where the memory is mapped */
+  int dedicated;
+  int nfree, capfree;
+  VkDeviceSize *free_off, *free_size;   /* sorted by offset, coalesced */
+  struct dk_vk_block *next;
+} dk_vk_block;
+
+/* What a dk_storage's ptr points at. Segmented tensors (larger than one
+ * allocation may be) have nseg > 1 dedicated blocks; segment i covers bytes
+ * [i*seg_stride, i*seg_stride + its size). */
+typedef struct dk_vk_mem {
+  int dev;
+  dk_vk_block *block;             /* nseg == 1 */
+  VkDeviceSize off, size;
+  int nseg;
+  VkDeviceSize seg_stride;
+  dk_vk_block **seg;
+  uint64_t last_use;              /* serial of the last frame that touched it */
+  dk_storage *st;
+  struct dk_vk_mem *prev, *next;  /* the device's live records */
+} dk_vk_mem;
+
+/* A byte range of one buffer, for hazard tracking. */
+typedef struct { VkBuffer buf; VkDeviceSize a, b; } dk_vk_span;
+
+typedef struct {
+  char ids[DK_NAME_LEN], table[DK_NAME_LEN], site[DK_SITE_LEN];
+  long long rows, pos_base;
+} dk_vk_check;
+
+typedef struct {
+  VkCommandBuffer cmd;
+  VkFence fence;
+  VkDescriptorPool dpool;         /* without push descriptors */
+  uint64_t serial;
+  int state;                      /* 0 free, 1 recording, 2 submitted */
+  VkDeviceSize ring_end;
+  int ndispatch, nchecks;
+  VkPipeline bound;
+  dk_vk_check checks[DK_VK_CHECKS];
+} dk_vk_frame;
+
+typedef struct { dk_vk_block *block; VkDeviceSize off, size; uint64_t serial; } dk_vk_deferred;
+
+typedef struct {
+  VkPhysicalDevice pd;
+  VkPhysicalDeviceProperties props;
+  VkPhysicalDeviceMemoryProperties mem;
+  char driver[128];
+  uint8_t uuid[16];
+  uint32_t qfam;
+  int has_push, has_budget, has_16bit, has_sg, has_robust, has_int_dot, has_f16;
+  uint32_t subgroup_size;
+  VkDeviceSize max_range, max_alloc, align;
+  VkDeviceSize held;              /* bytes of blocks devkit holds, all logical devices */
+} dk_vk_phys;
+
+typedef struct {
+  int open;
+  int logical, physical, slot;
+  dk_vk_phys *ph;
+  VkDevice dev;
+  VkQueue queue;
+  dk_vk_dfns fn;
+  int push, sg, direct;
+  uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
+  int dev_mappable;
+  VkDeviceSize block_size, max_range, max_alloc;
+  dk_vk_block *blocks;
+  dk_vk_mem *live;
+  /* pipelines */
+  VkDescriptorSetLayout dsl;
+  VkPipelineLayout layout;
+  VkPipeline pipes[DK_SPV_COUNT];
+  /* execution */
+  VkCommandPool pool;
+  dk_vk_frame frames[DK_VK_FRAMES];
+  int rec;                        /* frame being recorded, or -1 */
+  int last;                       /* frame most recently begun */
+  uint64_t next_serial, done;
+  dk_vk_span rd[DK_VK_SPANS], wr[DK_VK_SPANS];
+  int nrd, nwr;
+  int batch;
+  /* staging ring, status buffer, a tiny buffer for empty bindings */
+  dk_vk_block *ring;
+  uint64_t ring_head, ring_tail;
+  dk_vk_block *status, *dummy;
+  /* frees waiting for a fence */
+  dk_vk_deferred *defer;
+  int ndefer, capdefer;
+  /* the first device-side error seen, reported at the next sync */
+  dk_status pending;
+  char pending_msg[1024];
+  int lost;
+} dk_vk_device;
+
+static struct {
+  void *lib, *layer_pin;
+  PFN_vkGetInstanceProcAddr gipa;
+  PFN_vkCreateInstance CreateInstance;
+  PFN_vkEnumerateInstanceLayerProperties EnumerateInstanceLayerProperties;
+  PFN_vkEnumerateInstanceExtensionProperties EnumerateInstanceExtensionProperties;
+  PFN_vkEnumerateInstanceVersion EnumerateInstanceVersion;
+  PFN_vkDestroyDebugUtilsMessengerEXT DestroyDebugUtilsMessengerEXT;
+  dk_vk_ifns fn;
+  VkInstance inst;
+  VkDebugUtilsMessengerEXT messenger;
+  int validation;
+  int nphys;
+  dk_vk_phys phys[DK_MAX_DEVICES];
+  dk_vk_device *dev[DK_MAX_DEVICES];
+} dk_vk;
+
+/* validation messages seen by this thread: an op compares before and after */
+static DK_TLS uint64_t dk_vk_tls_msgs;
+
+/* ==== small helpers ======================================================= */
+
+static const char *dk_vk_result(VkResult r) {
+  switch (r) {
+  case VK_SUCCESS: return "VK_SUCCESS";
+  case VK_NOT_READY: return "VK_NOT_READY";
+  case VK_TIMEOUT: return "VK_TIMEOUT";
+  case VK_INCOMPLETE: return "VK_INCOMPLETE";
+  case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+  case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+  case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+  case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+  case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+  case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+  case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+  case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+  case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+  case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+  case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+  default: return "VkResult error";
+  }
+}
+
+static dk_device dk_vk_devid(int logical) {
+  dk_device d;
+  d.backend = DK_VULKAN;
+  d.index = logical;
+  return d;
+}
+
+/* a driver call failed: lost devices stay lost */
+static dk_status dk_vk_fail(dk_vk_device *d, VkResult r, const char *what) {
+  if (r == VK_ERROR_DEVICE_LOST) d->lost = 1;
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "%s on %s: %s", what, dk_device_name(dk_vk_devid(d->logical)), dk_vk_result(r));
+  return dk__error(DK_ERR_BACKEND, "%s on %s failed: %s (%d)", what, dk_device_name(dk_vk_devid(d->logical)),
+                   dk_vk_result(r), (int)r);
+}
+
+static VkDeviceSize dk_vk_round(VkDeviceSize x, VkDeviceSize a) { return (x + a - 1) / a * a; }
+
+static unsigned long long dk_vk_env_size(const char *name) {
+  const char *e = getenv(name);
+  char *end;
+  unsigned long long v;
+  if (!e || !*e) return 0;
+  v = strtoull(e, &end, 10);
+  if (*end == 'k' || *end == 'K') v <<= 10;
+  else if (*end == 'm' || *end == 'M') v <<= 20;
+  else if (*end == 'g' || *end == 'G') v <<= 30;
+  return v;
+}
+
+static int dk_vk_disabled(const char *feature) {
+  const char *e = getenv("DEVKIT_VULKAN_DISABLE");
+  size_t n = strlen(feature);
+  const char *p;
+  if (!e) return 0;
+  for (p = strstr(e, feature); p; p = strstr(p + 1, feature))
+    if ((p == e || p[-1] == ',' || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return 1;
+  return 0;
+}
+
+/* ==== validation messages ================================================= */
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL dk_vk_debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                                    VkDebugUtilsMessageTypeFlagsEXT type,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+  (void)user;
+  /* the loader's own chatter (GENERAL warnings about other drivers' manifests)
+   * is not a finding about our use of the API */
+  if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
+    return VK_FALSE;
+  if (!(type & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT)) &&
+      !(sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))
+    return VK_FALSE;
+  dk__validation_note(data && data->pMessage ? data->pMessage : "(no text)");
+  dk_vk_tls_msgs++;
+  return VK_FALSE;
+}
+
+/* ==== probe: loader, instance, physical devices =========================== */
+
+static int dk_vk_has_ext(const VkExtensionProperties *e, uint32_t n, const char *name) {
+  uint32_t i;
+  for (i = 0; i < n; i++)
+    if (!strcmp(e[i].extensionName, name)) return 1;
+  return 0;
+}
+
+static void dk_vk_unload(void) {
+  if (dk_vk.inst) {
+    if (dk_vk.messenger && dk_vk.DestroyDebugUtilsMessengerEXT)
+      dk_vk.DestroyDebugUtilsMessengerEXT(dk_vk.inst, dk_vk.messenger, NULL);
+    dk_vk.fn.DestroyInstance(dk_vk.inst, NULL);
+  }
+  if (dk_vk.lib) dlclose(dk_vk.lib);
+  /* the pinned validation layer stays: RTLD_NODELETE, on purpose */
+  {
+    void *pin = dk_vk.layer_pin;
+    memset(&dk_vk, 0, sizeof dk_vk);
+    dk_vk.layer_pin = pin;
+  }
+}
+
+static dk_status dk_vk_create_instance(char *note, size_t note_len) {
+  VkApplicationInfo app;
+  VkInstanceCreateInfo ci;
+  VkDebugUtilsMessengerCreateInfoEXT mi;
+  VkValidationFeaturesEXT vf;
+  VkValidationFeatureEnableEXT vfe[1];
+  const char *layers[1], *exts[4];
+  uint32_t nl = 0, ne = 0, i, api = VK_API_VERSION_1_0;
+  const char *ev = getenv("DEVKIT_VULKAN_VALIDATION");
+  int want_val = ev && ev[0] == '1', have_layer = 0, have_vf = 0, have_du = 0;
+  VkResult r;
+
+  if (dk_vk.EnumerateInstanceVersion) dk_vk.EnumerateInstanceVersion(&api);
+  if (VK_API_VERSION_MINOR(api) < 2 && VK_API_VERSION_MAJOR(api) <= 1) {
+    snprintf(note, note_len, "the Vulkan loader is version %u.%u; devkit needs 1.2", VK_API_VERSION_MAJOR(api),
+             VK_API_VERSION_MINOR(api));
+    return DK_ERR_NO_DEVICE;
+  }
+  if (want_val) {
+    uint32_t n = 0;
+    VkLayerProperties *lp;
+    /* keep the layer mapped after the loader's dlclose, so that leak
+     * suppressions can name it (TOOLCHAIN.md) */
+    if (!dk_vk.layer_pin) dk_vk.layer_pin = dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_NODELETE);
+    dk_vk.EnumerateInstanceLayerProperties(&n, NULL);
+    lp = (VkLayerProperties *)calloc(n ? n : 1, sizeof *lp);
+    if (lp && dk_vk.EnumerateInstanceLayerProperties(&n, lp) == VK_SUCCESS)
+      for (i = 0; i < n; i++) have_layer |= !strcmp(lp[i].layerName, "VK_LAYER_KHRONOS_validation");
+    free(lp);
+    if (have_layer) {
+      VkExtensionProperties *ep;
+      n = 0;
+      dk_vk.EnumerateInstanceExtensionProperties("VK_LAYER_KHRONOS_validation", &n, NULL);
+      ep = (VkExtensionProperties *)calloc(n ? n : 1, sizeof *ep);
+      if (ep && dk_vk.EnumerateInstanceExtensionProperties("VK_LAYER_KHRONOS_validation", &n, ep) == VK_SUCCESS) {
+        have_vf = dk_vk_has_ext(ep, n, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        have_du = dk_vk_has_ext(ep, n, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      }
+      free(ep);
+      if (!have_du) {
+        n = 0;
+        dk_vk.EnumerateInstanceExtensionProperties(NULL, &n, NULL);
+        ep = (VkExtensionProperties *)calloc(n ? n : 1, sizeof *ep);
+        if (ep && dk_vk.EnumerateInstanceExtensionProperties(NULL, &n, ep) == VK_SUCCESS)
+          have_du = dk_vk_has_ext(ep, n, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        free(ep);
+      }
+    }
+  }
+  memset(&app, 0, sizeof app);
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "devkit";
+  app.pEngineName = "devkit";
+  app.apiVersion = VK_API_VERSION_1_2;
+  memset(&ci, 0, sizeof ci);
+  ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ci.pApplicationInfo = &app;
+  memset(&mi, 0, sizeof mi);
+  mi.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+  mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  mi.pfnUserCallback = dk_vk_debug_cb;
+  if (have_layer && have_du) {
+    layers[nl++] = "VK_LAYER_KHRONOS_validation";
+    exts[ne++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    /* chained, so instance creation itself is covered too */
+    ci.pNext = &mi;
+    if (have_vf) {
+      exts[ne++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
+      memset(&vf, 0, sizeof vf);
+      vf.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+      vfe[0] = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+      vf.enabledValidationFeatureCount = 1;
+      vf.pEnabledValidationFeatures = vfe;
+      mi.pNext = &vf;
+    }
+  }
+  ci.enabledLayerCount = nl;
+  ci.ppEnabledLayerNames = layers;
+  ci.enabledExtensionCount = ne;
+  ci.ppEnabledExtensionNames = exts;
+  r = dk_vk.CreateInstance(&ci, NULL, &dk_vk.inst);
+  if (r != VK_SUCCESS) {
+    dk_vk.inst = VK_NULL_HANDLE;
+    snprintf(note, note_len, "vkCreateInstance failed: %s%s", dk_vk_result(r),
+             r == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan driver installed)" : "");
+    return DK_ERR_NO_DEVICE;
+  }
+  dk_vk.validation = nl > 0;
+#define DK_VK_LOAD_I(n) dk_vk.fn.n = (PFN_vk##n)dk_vk.gipa(dk_vk.inst, "vk" #n);
+  DK_VK_INSTANCE_FNS(DK_VK_LOAD_I)
+#undef DK_VK_LOAD_I
+  if (nl) {
+    PFN_vkCreateDebugUtilsMessengerEXT create =
+        (PFN_vkCreateDebugUtilsMessengerEXT)dk_vk.gipa(dk_vk.inst, "vkCreateDebugUtilsMessengerEXT");
+    dk_vk.DestroyDebugUtilsMessengerEXT =
+        (PFN_vkDestroyDebugUtilsMessengerEXT)dk_vk.gipa(dk_vk.inst, "vkDestroyDebugUtilsMessengerEXT");
+    mi.pNext = NULL;
+    if (create) create(dk_vk.inst, &mi, NULL, &dk_vk.messenger);
+  }
+  return DK_OK;
+}
+
+/* fill one physical device record; 0 when it cannot serve (no compute
+ * queue, Vulkan < 1.2) */
+static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
+  VkPhysicalDeviceProperties2 p2;
+  VkPhysicalDeviceIDProperties idp;
+  VkPhysicalDeviceDriverProperties drv;
+  VkPhysicalDeviceSubgroupProperties sgp;
+  VkPhysicalDeviceFeatures2 f2;
+  VkPhysicalDeviceVulkan11Features f11;
+  VkPhysicalDeviceVulkan12Features f12;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures fdot;
+  VkQueueFamilyProperties *qf;
+  VkExtensionProperties *ext;
+  uint32_t nq = 0, ne = 0, i;
+  int has_dot_ext, api13;
+  memset(ph, 0, sizeof *ph);
+  ph->pd = pd;
+  dk_vk.fn.GetPhysicalDeviceProperties(pd, &ph->props);
+  if (VK_API_VERSION_MAJOR(ph->props.apiVersion) == 1 && VK_API_VERSION_MINOR(ph->props.apiVersion) < 2) return 0;
+  api13 = VK_API_VERSION_MINOR(ph->props.apiVersion) >= 3;
+  dk_vk.fn.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+  qf = (VkQueueFamilyProperties *)calloc(nq ? nq : 1, sizeof *qf);
+  if (!qf) return 0;
+  dk_vk.fn.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+  ph->qfam = UINT32_MAX;
+  /* a compute queue without graphics is the one a GPU keeps for compute */
+  for (i = 0; i < nq; i++)
+    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) && qf[i].queueCount) {
+      ph->qfam = i;
+      break;
+    }
+  for (i = 0; i < nq && ph->qfam == UINT32_MAX; i++)
+    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount) ph->qfam = i;
+  free(qf);
+  if (ph->qfam == UINT32_MAX) return 0;
+
+  dk_vk.fn.EnumerateDeviceExtensionProperties(pd, NULL, &ne, NULL);
+  ext = (VkExtensionProperties *)calloc(ne ? ne : 1, sizeof *ext);
+  if (!ext) return 0;
+  dk_vk.fn.EnumerateDeviceExtensionProperties(pd, NULL, &ne, ext);
+  ph->has_push = dk_vk_has_ext(ext, ne, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  ph->has_budget = dk_vk_has_ext(ext, ne, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  has_dot_ext = dk_vk_has_ext(ext, ne, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  free(ext);
+
+  memset(&p2, 0, sizeof p2);
+  memset(&idp, 0, sizeof idp);
+  memset(&drv, 0, sizeof drv);
+  memset(&sgp, 0, sizeof sgp);
+  p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  idp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+  drv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  sgp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  p2.pNext = &idp;
+  idp.pNext = &drv;
+  drv.pNext = &sgp;
+  dk_vk.fn.GetPhysicalDeviceProperties2(pd, &p2);
+  memcpy(ph->uuid, idp.deviceUUID, 16);
+  snprintf(ph->driver, sizeof ph->driver, "%.60s %.60s", drv.driverName, drv.driverInfo);
+  ph->subgroup_size = sgp.subgroupSize;
+  ph->has_sg = (sgp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+               (sgp.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+               (sgp.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+
+  memset(&f2, 0, sizeof f2);
+  memset(&f11, 0, sizeof f11);
+  memset(&f12, 0, sizeof f12);
+  memset(&fdot, 0, sizeof fdot);
+  f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  fdot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+  f2.pNext = &f11;
+  f11.pNext = &f12;
+  if (api13 || has_dot_ext) f12.pNext = &fdot;
+  dk_vk.fn.GetPhysicalDeviceFeatures2(pd, &f2);
+  ph->has_16bit = f11.storageBuffer16BitAccess;
+  ph->has_robust = f2.features.robustBufferAccess;
+  ph->has_f16 = f12.shaderFloat16;
+  ph->has_int_dot = fdot.shaderIntegerDotProduct;
+
+  dk_vk.fn.GetPhysicalDeviceMemoryProperties(pd, &ph->mem);
+  ph->max_range = ph->props.limits.maxStorageBufferRange;
+  {
+    VkPhysicalDeviceMaintenance3Properties m3;
+    memset(&m3, 0, sizeof m3);
+    memset(&p2, 0, sizeof p2);
+    m3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &m3;
+    dk_vk.fn.GetPhysicalDeviceProperties2(pd, &p2);
+    ph->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : ((VkDeviceSize)1 << 30);
+  }
+  ph->align = DK_VK_ALIGN;
+  if (ph->props.limits.minStorageBufferOffsetAlignment > ph->align) ph->align = ph->props.limits.minStorageBufferOffsetAlignment;
+  if (ph->props.limits.nonCoherentAtomSize > ph->align) ph->align = ph->props.limits.nonCoherentAtomSize;
+  return 1;
+}
+
+static int dk_vk_probe(char *note, size_t note_len) {
+  VkPhysicalDevice pds[DK_MAX_DEVICES];
+  uint32_t n = DK_MAX_DEVICES, i;
+  VkResult r;
+  memset(&dk_vk.fn, 0, sizeof dk_vk.fn);
+  dk_vk.lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!dk_vk.lib) {
+    const char *e = dlerror();
+    snprintf(note, note_len, "the Vulkan loader libvulkan.so.1 was not found (%s)", e ? e : "dlopen failed");
+    return 0;
+  }
+  *(void **)&dk_vk.gipa = dlsym(dk_vk.lib, "vkGetInstanceProcAddr");
+  if (!dk_vk.gipa) {
+    snprintf(note, note_len, "libvulkan.so.1 has no vkGetInstanceProcAddr");
+    dk_vk_unload();
+    return 0;
+  }
+  dk_vk.CreateInstance = (PFN_vkCreateInstance)dk_vk.gipa(VK_NULL_HANDLE, "vkCreateInstance");
+  dk_vk.EnumerateInstanceLayerProperties =
+      (PFN_vkEnumerateInstanceLayerProperties)dk_vk.gipa(VK_NULL_HANDLE, "vkEnumerateInstanceLayerProperties");
+  dk_vk.EnumerateInstanceExtensionProperties =
+      (PFN_vkEnumerateInstanceExtensionProperties)dk_vk.gipa(VK_NULL_HANDLE, "vkEnumerateInstanceExtensionProperties");
+  dk_vk.EnumerateInstanceVersion = (PFN_vkEnumerateInstanceVersion)dk_vk.gipa(VK_NULL_HANDLE, "vkEnumerateInstanceVersion");
+  if (!dk_vk.CreateInstance || !dk_vk.EnumerateInstanceLayerProperties || !dk_vk.EnumerateInstanceExtensionProperties) {
+    snprintf(note, note_len, "libvulkan.so.1 lacks the global entry points");
+    dk_vk_unload();
+    return 0;
+  }
+  if (dk_vk_create_instance(note, note_len) != DK_OK) {
+    dk_vk_unload();
+    return 0;
+  }
+  r = dk_vk.fn.EnumeratePhysicalDevices(dk_vk.inst, &n, pds);
+  if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0) {
+    snprintf(note, note_len, "no Vulkan physical device (%s)", r == VK_SUCCESS ? "the driver lists none" : dk_vk_result(r));
+    dk_vk_unload();
+    return 0;
+  }
+  dk_vk.nphys = 0;
+  for (i = 0; i < n; i++)
+    if (dk_vk_describe(pds[i], &dk_vk.phys[dk_vk.nphys])) dk_vk.nphys++;
+  if (dk_vk.nphys == 0) {
+    snprintf(note, note_len, "%u Vulkan device(s), none with a compute queue and Vulkan 1.2", n);
+    dk_vk_unload();
+    return 0;
+  }
+  return dk_vk.nphys;
+}
+
+static dk_status dk_vk_properties(int physical, dk_device_props *p) {
+  dk_vk_phys *ph = &dk_vk.phys[physical];
+  uint32_t i;
+  uint64_t total = 0, budget = 0, usage = 0;
+  static const struct { uint32_t id; const char *name; } vendors[] = {
+    {0x10DE, "NVIDIA"}, {0x1002, "AMD"}, {0x1022, "AMD"}, {0x8086, "Intel"}, {0x106B, "Apple"},
+    {0x13B5, "ARM"}, {0x5143, "Qualcomm"}, {0x1010, "Imagination"}, {0x10005, "Mesa"}};
+  snprintf(p->name, sizeof p->name, "%s", ph->props.deviceName);
+  snprintf(p->vendor, sizeof p->vendor, "0x%04x", ph->props.vendorID);
+  for (i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
+    if (vendors[i].id == ph->props.vendorID) snprintf(p->vendor, sizeof p->vendor, "%s", vendors[i].name);
+  snprintf(p->driver, sizeof p->driver, "%s", ph->driver);
+  if (ph->has_budget) {
+    VkPhysicalDeviceMemoryProperties2 m2;
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b;
+    memset(&m2, 0, sizeof m2);
+    memset(&b, 0, sizeof b);
+    m2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2;
+    b.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT;
+    m2.pNext = &b;
+    dk_vk.fn.GetPhysicalDeviceMemoryProperties2(ph->pd, &m2);
+    for (i = 0; i < m2.memoryProperties.memoryHeapCount; i++)
+      if (m2.memoryProperties.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
+        total += m2.memoryProperties.memoryHeaps[i].size;
+        budget += b.heapBudget[i];
+        usage += b.heapUsage[i];
+      }
+    p->memory_total = total;
+    p->memory_free = budget > usage ? budget - usage : 0;
+  } else {
+    for (i = 0; i < ph->mem.memoryHeapCount; i++)
+      if (ph->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) total += ph->mem.memoryHeaps[i].size;
+    p->memory_total = total;
+    p->memory_free = total > ph->held ? total - ph->held : 0;
+  }
+  memcpy(p->uuid, ph->uuid, 16);
+  p->has_uuid = 1;
+  p->is_software = ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  p->supports_f16 = p->supports_bf16 = ph->has_16bit;
+  p->supports_int8_dot = ph->has_int_dot;
+  p->subgroup_size = (int)ph->subgroup_size;
+  return DK_OK;
+}
+
+/* ==== memory ============================================================== */
+
+static int dk_vk_pick_type(dk_vk_phys *ph, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) {
+  uint32_t i;
+  for (i = 0; i < ph->mem.memoryTypeCount; i++) {
+    VkMemoryPropertyFlags f = ph->mem.memoryTypes[i].propertyFlags;
+    if ((bits >> i) & 1 && (f & want) == want && !(f & avoid)) return (int)i;
+  }
+  return -1;
+}
+
+static void dk_vk_block_destroy(dk_vk_device *d, dk_vk_block *b) {
+  if (!b) return;
+  if (b->buf) d->fn.DestroyBuffer(d->dev, b->buf, NULL);
+  if (b->mem) {
+    if (b->map) d->fn.UnmapMemory(d->dev, b->mem);
+    d->fn.FreeMemory(d->dev, b->mem, NULL);
+    d->ph->held -= b->size;
+  }
+  free(b->free_off);
+  free(b->free_size);
+  free(b);
+}
+
+/* A buffer over a fresh allocation of memory type `type`; mapped when
+ * `map`. */
+static VkResult dk_vk_block_create(dk_vk_device *d, VkDeviceSize size, uint32_t type, int map, dk_vk_block **out) {
+  VkBufferCreateInfo bi;
+  VkMemoryAllocateInfo ai;
+  VkMemoryRequirements req;
+  VkResult r;
+  dk_vk_block *b = (dk_vk_block *)calloc(1, sizeof *b);
+  *out = NULL;
+  if (!b) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  memset(&bi, 0, sizeof bi);
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.size = size;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  r = d->fn.CreateBuffer(d->dev, &bi, NULL, &b->buf);
+  if (r != VK_SUCCESS) { free(b); return r; }
+  d->fn.GetBufferMemoryRequirements(d->dev, b->buf, &req);
+  if (!((req.memoryTypeBits >> type) & 1)) {
+    d->fn.DestroyBuffer(d->dev, b->buf, NULL);
+    free(b);
+    return VK_ERROR_FEATURE_NOT_PRESENT;
+  }
+  memset(&ai, 0, sizeof ai);
+  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = type;
+  r = d->fn.AllocateMemory(d->dev, &ai, NULL, &b->mem);
+  if (r != VK_SUCCESS) {
+    b->mem = VK_NULL_HANDLE;
+    d->fn.DestroyBuffer(d->dev, b->buf, NULL);
+    free(b);
+    return r;
+  }
+  b->size = size;
+  d->ph->held += size;
+  r = d->fn.BindBufferMemory(d->dev, b->buf, b->mem, 0);
+  if (r == VK_SUCCESS && map) r = d->fn.MapMemory(d->dev, b->mem, 0, VK_WHOLE_SIZE, 0, (void **)&b->map);
+  if (r != VK_SUCCESS) {
+    b->map = NULL;
+    dk_vk_block_destroy(d, b);
+    return r;
+  }
+  *out = b;
+  return VK_SUCCESS;
+}
+
+static int dk_vk_free_grow(dk_vk_block *b) {
+  int cap = b->capfree ? b->capfree * 2 : 16;
+  VkDeviceSize *o = (VkDeviceSize *)realloc(b->free_off, sizeof(VkDeviceSize) * (size_t)cap);
+  VkDeviceSize *s;
+  if (!o) return 0;
+  b->free_off = o;
+  s = (VkDeviceSize *)realloc(b->free_size, sizeof(VkDeviceSize) * (size_t)cap);
+  if (!s) return 0;
+  b->free_size = s;
+  b->capfree = cap;
+  return 1;
+}
+
+/* best fit in one block's free list; returns the offset or (VkDeviceSize)-1 */
+static VkDeviceSize dk_vk_block_take(dk_vk_block *b, VkDeviceSize n) {
+  int i, best = -1;
+  VkDeviceSize off;
+  for (i = 0; i < b->nfree; i++)
+    if (b->free_size[i] >= n && (best < 0 || b->free_size[i] < b->free_size[best])) best = i;
+  if (best < 0) return (VkDeviceSize)-1;
+  off = b->free_off[best];
+  b->free_off[best] += n;
+  b->free_size[best] -= n;
+  if (b->free_size[best] == 0) {
+    memmove(b->free_off + best, b->free_off + best + 1, sizeof(VkDeviceSize) * (size_t)(b->nfree - best - 1));
+    memmove(b->free_size + best, b->free_size + best + 1, sizeof(VkDeviceSize) * (size_t)(b->nfree - best - 1));
+    b->nfree--;
+  }
+  b->used += n;
+  return off;
+}
+
+/* give [off, off+n) back, merging with its neighbours */
+static void dk_vk_block_give(dk_vk_block *b, VkDeviceSize off, VkDeviceSize n) {
+  int i = 0;
+  while (i < b->nfree && b->free_off[i] < off) i++;
+  b->used -= n;
+  if (i > 0 && b->free_off[i - 1] + b->free_size[i - 1] == off) {
+    b->free_size[i - 1] += n;
+    if (i < b->nfree && off + n == b->free_off[i]) {
+      b->free_size[i - 1] += b->free_size[i];
+      memmove(b->free_off + i, b->free_off + i + 1, sizeof(VkDeviceSize) * (size_t)(b->nfree - i - 1));
+      memmove(b->free_size + i, b->free_size + i + 1, sizeof(VkDeviceSize) * (size_t)(b->nfree - i - 1));
+      b->nfree--;
+    }
+    return;
+  }
+  if (i < b->nfree && off + n == b->free_off[i]) {
+    b->free_off[i] = off;
+    b->free_size[i] += n;
+    return;
+  }
+  if (b->nfree == b->capfree && !dk_vk_free_grow(b)) return;  /* the range is lost, not corrupted */
+  memmove(b->free_off + i + 1, b->free_off + i, sizeof(VkDeviceSize) * (size_t)(b->nfree - i));
+  memmove(b->free_size + i + 1, b->free_size + i, sizeof(VkDeviceSize) * (size_t)(b->nfree - i));
+  b->free_off[i] = off;
+  b->free_size[i] = n;
+  b->nfree++;
+}
+
+static void dk_vk_unlink_block(dk_vk_device *d, dk_vk_block *b) {
+  dk_vk_block **pp;
+  for (pp = &d->blocks; *pp; pp = &(*pp)->next)
+    if (*pp == b) { *pp = b->next; return; }
+}
+
+/* Return a sub-allocation; empty blocks are freed except one kept for reuse,
+ * and dedicated ones always. */
+static void dk_vk_give_back(dk_vk_device *d, dk_vk_block *b, VkDeviceSize off, VkDeviceSize n) {
+  dk_vk_block *o;
+  int empty_others = 0;
+  if (b->dedicated) {
+    dk_vk_unlink_block(d, b);
+    dk_vk_block_destroy(d, b);
+    return;
+  }
+  dk_vk_block_give(b, off, n);
+  if (b->used) return;
+  for (o = d->blocks; o; o = o->next) empty_others += o != b && !o->dedicated && o->used == 0;
+  if (empty_others) {
+    dk_vk_unlink_block(d, b);
+    dk_vk_block_destroy(d, b);
+  }
+}
+
+/* free blocks nobody uses (before retrying an allocation that failed) */
+static void dk_vk_trim(dk_vk_device *d) {
+  dk_vk_block **pp = &d->blocks;
+  while (*pp) {
+    dk_vk_block *b = *pp;
+    if (!b->dedicated && b->used == 0) {
+      *pp = b->next;
+      dk_vk_block_destroy(d, b);
+    } else {
+      pp = &b->next;
+    }
+  }
+}
+
+static VkDeviceSize dk_vk_heap_size(dk_vk_device *d);
+
+static VkResult dk_vk_new_block(dk_vk_device *d, VkDeviceSize size, int dedicated, dk_vk_block **out) {
+  VkResult r;
+  /* drivers do not always refuse an allocation past the heap (lavapipe takes
+   * host memory); devkit's own count makes out-of-memory deterministic */
+  if (d->ph->held + size > dk_vk_heap_size(d)) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  r = dk_vk_block_create(d, size, d->mt_dev, d->dev_mappable, out);
+  if (r != VK_SUCCESS) return r;
+  (*out)->dedicated = dedicated;
+  if (!dedicated) {
+    if (!dk_vk_free_grow(*out)) {
+      dk_vk_block_destroy(d, *out);
+      *out = NULL;
+      return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    (*out)->free_off[0] = 0;
+    (*out)->free_size[0] = size;
+    (*out)->nfree = 1;
+  }
+  (*out)->next = d->blocks;
+  d->blocks = *out;
+  return VK_SUCCESS;
+}
+
+/* n bytes (already rounded) from the pools: a slice of a shared block, or a
+ * block of its own */
+static VkResult dk_vk_suballoc(dk_vk_device *d, VkDeviceSize n, dk_vk_block **blk, VkDeviceSize *off) {
+  dk_vk_block *b;
+  VkResult r;
+  if (n > d->block_size / 4) {
+    r = dk_vk_new_block(d, n, 1, blk);
+    *off = 0;
+    return r;
+  }
+  for (b = d->blocks; b; b = b->next) {
+    if (b->dedicated) continue;
+    *off = dk_vk_block_take(b, n);
+    if (*off != (VkDeviceSize)-1) { *blk = b; return VK_SUCCESS; }
+  }
+  r = dk_vk_new_block(d, d->block_size, 0, &b);
+  if (r != VK_SUCCESS) return r;
+  *off = dk_vk_block_take(b, n);
+  *blk = b;
+  return VK_SUCCESS;
+}
+
+static void dk_vk_mem_link(dk_vk_device *d, dk_vk_mem *m) {
+  m->prev = NULL;
+  m->next = d->live;
+  if (d->live) d->live->prev = m;
+  d->live = m;
+}
+static void dk_vk_mem_unlink(dk_vk_device *d, dk_vk_mem *m) {
+  if (m->prev) m->prev->next = m->next; else d->live = m->next;
+  if (m->next) m->next->prev = m->prev;
+}
+
+/* segment that holds bytes [a, b) of m whole, or -1 */
+static int dk_vk_seg_of(const dk_vk_mem *m, VkDeviceSize a, VkDeviceSize b) {
+  int i;
+  if (m->nseg <= 1) return 0;
+  i = (int)(a / m->seg_stride);
+  if (i >= m->nseg) i = m->nseg - 1;
+  if (b > (VkDeviceSize)i * m->seg_stride + m->seg[i]->size) return -1;
+  return i;
+}
+
+/* ==== frames: record, submit, complete ==================================== */
+
+static void dk_vk_give_back_deferred(dk_vk_device *d) {
+  int i = 0;
+  while (i < d->ndefer) {
+    if (d->defer[i].serial <= d->done) {
+      dk_vk_deferred e = d->defer[i];
+      d->defer[i] = d->defer[--d->ndefer];
+      dk_vk_give_back(d, e.block, e.off, e.size);
+    } else {
+      i++;
+    }
+  }
+}
+
+/* the fence of f has signaled */
+static void dk_vk_complete(dk_vk_device *d, dk_vk_frame *f) {
+  int i, fi = (int)(f - d->frames);
+  if (f->serial > d->done) d->done = f->serial;
+  if (f->ring_end > d->ring_tail) d->ring_tail = f->ring_end;
+  for (i = 0; i < f->nchecks; i++) {
+    const uint32_t *st = (const uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + (size_t)i) * 16);
+    if (st[0] && d->pending == DK_OK) {
+      const dk_vk_check *k = &f->checks[i];
+      d->pending = DK_ERR_INVALID;
+      snprintf(d->pending_msg, sizeof d->pending_msg,
+               "dk_embedding on %s: ids '%s' holds %d at position %lld, outside table '%s' of %lld rows (%s); "
+               "found on the device and reported at this sync; rows for bad ids were not written",
+               dk_device_name(dk_vk_devid(d->logical)), k->ids, (int)st[2], (long long)st[1] + k->pos_base,
+               k->table, k->rows, k->site[0] ? k->site : "site unknown");
+    }
+  }
+  f->state = 0;
+  f->nchecks = 0;
+  dk_vk_give_back_deferred(d);
+}
+
+/* the submitted frame with the lowest serial, or NULL */
+static dk_vk_frame *dk_vk_oldest(dk_vk_device *d) {
+  dk_vk_frame *best = NULL;
+  int i;
+  for (i = 0; i < DK_VK_FRAMES; i++)
+    if (d->frames[i].state == 2 && (!best || d->frames[i].serial < best->serial)) best = &d->frames[i];
+  return best;
+}
+
+/* complete submitted frames in order: up to serial `upto` waiting for them,
+ * and any later ones that have already finished */
+static dk_status dk_vk_retire(dk_vk_device *d, uint64_t upto) {
+  dk_vk_frame *f;
+  while ((f = dk_vk_oldest(d)) != NULL) {
+    VkResult r;
+    if (f->serial <= upto) r = d->fn.WaitForFences(d->dev, 1, &f->fence, VK_TRUE, UINT64_MAX);
+    else r = d->fn.GetFenceStatus(d->dev, f->fence);
+    if (r == VK_NOT_READY) break;
+    if (r != VK_SUCCESS) return dk_vk_fail(d, r, "waiting for the GPU");
+    dk_vk_complete(d, f);
+  }
+  return DK_OK;
+}
+
+static dk_status dk_vk_begin(dk_vk_device *d) {
+  VkCommandBufferBeginInfo bi;
+  dk_vk_frame *f;
+  VkResult r;
+  dk_status s;
+  int i;
+  if (d->rec >= 0) return DK_OK;
+  if (d->lost) return dk__error(DK_ERR_BACKEND, "%s was lost (VK_ERROR_DEVICE_LOST); reopen devkit",
+                                dk_device_name(dk_vk_devid(d->logical)));
+  i = (d->last + 1) % DK_VK_FRAMES;
+  f = &d->frames[i];
+  if (f->state == 2 && (s = dk_vk_retire(d, f->serial)) != DK_OK) return s;
+  if ((r = d->fn.ResetFences(d->dev, 1, &f->fence)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkResetFences");
+  if ((r = d->fn.ResetCommandBuffer(f->cmd, 0)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkResetCommandBuffer");
+  if (f->dpool && (r = d->fn.ResetDescriptorPool(d->dev, f->dpool, 0)) != VK_SUCCESS)
+    return dk_vk_fail(d, r, "vkResetDescriptorPool");
+  memset(&bi, 0, sizeof bi);
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if ((r = d->fn.BeginCommandBuffer(f->cmd, &bi)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkBeginCommandBuffer");
+  f->serial = d->next_serial++;
+  f->state = 1;
+  f->ndispatch = 0;
+  f->nchecks = 0;
+  f->bound = VK_NULL_HANDLE;
+  d->rec = i;
+  d->last = i;
+  return DK_OK;
+}
+
+static dk_status dk_vk_submit(dk_vk_device *d) {
+  dk_vk_frame *f;
+  VkMemoryBarrier mb;
+  VkSubmitInfo si;
+  VkResult r;
+  if (d->rec < 0) return DK_OK;
+  f = &d->frames[d->rec];
+  /* device writes become visible to the host once the fence signals */
+  memset(&mb, 0, sizeof mb);
+  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  d->fn.CmdPipelineBarrier(f->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                           VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+  d->rec = -1;
+  f->ring_end = d->ring_head;
+  if ((r = d->fn.EndCommandBuffer(f->cmd)) != VK_SUCCESS) {
+    f->state = 0;
+    return dk_vk_fail(d, r, "vkEndCommandBuffer");
+  }
+  memset(&si, 0, sizeof si);
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &f->cmd;
+  if ((r = d->fn.QueueSubmit(d->queue, 1, &si, f->fence)) != VK_SUCCESS) {
+    f->state = 0;
+    return dk_vk_fail(d, r, "vkQueueSubmit");
+  }
+  f->state = 2;
+  return DK_OK;
+}
+
+/* submit what is recorded and wait for all of it */
+static dk_status dk_vk_finish(dk_vk_device *d) {
+  dk_status s = dk_vk_submit(d);
+  if (s != DK_OK) return s;
+  return dk_vk_retire(d, UINT64_MAX);
+}
+
+/* the device-side error the last frames found, once */
+static dk_status dk_vk_take_pending(dk_vk_device *d) {
+  dk_status s = d->pending;
+  if (s == DK_OK) return DK_OK;
+  d->pending = DK_OK;
+  return dk__error(s, "%s", d->pending_msg);
+}
+
+/* ---- hazards ------------------------------------------------------------- */
+
+static int dk_vk_overlaps(const dk_vk_span *list, int n, const dk_vk_span *x) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (list[i].buf == x->buf && list[i].a < x->b && x->a < list[i].b) return 1;
+  return 0;
+}
+
+/* a barrier only when this command reads what an earlier one wrote, or
+ * writes what an earlier one read or wrote, since the last barrier */
+static void dk_vk_hazard(dk_vk_device *d, VkCommandBuffer cmd, const dk_vk_span *rd, int nrd, const dk_vk_span *wr,
+                         int nwr) {
+  int i, need = d->nrd + nrd > DK_VK_SPANS || d->nwr + nwr > DK_VK_SPANS;
+  for (i = 0; i < nrd && !need; i++) need = dk_vk_overlaps(d->wr, d->nwr, &rd[i]);
+  for (i = 0; i < nwr && !need; i++) need = dk_vk_overlaps(d->wr, d->nwr, &wr[i]) || dk_vk_overlaps(d->rd, d->nrd, &wr[i]);
+  if (need) {
+    VkMemoryBarrier mb;
+    memset(&mb, 0, sizeof mb);
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT;
+    d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL,
+                             0, NULL);
+    d->nrd = d->nwr = 0;
+  }
+  for (i = 0; i < nrd; i++) d->rd[d->nrd++] = rd[i];
+  for (i = 0; i < nwr; i++) d->wr[d->nwr++] = wr[i];
+}
+
+/* ---- pipelines ----------------------------------------------------------- */
+
+static dk_status dk_vk_pipeline(dk_vk_device *d, int id, VkPipeline *out) {
+  VkShaderModuleCreateInfo mi;
+  VkComputePipelineCreateInfo pi;
+  VkShaderModule mod;
+  VkResult r;
+  if (d->pipes[id]) { *out = d->pipes[id]; return DK_OK; }
+  memset(&mi, 0, sizeof mi);
+  mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  mi.codeSize = dk_spv_table[id].size;
+  mi.pCode = dk_spv_table[id].words;
+  if ((r = d->fn.CreateShaderModule(d->dev, &mi, NULL, &mod)) != VK_SUCCESS)
+    return dk_vk_fail(d, r, dk_spv_table[id].name);
+  memset(&pi, 0, sizeof pi);
+  pi.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  pi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pi.stage.module = mod;
+  pi.stage.pName = "main";
+  pi.layout = d->layout;
+  r = d->fn.CreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &pi, NULL, &d->pipes[id]);
+  d->fn.DestroyShaderModule(d->dev, mod, NULL);
+  if (r != VK_SUCCESS) {
+    d->pipes[id] = VK_NULL_HANDLE;
+    return dk_vk_fail(d, r, dk_spv_table[id].name);
+  }
+  *out = d->pipes[id];
+  return DK_OK;
+}
+
+/* ---- one command's operands ------------------------------------------------ */
+
+typedef struct {
+  VkDescriptorBufferInfo buf[DK_VK_MAX_BIND];
+  int nbuf;
+  dk_vk_span rd[DK_VK_MAX_BIND], wr[DK_VK_MAX_BIND];
+  int nrd, nwr;
+  dk_vk_mem *mem[DK_VK_MAX_BIND];
+  int nmem;
+} dk_vk_args;
+
+static void dk_vk_args_init(dk_vk_args *a) { memset(a, 0, sizeof *a); }
+
+static void dk_vk_arg_raw(dk_vk_args *a, int slot, VkBuffer buf, VkDeviceSize off, VkDeviceSize range) {
+  a->buf[slot].buffer = buf;
+  a->buf[slot].offset = off;
+  a->buf[slot].range = range;
+  if (slot + 1 > a->nbuf) a->nbuf = slot + 1;
+}
+
+static void dk_vk_arg_dummy(dk_vk_device *d, dk_vk_args *a, int slot) {
+  dk_vk_arg_raw(a, slot, d->dummy->buf, 0, d->dummy->size);
+}
+
+static void dk_vk_track(dk_vk_args *a, VkBuffer buf, VkDeviceSize lo, VkDeviceSize hi, int write, dk_vk_mem *m) {
+  dk_vk_span *s = write ? &a->wr[a->nwr++] : &a->rd[a->nrd++];
+  s->buf = buf;
+  s->a = lo;
+  s->b = hi;
+  if (m) a->mem[a->nmem++] = m;
+}
+
+/* Bind bytes [first, first + n) of t's storage (first counted from the
+ * tensor's own offset). *elem gets the index, in units of `unit` bytes, of
+ * byte `first` inside the binding, whose start is aligned down as the
+ * device requires. */
+static dk_status dk_vk_arg(dk_vk_device *d, dk_vk_args *a, int slot, const dk_tensor *t, VkDeviceSize first,
+                           VkDeviceSize n, int write, unsigned unit, uint32_t *elem, const char *role) {
+  dk_vk_mem *m = (dk_vk_mem *)t->st->ptr;
+  VkDeviceSize abs = (VkDeviceSize)t->offset + first, boff, base, range;
+  dk_vk_block *blk;
+  int si;
+  if (n == 0) {
+    dk_vk_arg_dummy(d, a, slot);
+    *elem = 0;
+    return DK_OK;
+  }
+  si = dk_vk_seg_of(m, abs, abs + n);
+  if (si < 0)
+    return dk__error(DK_ERR_UNSUPPORTED,
+                     "%s '%s' on %s spans %llu bytes, more than one Vulkan allocation holds (%llu); this op cannot "
+                     "read it in pieces (linear, embedding and copies can)",
+                     role, t->name, dk_device_name(t->device), (unsigned long long)m->size,
+                     (unsigned long long)d->max_alloc);
+  blk = m->nseg > 1 ? m->seg[si] : m->block;
+  boff = m->nseg > 1 ? abs - (VkDeviceSize)si * m->seg_stride : m->off + abs;
+  base = boff - boff % d->ph->align;
+  range = dk_vk_round(boff + n - base, 4);
+  if (base + range > blk->size) range = blk->size - base;
+  if (range > d->max_range)
+    return dk__error(DK_ERR_UNSUPPORTED,
+                     "%s '%s' on %s: %llu bytes is more than this device binds at once (maxStorageBufferRange %llu); "
+                     "this op does not split it (linear, embedding and copies do)",
+                     role, t->name, dk_device_name(t->device), (unsigned long long)n, (unsigned long long)d->max_range);
+  dk_vk_arg_raw(a, slot, blk->buf, base, range);
+  dk_vk_track(a, blk->buf, boff, boff + n, write, m);
+  *elem = (uint32_t)((boff - base) / unit);
+  return DK_OK;
+}
+
+/* the bytes a (possibly strided) tensor reaches from its offset */
+static VkDeviceSize dk_vk_extent(const dk_tensor *t) {
+  int64_t last = 0;
+  int i;
+  for (i = 0; i < t->ndim; i++) {
+    if (t->shape[i] == 0) return 0;
+    last += (t->shape[i] - 1) * t->stride[i];
+  }
+  if (dk_dtype_is_quant(t->dtype)) return dk_tensor_nbytes(t);
+  return (VkDeviceSize)dk__elem_offset_bytes(t->dtype, last + 1);
+}
+
+static unsigned dk_vk_unit(dk_dtype t) { return (t == DK_F32 || t == DK_I32) ? 4u : 2u; }
+
+/* the whole tensor */
+static dk_status dk_vk_arg_t(dk_vk_device *d, dk_vk_args *a, int slot, const dk_tensor *t, int write, uint32_t *elem,
+                             const char *role) {
+  return dk_vk_arg(d, a, slot, t, 0, dk_vk_extent(t), write, dk_vk_unit(t->dtype), elem, role);
+}
+
+static void dk_vk_touch(dk_vk_device *d, dk_vk_args *a) {
+  int i;
+  uint64_t serial = d->frames[d->rec].serial;
+  for (i = 0; i < a->nmem; i++) a->mem[i]->last_use = serial;
+}
+
+/* record one dispatch */
+static dk_status dk_vk_run(dk_vk_device *d, int spv, dk_vk_args *a, const void *pc, uint32_t pc_size, uint32_t gx,
+                           uint32_t gy, uint32_t gz) {
+  VkPipeline pipe = VK_NULL_HANDLE;
+  dk_vk_frame *f;
+  VkWriteDescriptorSet w[DK_VK_MAX_BIND];
+  dk_status s;
+  int i;
+  if ((s = dk_vk_begin(d)) != DK_OK || (s = dk_vk_pipeline(d, spv, &pipe)) != DK_OK) return s;
+  f = &d->frames[d->rec];
+  dk_vk_hazard(d, f->cmd, a->rd, a->nrd, a->wr, a->nwr);
+  if (f->bound != pipe) {
+    d->fn.CmdBindPipeline(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    f->bound = pipe;
+  }
+  memset(w, 0, sizeof w);
+  for (i = 0; i < a->nbuf; i++) {
+    w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    w[i].dstBinding = (uint32_t)i;
+    w[i].descriptorCount = 1;
+    w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w[i].pBufferInfo = &a->buf[i];
+  }
+  if (d->push) {
+    d->fn.CmdPushDescriptorSetKHR(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, (uint32_t)a->nbuf, w);
+  } else {
+    VkDescriptorSetAllocateInfo ai;
+    VkDescriptorSet set;
+    VkResult r;
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    ai.descriptorPool = f->dpool;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &d->dsl;
+    if ((r = d->fn.AllocateDescriptorSets(d->dev, &ai, &set)) != VK_SUCCESS)
+      return dk_vk_fail(d, r, "vkAllocateDescriptorSets");
+    for (i = 0; i < a->nbuf; i++) w[i].dstSet = set;
+    d->fn.UpdateDescriptorSets(d->dev, (uint32_t)a->nbuf, w, 0, NULL);
+    d->fn.CmdBindDescriptorSets(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, 1, &set, 0, NULL);
+  }
+  d->fn.CmdPushConstants(f->cmd, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_size, pc);
+  d->fn.CmdDispatch(f->cmd, gx, gy, gz);
+  dk_vk_touch(d, a);
+  if (++f->ndispatch >= d->batch) return dk_vk_submit(d);
+  return DK_OK;
+}
+
+/* record a buffer copy */
+static dk_status dk_vk_copy_cmd(dk_vk_device *d, dk_vk_block *src, VkDeviceSize so, dk_vk_mem *ms, dk_vk_block *dst,
+                                VkDeviceSize dof, dk_vk_mem *md, VkDeviceSize n) {
+  VkBufferCopy region;
+  dk_vk_span rs, ws;
+  dk_vk_frame *f;
+  dk_status s;
+  if (n == 0) return DK_OK;
+  if ((s = dk_vk_begin(d)) != DK_OK) return s;
+  f = &d->frames[d->rec];
+  rs.buf = src->buf; rs.a = so; rs.b = so + n;
+  ws.buf = dst->buf; ws.a = dof; ws.b = dof + n;
+  dk_vk_hazard(d, f->cmd, &rs, 1, &ws, 1);
+  region.srcOffset = so;
+  region.dstOffset = dof;
+  region.size = n;
+  d->fn.CmdCopyBuffer(f->cmd, src->buf, dst->buf, 1, &region);
+  if (ms) ms->last_use = f->serial;
+  if (md) md->last_use = f->serial;
+  if (++f->ndispatch >= d->batch) return dk_vk_submit(d);
+  return DK_OK;
+}
+
+/* groups for a grid-stride shader, spread over x and y */
+static void dk_vk_grid(uint64_t groups, uint32_t cap, uint32_t *gx, uint32_t *gy) {
+  if (cap && groups > cap) groups = cap;
+  if (groups == 0) groups = 1;
+  *gx = groups > 65535 ? 65535 : (uint32_t)groups;
+  *gy = (uint32_t)((groups + *gx - 1) / *gx);
+}
+
+/* ==== staging ring and transfers ========================================== */
+
+/* n bytes of the host-visible ring, free once the frame that uses them has
+ * finished; waits for older frames when the ring is full. n <= ring/2. */
+static dk_status dk_vk_ring_alloc(dk_vk_device *d, VkDeviceSize n, VkDeviceSize *off) {
+  VkDeviceSize size;
+  dk_status s;
+  if (!d->ring) {
+    VkResult r = dk_vk_block_create(d, DK_VK_RING, d->mt_host, 1, &d->ring);
+    if (r != VK_SUCCESS) return dk_vk_fail(d, r, "creating the staging buffer");
+    d->ring_head = d->ring_tail = 0;
+  }
+  size = d->ring->size;
+  n = dk_vk_round(n, d->ph->align);
+  for (;;) {
+    VkDeviceSize pos = d->ring_head % size, skip = pos + n > size ? size - pos : 0;
+    dk_vk_frame *f;
+    if (d->ring_head + skip + n - d->ring_tail <= size) {
+      d->ring_head += skip;
+      *off = d->ring_head % size;
+      d->ring_head += n;
+      return DK_OK;
+    }
+    if ((f = dk_vk_oldest(d)) != NULL) {
+      if ((s = dk_vk_retire(d, f->serial)) != DK_OK) return s;
+    } else if (d->rec >= 0) {
+      if ((s = dk_vk_submit(d)) != DK_OK) return s;
+    } else {
+      d->ring_tail = d->ring_head;  /* nothing in flight: all of it is free */
+    }
+  }
+}
+
+static dk_vk_device *dk_vk_dev_of(const dk_vk_mem *m) { return dk_vk.dev[m->dev]; }
+
+/* host memcpy into every copy of bytes [off, off+n) (segments overlap) */
+static void dk_vk_host_write(dk_vk_mem *m, VkDeviceSize off, const void *src, VkDeviceSize n) {
+  int i;
+  if (m->nseg <= 1) {
+    memcpy(m->block->map + m->off + off, src, (size_t)n);
+    return;
+  }
+  for (i = 0; i < m->nseg; i++) {
+    VkDeviceSize s0 = (VkDeviceSize)i * m->seg_stride, s1 = s0 + m->seg[i]->size;
+    VkDeviceSize a = off > s0 ? off : s0, b = off + n < s1 ? off + n : s1;
+    if (a < b) memcpy(m->seg[i]->map + (a - s0), (const char *)src + (a - off), (size_t)(b - a));
+  }
+}
+
+static void dk_vk_host_read(dk_vk_mem *m, VkDeviceSize off, void *dst, VkDeviceSize n) {
+  while (n) {
+    int i = dk_vk_seg_of(m, off, off + 1);
+    VkDeviceSize s0 = m->nseg > 1 ? (VkDeviceSize)i * m->seg_stride : 0;
+    dk_vk_block *b = m->nseg > 1 ? m->seg[i] : m->block;
+    VkDeviceSize base = m->nseg > 1 ? 0 : m->off, k = s0 + b->size - off;
+    if (m->nseg <= 1) k = n;
+    if (k > n) k = n;
+    memcpy(dst, b->map + base + (off - s0), (size_t)k);
+    dst = (char *)dst + k;
+    off += k;
+    n -= k;
+  }
+}
+
+/* record copies from a block range into bytes [off, off+n) of m, every copy */
+static dk_status dk_vk_cmd_write(dk_vk_device *d, dk_vk_block *src, VkDeviceSize so, dk_vk_mem *ms, dk_vk_mem *m,
+                                 VkDeviceSize off, VkDeviceSize n) {
+  int i;
+  if (m->nseg <= 1) return dk_vk_copy_cmd(d, src, so, ms, m->block, m->off + off, m, n);
+  for (i = 0; i < m->nseg; i++) {
+    VkDeviceSize s0 = (VkDeviceSize)i * m->seg_stride, s1 = s0 + m->seg[i]->size;
+    VkDeviceSize a = off > s0 ? off : s0, b = off + n < s1 ? off + n : s1;
+    dk_status s;
+    if (a < b && (s = dk_vk_copy_cmd(d, src, so + (a - off), ms, m->seg[i], a - s0, m, b - a)) != DK_OK) return s;
+  }
+  return DK_OK;
+}
+
+/* record copies of bytes [off, off+n) of m into dst (a block range, or a
+ * tensor when dm is set) */
+static dk_status dk_vk_cmd_read(dk_vk_device *d, dk_vk_mem *m, VkDeviceSize off, VkDeviceSize n, dk_vk_block *dst,
+                                VkDeviceSize dof, dk_vk_mem *dm, VkDeviceSize dm_off) {
+  while (n) {
+    int i = dk_vk_seg_of(m, off, off + 1);
+    VkDeviceSize s0 = m->nseg > 1 ? (VkDeviceSize)i * m->seg_stride : 0, k = n;
+    dk_vk_block *b = m->nseg > 1 ? m->seg[i] : m->block;
+    VkDeviceSize base = m->nseg > 1 ? 0 : m->off;
+    dk_status s;
+    if (m->nseg > 1 && s0 + b->size - off < k) k = s0 + b->size - off;
+    if (dm) s = dk_vk_cmd_write(d, b, base + (off - s0), m, dm, dm_off, k);
+    else s = dk_vk_copy_cmd(d, b, base + (off - s0), m, dst, dof, NULL, k);
+    if (s != DK_OK) return s;
+    off += k;
+    dof += k;
+    dm_off += k;
+    n -= k;
+  }
+  return DK_OK;
+}
+
+static dk_status dk_vk_upload(dk_storage *st, size_t off, const void *src, size_t n) {
+  dk_vk_mem *m = (dk_vk_mem *)st->ptr;
+  dk_vk_device *d = dk_vk_dev_of(m);
+  VkDeviceSize chunk = DK_VK_RING / 2, done = 0;
+  dk_status s;
+  if (d->lost) return dk_vk_begin(d);
+  if (d->direct && m->last_use <= d->done) {
+    /* nothing in flight touches it: write it where it lives */
+    dk_vk_host_write(m, off, src, n);
+    return DK_OK;
+  }
+  while (done < n) {
+    VkDeviceSize k = n - done < chunk ? n - done : chunk, ro;
+    if ((s = dk_vk_ring_alloc(d, k, &ro)) != DK_OK) return s;
+    memcpy(d->ring->map + ro, (const char *)src + done, (size_t)k);
+    if ((s = dk_vk_cmd_write(d, d->ring, ro, NULL, m, off + done, k)) != DK_OK) return s;
+    done += k;
+  }
+  return DK_OK;
+}
+
+static dk_status dk_vk_download(dk_storage *st, size_t off, void *dst, size_t n) {
+  dk_vk_mem *m = (dk_vk_mem *)st->ptr;
+  dk_vk_device *d = dk_vk_dev_of(m);
+  VkDeviceSize chunk = DK_VK_RING / 2, done = 0;
+  dk_status s;
+  if ((s = dk_vk_finish(d)) != DK_OK) return s;
+  if (d->direct) {
+    dk_vk_host_read(m, off, dst, n);
+  } else {
+    while (done < n) {
+      VkDeviceSize k = n - done < chunk ? n - done : chunk, ro;
+      if ((s = dk_vk_ring_alloc(d, k, &ro)) != DK_OK) return s;
+      if ((s = dk_vk_cmd_read(d, m, off + done, k, d->ring, ro, NULL, 0)) != DK_OK) return s;
+      if ((s = dk_vk_finish(d)) != DK_OK) return s;
+      memcpy((char *)dst + done, d->ring->map + ro, (size_t)k);
+      done += k;
+    }
+  }
+  return dk_vk_take_pending(d);
+}
+
+static dk_status dk_vk_copy(dk_storage *dst, size_t doff, dk_storage *src, size_t soff, size_t n) {
+  dk_vk_mem *md = (dk_vk_mem *)dst->ptr, *ms = (dk_vk_mem *)src->ptr;
+  dk_vk_device *dd = dk_vk_dev_of(md), *sd = dk_vk_dev_of(ms);
+  VkDeviceSize chunk = DK_VK_RING / 2, done = 0;
+  dk_status s;
+  if (dd == sd) {
+    if (dd->lost) return dk_vk_begin(dd);
+    return dk_vk_cmd_read(dd, ms, soff, n, NULL, 0, md, doff);
+  }
+  /* two VkDevices share no memory: through the host */
+  if (dd->direct && sd->direct) {
+    if ((s = dk_vk_finish(sd)) != DK_OK || (s = dk_vk_take_pending(sd)) != DK_OK) return s;
+    if (md->last_use > dd->done && (s = dk_vk_finish(dd)) != DK_OK) return s;
+    while (done < n) {
+      /* read piecewise from the source's segments, write every destination copy */
+      VkDeviceSize k = n - done, s0;
+      int i = dk_vk_seg_of(ms, soff + done, soff + done + 1);
+      dk_vk_block *b = ms->nseg > 1 ? ms->seg[i] : ms->block;
+      s0 = ms->nseg > 1 ? (VkDeviceSize)i * ms->seg_stride : 0;
+      if (ms->nseg > 1 && s0 + b->size - (soff + done) < k) k = s0 + b->size - (soff + done);
+      dk_vk_host_write(md, doff + done, b->map + (ms->nseg > 1 ? 0 : ms->off) + (soff + done - s0), k);
+      done += k;
+    }
+    return DK_OK;
+  }
+  while (done < n) {
+    VkDeviceSize k = n - done < chunk ? n - done : chunk, ro;
+    if ((s = dk_vk_ring_alloc(dd, k, &ro)) != DK_OK) return s;
+    if ((s = dk_vk_download(src, soff + done, dd->ring->map + ro, (size_t)k)) != DK_OK) return s;
+    if ((s = dk_vk_cmd_write(dd, dd->ring, ro, NULL, md, doff + done, k)) != DK_OK) return s;
+    done += k;
+  }
+  return DK_OK;
+}
+
+static dk_status dk_vk_sync(dk_device dv) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  dk_status s = dk_vk_finish(d);
+  if (s != DK_OK) return s;
+  return dk_vk_take_pending(d);
+}
+
+/* ==== allocation ========================================================== */
+
+static VkDeviceSize dk_vk_heap_size(dk_vk_device *d) {
+  return d->ph->mem.memoryHeaps[d->ph->mem.memoryTypes[d->mt_dev].heapIndex].size;
+}
+
+static dk_status dk_vk_oom(dk_vk_device *d, const char *name, size_t nbytes, VkResult r) {
+  return dk__error(DK_ERR_OUT_OF_MEMORY,
+                   "out of memory on %s: tensor '%s' needs %zu bytes (%.1f MiB); devkit holds %llu bytes on this "
+                   "GPU, whose memory heap has %llu%s%s",
+                   dk_device_name(dk_vk_devid(d->logical)), name, nbytes, (double)nbytes / 1048576.0,
+                   (unsigned long long)d->ph->held, (unsigned long long)dk_vk_heap_size(d), r != VK_SUCCESS ? "; driver: " : "",
+                   r != VK_SUCCESS ? dk_vk_result(r) : "");
+}
+
+/* the blocks of a segmented tensor: dedicated, overlapping by
+ * DK_VK_SEG_OVERLAP so that a row up to that size sits whole in one */
+static VkResult dk_vk_alloc_segments(dk_vk_device *d, dk_vk_mem *m, VkDeviceSize n) {
+  VkDeviceSize cap = d->max_alloc - d->max_alloc % d->ph->align, stride = cap - DK_VK_SEG_OVERLAP;
+  int k = (int)((n - cap + stride - 1) / stride) + 1, i;
+  m->seg = (dk_vk_block **)calloc((size_t)k, sizeof *m->seg);
+  if (!m->seg) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  m->nseg = k;
+  m->seg_stride = stride;
+  for (i = 0; i < k; i++) {
+    VkDeviceSize s0 = (VkDeviceSize)i * stride, sz = n - s0 < cap ? n - s0 : cap;
+    VkResult r = dk_vk_new_block(d, dk_vk_round(sz, d->ph->align), 1, &m->seg[i]);
+    if (r != VK_SUCCESS) {
+      while (i-- > 0) {
+        dk_vk_unlink_block(d, m->seg[i]);
+        dk_vk_block_destroy(d, m->seg[i]);
+      }
+      free(m->seg);
+      m->seg = NULL;
+      m->nseg = 1;
+      return r;
+    }
+  }
+  return VK_SUCCESS;
+}
+
+static VkResult dk_vk_alloc_mem(dk_vk_device *d, dk_vk_mem *m, VkDeviceSize n) {
+  if (n > d->max_alloc) return dk_vk_alloc_segments(d, m, n);
+  return dk_vk_suballoc(d, n, &m->block, &m->off);
+}
+
+static dk_status dk_vk_alloc(dk_device dv, size_t nbytes, const char *name, dk_storage *st) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  dk_vk_mem *m = (dk_vk_mem *)calloc(1, sizeof *m);
+  VkDeviceSize n = dk_vk_round(nbytes ? nbytes : 1, d->ph->align);
+  VkResult r = VK_SUCCESS;
+  if (!m) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_tensor_new '%s' on %s: out of host memory", name, dk_device_name(dv));
+  m->dev = dv.index;
+  m->size = nbytes;
+  m->nseg = 1;
+  m->st = st;
+  if (nbytes) {
+    int attempt;
+    VkDeviceSize heap = dk_vk_heap_size(d);
+    if (n > heap) {
+      free(m);
+      return dk_vk_oom(d, name, nbytes, VK_SUCCESS);
+    }
+    for (attempt = 0; attempt < 2; attempt++) {
+      r = dk_vk_alloc_mem(d, m, n);
+      if (r != VK_ERROR_OUT_OF_DEVICE_MEMORY && r != VK_ERROR_OUT_OF_HOST_MEMORY) break;
+      /* memory that finished work frees, and empty blocks, may make room */
+      if (attempt == 0 && dk_vk_finish(d) == DK_OK) dk_vk_trim(d);
+    }
+    if (r != VK_SUCCESS) {
+      free(m);
+      if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) return dk_vk_oom(d, name, nbytes, r);
+      return dk_vk_fail(d, r, "allocating device memory");
+    }
+  }
+  dk_vk_mem_link(d, m);
+  st->ptr = m;
+  return DK_OK;
+}
+
+static void dk_vk_defer(dk_vk_device *d, dk_vk_block *b, VkDeviceSize off, VkDeviceSize size, uint64_t serial) {
+  if (d->ndefer == d->capdefer) {
+    int cap = d->capdefer ? d->capdefer * 2 : 64;
+    dk_vk_deferred *p = (dk_vk_deferred *)realloc(d->defer, sizeof *p * (size_t)cap);
+    if (!p) return;  /* leaks the range rather than freeing memory in use */
+    d->defer = p;
+    d->capdefer = cap;
+  }
+  d->defer[d->ndefer].block = b;
+  d->defer[d->ndefer].off = off;
+  d->defer[d->ndefer].size = size;
+  d->defer[d->ndefer].serial = serial;
+  d->ndefer++;
+}
+
+static void dk_vk_release(dk_storage *st) {
+  dk_vk_mem *m = (dk_vk_mem *)st->ptr;
+  dk_vk_device *d;
+  if (!m) return;
+  st->ptr = NULL;
+  d = dk_vk_dev_of(m);
+  if (d && d->open) {
+    int i, later;
+    dk_vk_mem_unlink(d, m);
+    if (m->last_use > d->done) dk_vk_retire(d, 0);
+    later = m->last_use > d->done;
+    if (m->size) {
+      VkDeviceSize n = dk_vk_round(m->size, d->ph->align);
+      for (i = 0; i < m->nseg; i++) {
+        dk_vk_block *b = m->nseg > 1 ? m->seg[i] : m->block;
+        VkDeviceSize off = m->nseg > 1 ? 0 : m->off, sz = m->nseg > 1 ? b->size : n;
+        if (later) dk_vk_defer(d, b, off, sz, m->last_use);
+        else dk_vk_give_back(d, b, off, sz);
+      }
+    }
+  }
+  free(m->seg);
+  free(m);
+}
+
+/* ==== devices ============================================================= */
+
+static void dk_vk_close_device(dk_vk_device *d) {
+  int i;
+  if (!d) return;
+  if (d->dev) {
+    if (d->rec >= 0) dk_vk_submit(d);
+    d->fn.DeviceWaitIdle(d->dev);
+    while (d->live) {
+      /* tensors the program did not free: their records go with the device */
+      dk_vk_mem *m = d->live;
+      dk_vk_mem_unlink(d, m);
+      if (m->st) m->st->ptr = NULL;
+      free(m->seg);
+      free(m);
+    }
+    for (i = 0; i < DK_SPV_COUNT; i++)
+      if (d->pipes[i]) d->fn.DestroyPipeline(d->dev, d->pipes[i], NULL);
+    if (d->layout) d->fn.DestroyPipelineLayout(d->dev, d->layout, NULL);
+    if (d->dsl) d->fn.DestroyDescriptorSetLayout(d->dev, d->dsl, NULL);
+    for (i = 0; i < DK_VK_FRAMES; i++) {
+      if (d->frames[i].fence) d->fn.DestroyFence(d->dev, d->frames[i].fence, NULL);
+      if (d->frames[i].dpool) d->fn.DestroyDescriptorPool(d->dev, d->frames[i].dpool, NULL);
+    }
+    if (d->pool) d->fn.DestroyCommandPool(d->dev, d->pool, NULL);
+    while (d->blocks) {
+      dk_vk_block *b = d->blocks;
+      d->blocks = b->next;
+      dk_vk_block_destroy(d, b);
+    }
+    dk_vk_block_destroy(d, d->ring);
+    dk_vk_block_destroy(d, d->status);
+    dk_vk_block_destroy(d, d->dummy);
+    d->fn.DestroyDevice(d->dev, NULL);
+  }
+  free(d->defer);
+  free(d);
+}
+
+static dk_status dk_vk_open(int logical, int physical, int slot) {
+  dk_vk_phys *ph = &dk_vk.phys[physical];
+  dk_vk_device *d;
+  VkDeviceQueueCreateInfo qi;
+  VkDeviceCreateInfo ci;
+  VkPhysicalDeviceFeatures2 f2;
+  VkPhysicalDeviceVulkan11Features f11;
+  VkDescriptorSetLayoutBinding lb[DK_VK_MAX_BIND];
+  VkDescriptorSetLayoutCreateInfo li;
+  VkPushConstantRange pcr;
+  VkPipelineLayoutCreateInfo pli;
+  VkCommandPoolCreateInfo cpi;
+  VkCommandBufferAllocateInfo cai;
+  VkCommandBuffer cmds[DK_VK_FRAMES];
+  VkFenceCreateInfo fi;
+  VkBufferCreateInfo bi;
+  VkBuffer probe_buf;
+  VkMemoryRequirements req;
+  const char *exts[2];
+  uint32_t ne = 0, i;
+  float prio = 1.0f;
+  VkResult r;
+  int t;
+  unsigned long long env;
+  const char *e;
+
+  if (!ph->has_16bit)
+    return dk__error(DK_ERR_UNSUPPORTED, "%s lacks storageBuffer16BitAccess, which devkit's shaders need",
+                     ph->props.deviceName);
+  d = (dk_vk_device *)calloc(1, sizeof *d);
+  if (!d) return dk__error(DK_ERR_OUT_OF_MEMORY, "opening vulkan:%d: out of host memory", logical);
+  d->logical = logical;
+  d->physical = physical;
+  d->slot = slot;
+  d->ph = ph;
+  d->rec = -1;
+  d->last = DK_VK_FRAMES - 1;
+  d->next_serial = 1;
+  dk_vk.dev[logical] = d;
+
+  memset(&qi, 0, sizeof qi);
+  qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  qi.queueFamilyIndex = ph->qfam;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &prio;
+  memset(&f2, 0, sizeof f2);
+  memset(&f11, 0, sizeof f11);
+  f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  f2.pNext = &f11;
+  f2.features.robustBufferAccess = ph->has_robust && !dk_vk_disabled("robust");
+  f11.storageBuffer16BitAccess = VK_TRUE;
+  d->push = ph->has_push && !dk_vk_disabled("push_descriptor");
+  d->sg = ph->has_sg && !dk_vk_disabled("subgroups");
+  if (d->push) exts[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  if (ph->has_budget) exts[ne++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+  memset(&ci, 0, sizeof ci);
+  ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  ci.pNext = &f2;
+  ci.queueCreateInfoCount = 1;
+  ci.pQueueCreateInfos = &qi;
+  ci.enabledExtensionCount = ne;
+  ci.ppEnabledExtensionNames = exts;
+  if ((r = dk_vk.fn.CreateDevice(ph->pd, &ci, NULL, &d->dev)) != VK_SUCCESS) {
+    d->dev = VK_NULL_HANDLE;
+    dk_vk.dev[logical] = NULL;
+    free(d);
+    return dk__error(DK_ERR_BACKEND, "vkCreateDevice for %s failed: %s", ph->props.deviceName, dk_vk_result(r));
+  }
+#define DK_VK_LOAD_D(n) d->fn.n = (PFN_vk##n)dk_vk.fn.GetDeviceProcAddr(d->dev, "vk" #n);
+  DK_VK_DEVICE_FNS(DK_VK_LOAD_D)
+#undef DK_VK_LOAD_D
+  if (d->push) {
+    d->fn.CmdPushDescriptorSetKHR = (PFN_vkCmdPushDescriptorSetKHR)dk_vk.fn.GetDeviceProcAddr(d->dev, "vkCmdPushDescriptorSetKHR");
+    d->push = d->fn.CmdPushDescriptorSetKHR != NULL;
+  }
+  d->fn.GetDeviceQueue(d->dev, ph->qfam, 0, &d->queue);
+
+  /* memory types, from what a storage buffer may live in */
+  memset(&bi, 0, sizeof bi);
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.size = 256;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if ((r = d->fn.CreateBuffer(d->dev, &bi, NULL, &probe_buf)) != VK_SUCCESS) goto fail;
+  d->fn.GetBufferMemoryRequirements(d->dev, probe_buf, &req);
+  d->fn.DestroyBuffer(d->dev, probe_buf, NULL);
+  t = dk_vk_pick_type(ph, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  if (t < 0) t = dk_vk_pick_type(ph, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  if (t < 0) t = dk_vk_pick_type(ph, req.memoryTypeBits, 0, 0);
+  d->mt_dev = (uint32_t)t;
+  t = dk_vk_pick_type(ph, req.memoryTypeBits,
+                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                          VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  if (t < 0)
+    t = dk_vk_pick_type(ph, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+  if (t < 0) { r = VK_ERROR_FEATURE_NOT_PRESENT; goto fail; }
+  d->mt_host = (uint32_t)t;
+  d->dev_mappable = (ph->mem.memoryTypes[d->mt_dev].propertyFlags &
+                     (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) ==
+                    (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  d->direct = d->dev_mappable && !dk_vk_disabled("direct");
+
+  d->max_range = ph->max_range;
+  d->max_alloc = ph->max_alloc;
+  env = dk_vk_env_size("DEVKIT_VULKAN_MAX_BINDING");
+  if (env && env < d->max_range) d->max_range = env;
+  env = dk_vk_env_size("DEVKIT_VULKAN_MAX_ALLOC");
+  if (env && env < d->max_alloc) d->max_alloc = env;
+  if (d->max_alloc < 2 * DK_VK_SEG_OVERLAP) d->max_alloc = 2 * DK_VK_SEG_OVERLAP;
+  d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
+  e = getenv("DEVKIT_VULKAN_BATCH");
+  d->batch = e && atoi(e) > 0 ? atoi(e) : 256;
+
+  /* one layout for every shader: four storage buffers, 128 bytes of constants */
+  memset(lb, 0, sizeof lb);
+  for (i = 0; i < DK_VK_MAX_BIND; i++) {
+    lb[i].binding = i;
+    lb[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    lb[i].descriptorCount = 1;
+    lb[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  memset(&li, 0, sizeof li);
+  li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  li.flags = d->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
+  li.bindingCount = DK_VK_MAX_BIND;
+  li.pBindings = lb;
+  if ((r = d->fn.CreateDescriptorSetLayout(d->dev, &li, NULL, &d->dsl)) != VK_SUCCESS) goto fail;
+  pcr.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  pcr.offset = 0;
+  pcr.size = 128;
+  memset(&pli, 0, sizeof pli);
+  pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &d->dsl;
+  pli.pushConstantRangeCount = 1;
+  pli.pPushConstantRanges = &pcr;
+  if ((r = d->fn.CreatePipelineLayout(d->dev, &pli, NULL, &d->layout)) != VK_SUCCESS) goto fail;
+
+  memset(&cpi, 0, sizeof cpi);
+  cpi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  cpi.queueFamilyIndex = ph->qfam;
+  if ((r = d->fn.CreateCommandPool(d->dev, &cpi, NULL, &d->pool)) != VK_SUCCESS) goto fail;
+  memset(&cai, 0, sizeof cai);
+  cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cai.commandPool = d->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = DK_VK_FRAMES;
+  if ((r = d->fn.AllocateCommandBuffers(d->dev, &cai, cmds)) != VK_SUCCESS) goto fail;
+  memset(&fi, 0, sizeof fi);
+  fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  for (i = 0; i < DK_VK_FRAMES; i++) {
+    d->frames[i].cmd = cmds[i];
+    if ((r = d->fn.CreateFence(d->dev, &fi, NULL, &d->frames[i].fence)) != VK_SUCCESS) goto fail;
+    if (!d->push) {
+      VkDescriptorPoolSize ps;
+      VkDescriptorPoolCreateInfo pi;
+      ps.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      ps.descriptorCount = (uint32_t)d->batch * DK_VK_MAX_BIND;
+      memset(&pi, 0, sizeof pi);
+      pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+      pi.maxSets = (uint32_t)d->batch;
+      pi.poolSizeCount = 1;
+      pi.pPoolSizes = &ps;
+      if ((r = d->fn.CreateDescriptorPool(d->dev, &pi, NULL, &d->frames[i].dpool)) != VK_SUCCESS) goto fail;
+    }
+  }
+  if ((r = dk_vk_block_create(d, (VkDeviceSize)DK_VK_FRAMES * DK_VK_CHECKS * 16, d->mt_host, 1, &d->status)) != VK_SUCCESS)
+    goto fail;
+  memset(d->status->map, 0, (size_t)d->status->size);
+  if ((r = dk_vk_block_create(d, 256, d->mt_dev, 0, &d->dummy)) != VK_SUCCESS) goto fail;
+  d->open = 1;
+  return DK_OK;
+fail:
+  dk_vk.dev[logical] = NULL;
+  dk_vk_close_device(d);
+  return dk__error(DK_ERR_BACKEND, "opening vulkan:%d on %s failed: %s", logical, ph->props.deviceName, dk_vk_result(r));
+}
+
+static void dk_vk_close_all(void) {
+  int i;
+  for (i = 0; i < DK_MAX_DEVICES; i++) {
+    dk_vk_close_device(dk_vk.dev[i]);
+    dk_vk.dev[i] = NULL;
+  }
+  dk_vk_unload();
+}
+
+/* ==== ops ================================================================= */
+
+/* push constant blocks, member for member as the shaders declare them */
+typedef struct { uint32_t n, op, dt, flat_, o_off, a_off, b_off; float s; uint32_t d1, d2, d3, as[4], bs[4]; } dk_vk_pc_ew;
+typedef struct { uint32_t n, dto, dts, o_off, s_off, d1, d2, d3, os[4], ss[4]; } dk_vk_pc_copy;
+typedef struct { uint32_t rows, cols, dt, dtw, flags; float eps; uint32_t o_off, x_off, w_off, b_off; } dk_vk_pc_norm;
+typedef struct { uint32_t rows, cols, rows_per, dt; float scale; int32_t off; uint32_t o_off, x_off; } dk_vk_pc_softmax;
+typedef struct { uint32_t n, D, H, T, n_rot, neox, dt; float theta; uint32_t o_off, x_off, p_off; } dk_vk_pc_rope;
+typedef struct { uint32_t n, D, dtt, dto, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; } dk_vk_pc_embed;
+typedef struct { uint32_t rows, cols, dt, o_off, x_off; } dk_vk_pc_argmax;
+typedef struct { uint32_t rows, cols, dt, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi; } dk_vk_pc_sample;
+typedef struct { uint32_t T, Hq, S, Hkv, D, Dv, dtq, dtk; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
+typedef struct { uint32_t M, N, K, KC, dtx, dto, dtb, has_bias, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
+typedef struct {
+  uint32_t M, N, K, dta, dtb, dto, a_off, b_off, o_off, bias_off, has_bias, dtbias, a_rs, b_rs, b_cs, ldo;
+  uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
+} dk_vk_pc_mm;
+
+#define DK_VK_MV_MAXM 8    /* matvec.comp's MMAX */
+#define DK_VK_MV_ROWS 4    /* matvec.comp's R */
+#define DK_VK_MV_XS 4096   /* matvec.comp's XS */
+#define DK_VK_ATT_DMAX 512 /* attention.comp's DMAX */
+
+static int dk_vk_pick(dk_vk_device *d, int with_sg, int without_sg) { return d->sg ? with_sg : without_sg; }
+
+/* ---- layouts: shapes with up to three stride arrays, collapsed ----------- */
+
+typedef struct {
+  int nd, k;
+  int64_t shape[DEVKIT_MAX_DIMS];
+  int64_t str[3][DEVKIT_MAX_DIMS];
+} dk_vk_lay;
+
+/* drop size-1 dims and merge neighbours that every array walks as one */
+static void dk_vk_collapse(dk_vk_lay *l) {
+  int i, j, n = 0;
+  for (i = 0; i < l->nd; i++) {
+    int merge = n > 0;
+    if (l->shape[i] == 1) continue;
+    for (j = 0; j < l->k && merge; j++) merge = l->str[j][n - 1] == l->str[j][i] * l->shape[i];
+    if (merge) {
+      l->shape[n - 1] *= l->shape[i];
+      for (j = 0; j < l->k; j++) l->str[j][n - 1] = l->str[j][i];
+      continue;
+    }
+    l->shape[n] = l->shape[i];
+    for (j = 0; j < l->k; j++) l->str[j][n] = l->str[j][i];
+    n++;
+  }
+  l->nd = n;
+}
+
+/* Split a collapsed layout into dispatches of at most `ni` dims: `outer`
+ * indexes the dims before the last ni; fills the ni inner dims (padded with
+ * size-1 dims in front) and each array's element offset for that outer index. */
+static int64_t dk_vk_outer_count(const dk_vk_lay *l, int ni) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < l->nd - ni; i++) n *= l->shape[i];
+  return n;
+}
+static void dk_vk_inner(const dk_vk_lay *l, int ni, int64_t outer, int64_t *shape4, int64_t str4[3][4], int64_t *off) {
+  int i, j, lead = l->nd > ni ? l->nd - ni : 0;
+  for (j = 0; j < l->k; j++) off[j] = 0;
+  for (i = lead - 1; i >= 0; i--) {
+    int64_t c = outer % l->shape[i];
+    outer /= l->shape[i];
+    for (j = 0; j < l->k; j++) off[j] += c * l->str[j][i];
+  }
+  for (i = 0; i < ni; i++) {
+    int src = l->nd - ni + i;
+    shape4[i] = src >= 0 ? l->shape[src] : 1;
+    for (j = 0; j < l->k; j++) str4[j][i] = src >= 0 ? l->str[j][src] : 0;
+  }
+}
+
+/* ---- elementwise ------------------------------------------------------------ */
+
+static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->op <= DK_OP_DIV || c->op == DK_OP_SWIGLU ? c->t[2] : NULL;
+  dk_vk_pc_ew pc;
+  dk_vk_args args;
+  dk_vk_lay l;
+  int64_t n = dk_tensor_numel(o), outer, ot, shape4[4], str4[3][4], off[3];
+  uint32_t gx, gy;
+  int i;
+  dk_status s;
+  if (n == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, a, 0, &pc.a_off, "a")) != DK_OK)
+    return s;
+  if (b) {
+    if ((s = dk_vk_arg_t(d, &args, 2, b, 0, &pc.b_off, "b")) != DK_OK) return s;
+  } else {
+    dk_vk_arg_dummy(d, &args, 2);
+  }
+  pc.op = (uint32_t)c->op;
+  pc.dt = (uint32_t)o->dtype;
+  pc.s = c->f[0];
+  /* the same shape everywhere (always, for unary ops): no index arithmetic */
+  pc.flat_ = dk_tensor_numel(a) == n && (!b || dk_tensor_numel(b) == n);
+  if (pc.flat_) {
+    pc.n = (uint32_t)n;
+    pc.d1 = pc.d2 = pc.d3 = 1;
+    dk_vk_grid(((uint64_t)n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+    return dk_vk_run(d, DK_SPV_ELEMENTWISE, &args, &pc, sizeof pc, gx, gy, 1);
+  }
+  memset(&l, 0, sizeof l);
+  l.nd = o->ndim;
+  l.k = 3;
+  for (i = 0; i < o->ndim; i++) {
+    int ka = i - (o->ndim - a->ndim), kb = i - (o->ndim - b->ndim);
+    l.shape[i] = o->shape[i];
+    l.str[0][i] = o->stride[i];
+    l.str[1][i] = (ka < 0 || a->shape[ka] == 1) ? 0 : a->stride[ka];
+    l.str[2][i] = (kb < 0 || b->shape[kb] == 1) ? 0 : b->stride[kb];
+  }
+  dk_vk_collapse(&l);
+  outer = dk_vk_outer_count(&l, 4);
+  for (ot = 0; ot < outer; ot++) {
+    dk_vk_pc_ew p = pc;
+    dk_vk_inner(&l, 4, ot, shape4, str4, off);
+    p.n = (uint32_t)(shape4[0] * shape4[1] * shape4[2] * shape4[3]);
+    p.d1 = (uint32_t)shape4[1];
+    p.d2 = (uint32_t)shape4[2];
+    p.d3 = (uint32_t)shape4[3];
+    for (i = 0; i < 4; i++) {
+      p.as[i] = (uint32_t)str4[1][i];
+      p.bs[i] = (uint32_t)str4[2][i];
+    }
+    /* the output is contiguous: its inner block starts at off[0] */
+    p.o_off += (uint32_t)off[0];
+    p.a_off += (uint32_t)off[1];
+    p.b_off += (uint32_t)off[2];
+    dk_vk_grid(((uint64_t)p.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+    if ((s = dk_vk_run(d, DK_SPV_ELEMENTWISE, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
+  }
+  return DK_OK;
+}
+
+/* ---- copies: dk_copy, transpose, concat ------------------------------------ */
+
+/* dst[idx] = src[idx] for idx over `shape`, each with its own strides (in
+ * elements) and element offset from its tensor's start */
+static dk_status dk_vk_strided_copy(dk_vk_device *d, const dk_tensor *dst, int64_t doff, const int64_t *dstr,
+                                    const dk_tensor *src, const int64_t *sstr, int nd, const int64_t *shape) {
+  dk_vk_pc_copy pc;
+  dk_vk_args args;
+  dk_vk_lay l;
+  int64_t outer, ot, shape4[4], str4[3][4], off[3], n = 1;
+  uint32_t gx, gy;
+  int i;
+  dk_status s;
+  for (i = 0; i < nd; i++) n *= shape[i];
+  if (n == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, dst, 1, &pc.o_off, "dst")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, src, 0, &pc.s_off, "src")) != DK_OK)
+    return s;
+  pc.dto = (uint32_t)dst->dtype;
+  pc.dts = (uint32_t)src->dtype;
+  pc.o_off += (uint32_t)doff;
+  memset(&l, 0, sizeof l);
+  l.nd = nd;
+  l.k = 2;
+  for (i = 0; i < nd; i++) {
+    l.shape[i] = shape[i];
+    l.str[0][i] = dstr[i];
+    l.str[1][i] = sstr[i];
+  }
+  dk_vk_collapse(&l);
+  outer = dk_vk_outer_count(&l, 4);
+  for (ot = 0; ot < outer; ot++) {
+    dk_vk_pc_copy p = pc;
+    dk_vk_inner(&l, 4, ot, shape4, str4, off);
+    p.n = (uint32_t)(shape4[0] * shape4[1] * shape4[2] * shape4[3]);
+    p.d1 = (uint32_t)shape4[1];
+    p.d2 = (uint32_t)shape4[2];
+    p.d3 = (uint32_t)shape4[3];
+    for (i = 0; i < 4; i++) {
+      p.os[i] = (uint32_t)str4[0][i];
+      p.ss[i] = (uint32_t)str4[1][i];
+    }
+    p.o_off += (uint32_t)off[0];
+    p.s_off += (uint32_t)off[1];
+    dk_vk_grid(((uint64_t)p.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+    if ((s = dk_vk_run(d, DK_SPV_COPY, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
+  }
+  return DK_OK;
+}
+
+static dk_status dk_vk_copy_op(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  if (o->dtype == x->dtype && dk_tensor_is_contiguous(o) && dk_tensor_is_contiguous(x)) {
+    dk_vk_mem *mo = (dk_vk_mem *)o->st->ptr, *mx = (dk_vk_mem *)x->st->ptr;
+    if (o->st == x->st && o->offset == x->offset) return DK_OK;
+    return dk_vk_cmd_read(d, mx, x->offset, dk_tensor_nbytes(x), NULL, 0, mo, o->offset);
+  }
+  return dk_vk_strided_copy(d, o, 0, o->stride, x, x->stride, o->ndim, o->shape);
+}
+
+static dk_status dk_vk_transpose(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int64_t sstr[DEVKIT_MAX_DIMS];
+  int i;
+  for (i = 0; i < x->ndim; i++) sstr[i] = x->stride[c->i[i]];
+  return dk_vk_strided_copy(d, o, 0, o->stride, x, sstr, o->ndim, o->shape);
+}
+
+static dk_status dk_vk_concat(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int dim = (int)c->i[0];
+  dk_status s = dk_vk_strided_copy(d, o, 0, o->stride, a, a->stride, a->ndim, a->shape);
+  if (s != DK_OK) return s;
+  return dk_vk_strided_copy(d, o, a->shape[dim] * o->stride[dim], o->stride, b, b->stride, b->ndim, b->shape);
+}
+
+/* ---- row ops ------------------------------------------------------------------- */
+
+static int64_t dk_vk_cols(const dk_tensor *t) { return t->ndim ? t->shape[t->ndim - 1] : 1; }
+
+static dk_status dk_vk_norm(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *b = c->op == DK_OP_LAYERNORM ? c->t[3] : NULL;
+  dk_vk_pc_norm pc;
+  dk_vk_args args;
+  int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
+  uint32_t gx, gy;
+  dk_status s;
+  if (rows == 0 || cols == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK)
+    return s;
+  if (w && (s = dk_vk_arg_t(d, &args, 2, w, 0, &pc.w_off, "w")) != DK_OK) return s;
+  if (!w) dk_vk_arg_dummy(d, &args, 2);
+  if (b && (s = dk_vk_arg_t(d, &args, 3, b, 0, &pc.b_off, "b")) != DK_OK) return s;
+  if (!b) dk_vk_arg_dummy(d, &args, 3);
+  pc.rows = (uint32_t)rows;
+  pc.cols = (uint32_t)cols;
+  pc.dt = (uint32_t)x->dtype;
+  pc.dtw = (uint32_t)(w ? w->dtype : b ? b->dtype : DK_F32);
+  pc.flags = (w ? 1u : 0u) | (b ? 2u : 0u) | (c->op == DK_OP_LAYERNORM ? 4u : 0u);
+  pc.eps = c->f[0];
+  dk_vk_grid((uint64_t)rows, DK_VK_GROUPS_CAP, &gx, &gy);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_NORM, DK_SPV_NORM_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  dk_vk_pc_softmax pc;
+  dk_vk_args args;
+  int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
+  uint32_t gx, gy;
+  dk_status s;
+  if (rows == 0 || cols == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK)
+    return s;
+  pc.rows = (uint32_t)rows;
+  pc.cols = (uint32_t)cols;
+  pc.dt = (uint32_t)x->dtype;
+  if (c->op == DK_OP_SOFTMAX_MASKED) {
+    pc.rows_per = (uint32_t)x->shape[x->ndim - 2];
+    pc.scale = c->f[0];
+    pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
+  } else {
+    pc.rows_per = 1;
+    pc.scale = 1.0f;
+    pc.off = -1;
+  }
+  if (pc.rows_per == 0) return DK_OK;
+  dk_vk_grid((uint64_t)rows, DK_VK_GROUPS_CAP, &gx, &gy);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SOFTMAX, DK_SPV_SOFTMAX_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *pos = c->t[2];
+  dk_vk_pc_rope pc;
+  dk_vk_args args;
+  int64_t D = dk_vk_cols(x), rows = D ? dk_tensor_numel(x) / D : 0;
+  uint32_t gx, gy;
+  dk_status s;
+  if (rows == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, pos, 0, &pc.p_off, "positions")) != DK_OK)
+    return s;
+  pc.D = (uint32_t)D;
+  pc.H = (uint32_t)(x->ndim == 2 ? 1 : x->shape[x->ndim - 2]);
+  pc.T = (uint32_t)pos->shape[0];
+  pc.n_rot = (uint32_t)c->i[0];
+  pc.neox = c->i[1] == DK_ROPE_NEOX;
+  pc.dt = (uint32_t)x->dtype;
+  pc.theta = c->f[0];
+  pc.n = (uint32_t)(rows * (D - c->i[0] / 2));
+  dk_vk_grid(((uint64_t)pc.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+  return dk_vk_run(d, DK_SPV_ROPE, &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  dk_vk_args args;
+  int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
+  uint32_t gx, gy, o_off, x_off;
+  dk_status s;
+  if (rows == 0) return DK_OK;
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &x_off, "x")) != DK_OK)
+    return s;
+  dk_vk_grid((uint64_t)rows, DK_VK_GROUPS_CAP, &gx, &gy);
+  if (c->op == DK_OP_ARGMAX || !(c->f[0] > 0.0f)) {
+    dk_vk_pc_argmax pc;
+    pc.rows = (uint32_t)rows;
+    pc.cols = (uint32_t)cols;
+    pc.dt = (uint32_t)x->dtype;
+    pc.o_off = o_off;
+    pc.x_off = x_off;
+    return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ARGMAX, DK_SPV_ARGMAX_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+  } else {
+    dk_vk_pc_sample pc;
+    pc.rows = (uint32_t)rows;
+    pc.cols = (uint32_t)cols;
+    pc.dt = (uint32_t)x->dtype;
+    pc.o_off = o_off;
+    pc.x_off = x_off;
+    pc.top_k = c->i[0] > 0x7fffffff ? 0x7fffffff : (c->i[0] < 0 ? 0 : (int32_t)c->i[0]);
+    pc.temp = c->f[0];
+    pc.top_p = c->f[1];
+    pc.seed_lo = (uint32_t)(c->u & 0xffffffffu);
+    pc.seed_hi = (uint32_t)(c->u >> 32);
+    return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SAMPLE, DK_SPV_SAMPLE_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+  }
+}
+
+static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  dk_vk_pc_attn pc;
+  dk_vk_args args;
+  uint32_t gx, gy;
+  int64_t rows = q->shape[0] * q->shape[1];
+  dk_status s;
+  if (rows == 0 || v->shape[2] == 0) return DK_OK;
+  if (q->shape[2] > DK_VK_ATT_DMAX || v->shape[2] > DK_VK_ATT_DMAX)
+    return dk__error(DK_ERR_UNSUPPORTED, "dk_attention on %s: head dims %lld/%lld; the Vulkan kernel takes up to %d",
+                     dk_device_name(c->dev), (long long)q->shape[2], (long long)v->shape[2], DK_VK_ATT_DMAX);
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, q, 0, &pc.q_off, "q")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, k, 0, &pc.k_off, "k")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 3, v, 0, &pc.v_off, "v")) != DK_OK)
+    return s;
+  pc.T = (uint32_t)q->shape[0];
+  pc.Hq = (uint32_t)q->shape[1];
+  pc.D = (uint32_t)q->shape[2];
+  pc.S = (uint32_t)k->shape[0];
+  pc.Hkv = (uint32_t)k->shape[1];
+  pc.Dv = (uint32_t)v->shape[2];
+  pc.dtq = (uint32_t)q->dtype;
+  pc.dtk = (uint32_t)k->dtype;
+  pc.scale = c->f[0];
+  pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
+  dk_vk_grid((uint64_t)rows, 65535u * 16u, &gx, &gy);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+/* ---- matmul and linear ---------------------------------------------------------- */
+
+static dk_status dk_vk_mm_dispatch(dk_vk_device *d, int spv, dk_vk_args *args, dk_vk_pc_mm *pc, uint32_t batch) {
+  uint32_t z0;
+  uint32_t gx = (pc->N + 63) / 64, gy = (pc->M + 63) / 64;
+  dk_status s;
+  if (gy > 65535)
+    return dk__error(DK_ERR_UNSUPPORTED, "matmul on %s: M = %u rows is more than one dispatch covers (%u)",
+                     dk_device_name(dk_vk_devid(d->logical)), pc->M, 65535u * 64u);
+  for (z0 = 0; z0 < batch; z0 += 65535) {
+    pc->z_base = z0;
+    if ((s = dk_vk_run(d, spv, args, pc, sizeof *pc, gx, gy, batch - z0 < 65535 ? batch - z0 : 65535)) != DK_OK)
+      return s;
+  }
+  return DK_OK;
+}
+
+static dk_status dk_vk_matmul(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2], outer, ot, shape4[4], str4[3][4], off[3];
+  int abat = a->ndim > 2 ? a->ndim - 2 : 0, bbat = b->ndim > 2 ? b->ndim - 2 : 0;
+  int nb = abat > bbat ? abat : bbat, i;
+  dk_vk_pc_mm pc;
+  dk_vk_args args;
+  dk_vk_lay l;
+  dk_status s;
+  if (M == 0 || N == 0 || c->i[3] == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, a, 0, &pc.a_off, "a")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, b, 0, &pc.b_off, "b")) != DK_OK)
+    return s;
+  dk_vk_arg_dummy(d, &args, 3);
+  pc.M = (uint32_t)M;
+  pc.N = (uint32_t)N;
+  pc.K = (uint32_t)K;
+  pc.dta = pc.dtb = pc.dto = pc.dtbias = (uint32_t)o->dtype;
+  pc.a_rs = (uint32_t)(a->ndim >= 2 ? a->stride[a->ndim - 2] : 0);
+  pc.b_rs = (uint32_t)(b->ndim >= 2 ? b->stride[b->ndim - 2] : b->stride[0]);
+  pc.b_cs = 1;
+  pc.ldo = (uint32_t)N;
+  pc.obs = (uint32_t)(M * N);
+  /* batch dims, broadcast, collapsed; at most three per dispatch */
+  memset(&l, 0, sizeof l);
+  l.nd = nb;
+  l.k = 3;
+  for (i = 0; i < nb; i++) {
+    int ia = i - (nb - abat), ib = i - (nb - bbat);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+    l.shape[i] = da > db ? da : db;
+    l.str[1][i] = (ia >= 0 && da != 1) ? a->stride[ia] : 0;
+    l.str[2][i] = (ib >= 0 && db != 1) ? b->stride[ib] : 0;
+  }
+  for (i = nb - 1; i >= 0; i--) l.str[0][i] = i == nb - 1 ? M * N : l.str[0][i + 1] * l.shape[i + 1];
+  dk_vk_collapse(&l);
+  outer = dk_vk_outer_count(&l, 3);
+  for (ot = 0; ot < outer; ot++) {
+    dk_vk_pc_mm p = pc;
+    dk_vk_inner(&l, 3, ot, shape4, str4, off);
+    p.nb1 = (uint32_t)shape4[1];
+    p.nb2 = (uint32_t)shape4[2];
+    for (i = 0; i < 3; i++) {
+      p.abs_[i] = (uint32_t)str4[1][i];
+      p.bbs[i] = (uint32_t)str4[2][i];
+    }
+    p.o_off += (uint32_t)off[0];
+    p.a_off += (uint32_t)off[1];
+    p.b_off += (uint32_t)off[2];
+    if ((s = dk_vk_mm_dispatch(d, DK_SPV_MATMUL, &args, &p, (uint32_t)(shape4[0] * shape4[1] * shape4[2]))) != DK_OK)
+      return s;
+  }
+  return DK_OK;
+}
+
+static uint32_t dk_vk_esize(dk_dtype t) { return (uint32_t)dk_dtype_block_bytes(t); }
+
+/* how many rows of `rb` bytes from row r0 of m fit in one binding and one
+ * segment */
+static int64_t dk_vk_rows_fit(dk_vk_device *d, const dk_tensor *t, int64_t r0, int64_t want, VkDeviceSize rb) {
+  dk_vk_mem *m = (dk_vk_mem *)t->st->ptr;
+  int64_t n = want;
+  if (rb == 0) return want;
+  if ((VkDeviceSize)n * rb > d->max_range) n = (int64_t)(d->max_range / rb);
+  if (m->nseg > 1) {
+    VkDeviceSize a = (VkDeviceSize)t->offset + (VkDeviceSize)r0 * rb;
+    int i = (int)(a / m->seg_stride);
+    VkDeviceSize end;
+    if (i >= m->nseg) i = m->nseg - 1;
+    end = (VkDeviceSize)i * m->seg_stride + m->seg[i]->size;
+    if ((VkDeviceSize)n * rb > end - a) n = (int64_t)((end - a) / rb);
+  }
+  return n;
+}
+
+static dk_status dk_vk_too_big(const dk_call *c, const dk_tensor *t, const char *role, VkDeviceSize unit) {
+  return dk__error(DK_ERR_UNSUPPORTED, "%s on %s: one row of %s '%s' (%llu bytes) does not fit in one binding",
+                   dk__op_name(c->op), dk_device_name(c->dev), role, t->name, (unsigned long long)unit);
+}
+
+static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2], n0, m0;
+  VkDeviceSize rb = dk__row_bytes(w->dtype, K), xsz = dk_vk_esize(x->dtype), osz = dk_vk_esize(o->dtype);
+  VkDeviceSize R = d->max_range;
+  int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM;
+  int64_t mcap = M;
+  dk_status s;
+  if (M == 0 || N == 0) return DK_OK;
+  if (K && (VkDeviceSize)mcap * (VkDeviceSize)K * xsz > R) mcap = (int64_t)(R / ((VkDeviceSize)K * xsz));
+  if (mcap < 1) return dk_vk_too_big(c, x, "x", (VkDeviceSize)K * xsz);
+  for (n0 = 0; n0 < N;) {
+    int64_t nc = dk_vk_rows_fit(d, w, n0, N - n0, rb), mc;
+    if ((VkDeviceSize)nc * osz > R) nc = (int64_t)(R / osz);
+    if (nc < 1) return dk_vk_too_big(c, w, "w", rb);
+    for (m0 = 0; m0 < M; m0 += mc) {
+      dk_vk_args args;
+      uint32_t o_off, x_off, w_off, b_off = 0;
+      int64_t mc_out = (int64_t)((R / osz - (VkDeviceSize)nc) / (VkDeviceSize)N) + 1;
+      mc = M - m0 < mcap ? M - m0 : mcap;
+      if (mc > mc_out) mc = mc_out;
+      dk_vk_args_init(&args);
+      if ((s = dk_vk_arg(d, &args, 0, o, ((VkDeviceSize)m0 * N + n0) * osz, ((VkDeviceSize)(mc - 1) * N + nc) * osz, 1,
+                         dk_vk_unit(o->dtype), &o_off, "out")) != DK_OK ||
+          (s = dk_vk_arg(d, &args, 1, x, (VkDeviceSize)m0 * K * xsz, (VkDeviceSize)mc * K * xsz, 0, dk_vk_unit(x->dtype),
+                         &x_off, "x")) != DK_OK ||
+          (s = dk_vk_arg(d, &args, 2, w, (VkDeviceSize)n0 * rb, (VkDeviceSize)nc * rb, 0, dk_vk_unit(w->dtype), &w_off,
+                         "w")) != DK_OK)
+        return s;
+      if (bias) {
+        VkDeviceSize bsz = dk_vk_esize(bias->dtype);
+        if ((s = dk_vk_arg(d, &args, 3, bias, (VkDeviceSize)n0 * bsz, (VkDeviceSize)nc * bsz, 0, dk_vk_unit(bias->dtype),
+                           &b_off, "bias")) != DK_OK)
+          return s;
+      } else {
+        dk_vk_arg_dummy(d, &args, 3);
+      }
+      if (mv) {
+        dk_vk_pc_mv pc;
+        int spv = d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
+        uint32_t gx, gy;
+        spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
+        memset(&pc, 0, sizeof pc);
+        pc.M = (uint32_t)mc;
+        pc.N = (uint32_t)nc;
+        pc.K = (uint32_t)K;
+        pc.KC = (uint32_t)((DK_VK_MV_XS / mc) & ~31);
+        pc.dtx = (uint32_t)x->dtype;
+        pc.dto = (uint32_t)o->dtype;
+        pc.dtb = (uint32_t)(bias ? bias->dtype : DK_F32);
+        pc.has_bias = bias != NULL;
+        pc.x_off = x_off;
+        pc.w_off = w_off;
+        pc.o_off = o_off;
+        pc.b_off = b_off;
+        pc.ldx = (uint32_t)K;
+        pc.ldo = (uint32_t)N;
+        dk_vk_grid((uint64_t)(nc + DK_VK_MV_ROWS - 1) / DK_VK_MV_ROWS, 0, &gx, &gy);
+        if ((s = dk_vk_run(d, spv, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+      } else {
+        dk_vk_pc_mm pc;
+        memset(&pc, 0, sizeof pc);
+        pc.M = (uint32_t)mc;
+        pc.N = (uint32_t)nc;
+        pc.K = (uint32_t)K;
+        pc.dta = (uint32_t)x->dtype;
+        pc.dtb = (uint32_t)w->dtype;
+        pc.dto = (uint32_t)o->dtype;
+        pc.a_off = x_off;
+        pc.b_off = w_off;
+        pc.o_off = o_off;
+        pc.bias_off = b_off;
+        pc.has_bias = bias != NULL;
+        pc.dtbias = (uint32_t)(bias ? bias->dtype : DK_F32);
+        pc.a_rs = (uint32_t)K;
+        pc.b_rs = 1;
+        pc.b_cs = (uint32_t)K;
+        pc.ldo = (uint32_t)N;
+        pc.nb1 = pc.nb2 = 1;
+        if ((s = dk_vk_mm_dispatch(d, !quant ? DK_SPV_MATMUL : w->dtype == DK_Q8_0 ? DK_SPV_MATMUL_Q8_0 : DK_SPV_MATMUL_Q4_0,
+                                   &args, &pc, 1)) != DK_OK)
+          return s;
+      }
+    }
+    n0 += nc;
+  }
+  return DK_OK;
+}
+
+/* ---- embedding ------------------------------------------------------------------ */
+
+/* a status slot in the frame being recorded, with what the message needs */
+static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos_base, dk_vk_args *a, int bind,
+                                  uint32_t *slot) {
+  dk_vk_frame *f;
+  dk_vk_check *k;
+  uint32_t *words;
+  int fi;
+  dk_status s;
+  if ((s = dk_vk_begin(d)) != DK_OK) return s;
+  if (d->frames[d->rec].nchecks == DK_VK_CHECKS && ((s = dk_vk_submit(d)) != DK_OK || (s = dk_vk_begin(d)) != DK_OK))
+    return s;
+  fi = d->rec;
+  f = &d->frames[fi];
+  *slot = (uint32_t)f->nchecks++;
+  k = &f->checks[*slot];
+  snprintf(k->ids, sizeof k->ids, "%s", c->t[2]->name);
+  snprintf(k->table, sizeof k->table, "%s", c->t[1]->name);
+  snprintf(k->site, sizeof k->site, "%s", c->t[2]->site);
+  k->rows = (long long)c->t[1]->shape[0];
+  k->pos_base = (long long)pos_base;
+  words = (uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + *slot) * 16);
+  words[0] = words[1] = words[2] = words[3] = 0;
+  dk_vk_arg_raw(a, bind, d->status->buf, (VkDeviceSize)fi * DK_VK_CHECKS * 16, DK_VK_CHECKS * 16);
+  dk_vk_track(a, d->status->buf, ((VkDeviceSize)fi * DK_VK_CHECKS + *slot) * 16,
+              ((VkDeviceSize)fi * DK_VK_CHECKS + *slot + 1) * 16, 1, NULL);
+  return DK_OK;
+}
+
+static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
+  int64_t D = tab->shape[1], rows = tab->shape[0], nid = dk_tensor_numel(ids), icap = nid, k0, r0;
+  VkDeviceSize rb = dk__row_bytes(tab->dtype, D), osz = dk_vk_esize(o->dtype), R = d->max_range;
+  int spv = dk_vk_pick(d, DK_SPV_EMBEDDING, DK_SPV_EMBEDDING_NOSG);
+  dk_status s;
+  if (nid == 0) return DK_OK;
+  if (D && (VkDeviceSize)icap * (VkDeviceSize)D * osz > R) icap = (int64_t)(R / ((VkDeviceSize)D * osz));
+  if ((VkDeviceSize)icap * 4 > R) icap = (int64_t)(R / 4);
+  if (icap < 1) return dk_vk_too_big(c, o, "out", (VkDeviceSize)D * osz);
+  for (k0 = 0; k0 < nid; k0 += icap) {
+    int64_t kc = nid - k0 < icap ? nid - k0 : icap, rc;
+    int first = 1;
+    for (r0 = 0; first || r0 < rows; r0 += rc) {
+      dk_vk_args args;
+      dk_vk_pc_embed pc;
+      uint32_t gx, gy;
+      rc = rows > r0 ? dk_vk_rows_fit(d, tab, r0, rows - r0, rb) : 0;
+      if (rows > r0 && rc < 1) return dk_vk_too_big(c, tab, "table", rb);
+      memset(&pc, 0, sizeof pc);
+      dk_vk_args_init(&args);
+      if ((s = dk_vk_arg(d, &args, 0, o, (VkDeviceSize)k0 * D * osz, (VkDeviceSize)kc * D * osz, 1, dk_vk_unit(o->dtype),
+                         &pc.o_off, "out")) != DK_OK ||
+          (s = dk_vk_arg(d, &args, 1, tab, (VkDeviceSize)r0 * rb, (VkDeviceSize)rc * rb, 0, dk_vk_unit(tab->dtype),
+                         &pc.t_off, "table")) != DK_OK ||
+          (s = dk_vk_arg(d, &args, 2, ids, (VkDeviceSize)k0 * 4, (VkDeviceSize)kc * 4, 0, 4, &pc.ids_off, "ids")) != DK_OK)
+        return s;
+      if (first) {
+        if ((s = dk_vk_check_slot(d, c, k0, &args, 3, &pc.slot)) != DK_OK) return s;
+      } else {
+        dk_vk_arg_dummy(d, &args, 3);
+      }
+      pc.n = (uint32_t)(kc * D);
+      pc.D = (uint32_t)D;
+      pc.dtt = (uint32_t)tab->dtype;
+      pc.dto = (uint32_t)o->dtype;
+      pc.r0 = (uint32_t)r0;
+      pc.r1 = (uint32_t)(r0 + rc);
+      pc.rows = (uint32_t)(rows > 0x7fffffff ? 0x7fffffff : rows);
+      pc.check = (uint32_t)first;
+      pc.n_ids = (uint32_t)kc;
+      dk_vk_grid(((uint64_t)pc.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+      if ((s = dk_vk_run(d, spv, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+      first = 0;
+      if (rc == 0) break;
+    }
+  }
+  return DK_OK;
+}
+
+/* ==== the table =========================================================== */
+
+static dk_status dk_vk_op(const dk_call *c) {
+  dk_vk_device *d = dk_vk.dev[c->dev.index];
+  uint64_t v0 = dk_vk_tls_msgs;
+  dk_status s;
+  if (d->lost) return dk_vk_begin(d);
+  switch (c->op) {
+  case DK_OP_RMSNORM: case DK_OP_LAYERNORM: s = dk_vk_norm(d, c); break;
+  case DK_OP_SOFTMAX: case DK_OP_SOFTMAX_MASKED: s = dk_vk_softmax(d, c); break;
+  case DK_OP_MATMUL: s = dk_vk_matmul(d, c); break;
+  case DK_OP_LINEAR: s = dk_vk_linear(d, c); break;
+  case DK_OP_EMBEDDING: s = dk_vk_embedding(d, c); break;
+  case DK_OP_ROPE: s = dk_vk_rope(d, c); break;
+  case DK_OP_CONCAT: s = dk_vk_concat(d, c); break;
+  case DK_OP_COPY: s = dk_vk_copy_op(d, c); break;
+  case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
+  case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c); break;
+  case DK_OP_ATTENTION: s = dk_vk_attention(d, c); break;
+  default: s = dk_vk_elementwise(d, c); break;
+  }
+  if (s == DK_OK && dk_vk_tls_msgs != v0)
+    s = dk__error(DK_ERR_BACKEND, "%s on %s: the Vulkan validation layer reported: %s", dk__op_name(c->op),
+                  dk_device_name(c->dev), dk_validation_last());
+  return s;
+}
+
+static dk_backend_impl dk_vk_impl_table;
+
+static const dk_backend_impl *dk__vk_backend(void) {
+  dk_backend_impl *b = &dk_vk_impl_table;
+  int op;
+  if (b->probe) return b;
+  b->kind = DK_VULKAN;
+  b->probe = dk_vk_probe;
+  b->properties = dk_vk_properties;
+  b->open_device = dk_vk_open;
+  b->close_all = dk_vk_close_all;
+  b->alloc = dk_vk_alloc;
+  b->release = dk_vk_release;
+  b->upload = dk_vk_upload;
+  b->download = dk_vk_download;
+  b->copy = dk_vk_copy;
+  b->sync = dk_vk_sync;
+  for (op = 0; op < DK_OP_COUNT; op++) {
+    b->ops[op] = dk_vk_op;
+    b->dtypes[op] = DK_FLOATS;
+    b->wdtypes[op] = DK_FLOATS;
+  }
+  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
+  b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
+  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
+  return b;
+}
+
+#endif /* DK_BACKEND_VULKAN_H */

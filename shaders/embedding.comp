@@ -1,0 +1,65 @@
+#version 450
+/* out[i, :] = table[ids[i], :], one thread per output element. A table
+ * larger than one binding may be is bound in windows of rows [r0, r1): each
+ * dispatch writes the rows whose id falls in its window. Workgroup 0 of the
+ * dispatch with check=1 finds the first id outside [0, rows) and writes
+ * {1, position, id} into status slot `slot`, which the host reads at the next
+ * sync (the only place the error can surface on a GPU). */
+//!variant embedding -DDK_SUBGROUPS
+//!variant embedding_nosg
+#extension GL_GOOGLE_include_directive : require
+#define WG 256
+#define DK_REDUCE
+#include "common.glsl"
+layout(local_size_x = WG) in;
+
+DK_OUT(0, O)
+DK_IN(1, T)
+DK_IN(2, Ids)
+layout(set = 0, binding = 3) buffer Status { uint status[]; };
+
+layout(push_constant) uniform P {
+  uint n, D, dtt, dto;
+  uint o_off, t_off, ids_off;   /* t_off in halves for block formats */
+  uint r0, r1, rows, check, slot, n_ids;
+} p;
+
+float table_at(uint row, uint j) {
+  if (p.dtt == DT_Q8_0) {
+    uint hb = p.t_off + row * (p.D / 32u) * 17u + (j / 32u) * 17u, q = j % 32u;
+    uint w = uint(T16[hb + 1u + q / 2u]);
+    int v = int(((q & 1u) != 0u ? w >> 8 : w) << 24) >> 24;
+    return dk_h2f(uint(T16[hb])) * float(v);
+  }
+  if (p.dtt == DT_Q4_0) {
+    uint hb = p.t_off + row * (p.D / 32u) * 9u + (j / 32u) * 9u, q = j % 32u, bi = q % 16u;
+    uint w = uint(T16[hb + 1u + bi / 2u]);
+    uint byte_ = ((bi & 1u) != 0u ? w >> 8 : w) & 255u;
+    uint nib = q < 16u ? (byte_ & 15u) : (byte_ >> 4);
+    return dk_h2f(uint(T16[hb])) * float(int(nib) - 8);
+  }
+  return T_ld(p.dtt, p.t_off + row * p.D + j);
+}
+
+void main() {
+  if (p.check != 0u && dk_group() == 0u) {
+    uint first = 0xffffffffu;
+    for (uint k = gl_LocalInvocationID.x; k < p.n_ids; k += WG) {
+      int id = int(Ids32[p.ids_off + k]);
+      if (id < 0 || id >= int(p.rows)) first = min(first, k);
+    }
+    first = dk_umin(first);
+    if (gl_LocalInvocationID.x == 0u && first != 0xffffffffu) {
+      status[p.slot * 4u + 1u] = first;
+      status[p.slot * 4u + 2u] = Ids32[p.ids_off + first];
+      status[p.slot * 4u] = 1u;
+    }
+  }
+  uint stride = dk_groups() * WG;
+  for (uint i = dk_group() * WG + gl_LocalInvocationID.x; i < p.n; i += stride) {
+    uint k = i / p.D, j = i % p.D;
+    int id = int(Ids32[p.ids_off + k]);
+    if (id < int(p.r0) || id >= int(p.r1)) continue;
+    O_st(p.dto, p.o_off + i, table_at(uint(id) - p.r0, j));
+  }
+}

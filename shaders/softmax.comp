@@ -1,0 +1,38 @@
+#version 450
+/* softmax over the last dim, one workgroup per row. Masked: x*scale, and
+ * row i of the last-but-one dim sees columns <= i + off (off < 0: all). */
+//!variant softmax -DDK_SUBGROUPS
+//!variant softmax_nosg
+#extension GL_GOOGLE_include_directive : require
+#define WG 256
+#define DK_REDUCE
+#include "common.glsl"
+layout(local_size_x = WG) in;
+
+DK_OUT(0, O)
+DK_IN(1, X)
+
+layout(push_constant) uniform P {
+  uint rows, cols, rows_per, dt;
+  float scale;
+  int off;
+  uint o_off, x_off;
+} p;
+
+void main() {
+  uint l = gl_LocalInvocationID.x, n = p.cols;
+  for (uint row = dk_group(); row < p.rows; row += dk_groups()) {
+    uint xb = p.x_off + row * n, ob = p.o_off + row * n, lim = n;
+    if (p.off >= 0) lim = min(row % p.rows_per + uint(p.off) + 1u, n);
+    float m = -1.0 / 0.0;
+    for (uint j = l; j < lim; j += WG) m = max(m, X_ld(p.dt, xb + j) * p.scale);
+    m = dk_max(m);
+    float z = 0.0;
+    for (uint j = l; j < lim; j += WG) z += exp(X_ld(p.dt, xb + j) * p.scale - m);
+    z = dk_sum(z);
+    for (uint j = l; j < n; j += WG) {
+      float v = j < lim ? exp(X_ld(p.dt, xb + j) * p.scale - m) / z : 0.0;
+      O_st(p.dt, ob + j, v);
+    }
+  }
+}
