@@ -1380,6 +1380,7 @@ static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const ch
   dk__sbf(&sb, "\n");
   for (i = 0; i < n; i++) {
     int rl = (int)strlen(oi->roles[i]), nl = c->t[i] ? (int)strlen(c->t[i]->name) + 2 : 0;
+    if (!c->t[i] && ((oi->optional >> i) & 1)) continue;   /* absent optional operands are not listed */
     if (rl > role_w) role_w = rl;
     if (nl > name_w) name_w = nl;
   }
@@ -1418,7 +1419,7 @@ static dk_status dk__mismatch(dk_call *c, int backend_level) {
     char tname[32], oname[32];
     snprintf(tname, sizeof tname, "%s", dk_device_name(target));
     snprintf(oname, sizeof oname, "%s", dk_device_name(c->t[first_odd]->device));
-    dk__sbf(&f, "move %s with dk_to(%s, <%s>, &%s_moved) (or create %s there), or put the others on %s",
+    dk__sbf(&f, "move %s with dk_to(%s, %s, &%s_moved) (or create %s there), or put the others on %s",
             list, oi->roles[first_odd], tname, oi->roles[first_odd], strchr(list, ',') ? "them" : "it", oname);
   }
   if (backend_level)

@@ -177,7 +177,11 @@ static dk_status dk__cpu_open(int logical, int physical, int slot) {
   return DK_OK;
 }
 
-static void dk__cpu_close_all(void) { dk__cpu_pool_stop(); }
+static void dk__cpu_scratch_release(void);
+static void dk__cpu_close_all(void) {
+  dk__cpu_pool_stop();
+  dk__cpu_scratch_release();
+}
 
 static dk_status dk__cpu_alloc(dk_device d, size_t nbytes, const char *name, dk_storage *st) {
   void *p = NULL;
@@ -280,21 +284,48 @@ static void dk__cpu_dequant_row(dk_dtype dt, const void *row, int64_t k0, int64_
   }
 }
 
-/* A scratch buffer per worker thread, grown on demand and kept: hot ops must
- * not call malloc per row. */
-static DK_TLS float *dk__cpu_scratch_p[4];
-static DK_TLS size_t dk__cpu_scratch_n[4];
+/* Scratch buffers per thread, grown on demand and kept: hot ops must not call
+ * malloc per row. A thread-specific key (not plain TLS) frees them when the
+ * thread exits, pool worker or user thread alike. */
+typedef struct { float *p[4]; size_t n[4]; } dk__cpu_scratch_t;
+static pthread_key_t dk__cpu_key;
+static pthread_once_t dk__cpu_key_once = PTHREAD_ONCE_INIT;
+
+static void dk__cpu_scratch_destroy(void *v) {
+  dk__cpu_scratch_t *s = (dk__cpu_scratch_t *)v;
+  int i;
+  if (!s) return;
+  for (i = 0; i < 4; i++) free(s->p[i]);
+  free(s);
+}
+static void dk__cpu_key_init(void) { pthread_key_create(&dk__cpu_key, dk__cpu_scratch_destroy); }
+
 static float *dk__cpu_scratch(int slot, size_t n) {
-  if (dk__cpu_scratch_n[slot] < n) {
-    void *p = NULL;
-    free(dk__cpu_scratch_p[slot]);
-    dk__cpu_scratch_p[slot] = NULL;
-    dk__cpu_scratch_n[slot] = 0;
-    if (posix_memalign(&p, 64, n * sizeof(float) + 64) != 0) return NULL;
-    dk__cpu_scratch_p[slot] = (float *)p;
-    dk__cpu_scratch_n[slot] = n;
+  dk__cpu_scratch_t *s;
+  pthread_once(&dk__cpu_key_once, dk__cpu_key_init);
+  s = (dk__cpu_scratch_t *)pthread_getspecific(dk__cpu_key);
+  if (!s) {
+    s = (dk__cpu_scratch_t *)calloc(1, sizeof *s);
+    if (!s) return NULL;
+    pthread_setspecific(dk__cpu_key, s);
   }
-  return dk__cpu_scratch_p[slot];
+  if (s->n[slot] < n) {
+    void *p = NULL;
+    free(s->p[slot]);
+    s->p[slot] = NULL;
+    s->n[slot] = 0;
+    if (posix_memalign(&p, 64, n * sizeof(float) + 64) != 0) return NULL;
+    s->p[slot] = (float *)p;
+    s->n[slot] = n;
+  }
+  return s->p[slot];
+}
+
+/* the calling thread's scratch, at shutdown */
+static void dk__cpu_scratch_release(void) {
+  pthread_once(&dk__cpu_key_once, dk__cpu_key_init);
+  dk__cpu_scratch_destroy(pthread_getspecific(dk__cpu_key));
+  pthread_setspecific(dk__cpu_key, NULL);
 }
 
 /* ==== elementwise ========================================================= */
