@@ -704,3 +704,35 @@ DKT_TEST(threads_two_devices_and_shared_device, 0) {
                    memcmp(c.result, solo.result, sizeof solo.result) == 0,
             "concurrent results differ from the single-threaded run");
 }
+
+/* ---- the placement check ---------------------------------------------------- */
+
+DKT_TEST(placement_check_finds_every_misplaced_tensor, 0) {
+  enum { N = 12 };
+  dk_placement items[N];
+  dk_tensor *ts[N];
+  int64_t s[2] = {4, 8};
+  int i, nbad = -1, bad[N];
+  char name[32];
+  if (!t->has_dev2) { dkt_skip(t, "needs two devices of one backend"); return; }
+  for (i = 0; i < N; i++) {
+    /* tensors 3, 7 and 8 "moved by mistake" */
+    int misplaced = i == 3 || i == 7 || i == 8;
+    snprintf(name, sizeof name, "blk.%d.weight", i);
+    ts[i] = dkt_random(t, misplaced ? t->dev2 : t->dev, DK_F32, 2, s, name, -1, 1, NULL);
+    if (!ts[i]) return;
+    items[i].tensor = ts[i];
+    items[i].expected = t->dev;
+  }
+  DKT_REFUSED(t, dk_check_placement(items, N, &nbad, bad), DK_ERR_DEVICE_MISMATCH);
+  DKT_CHECK(t, nbad == 3 && bad[0] == 3 && bad[1] == 7 && bad[2] == 8, "found %d misplaced", nbad);
+  DKT_MSG_HAS(t, "3 of 12 tensors");
+  DKT_MSG_HAS(t, "'blk.7.weight'");
+  DKT_MSG_HAS(t, "test_errors.c:");
+  DKT_CHECK(t, strstr(dk_last_error(), "'blk.2.weight'") == NULL, "a well-placed tensor was listed:\n%s", dk_last_error());
+  /* everything in place */
+  for (i = 0; i < N; i++) items[i].expected = dk_tensor_device(ts[i]);
+  DKT_OK(t, dk_check_placement(items, N, &nbad, NULL));
+  DKT_CHECK(t, nbad == 0, "none misplaced");
+  for (i = 0; i < N; i++) dk_tensor_free(ts[i]);
+}
