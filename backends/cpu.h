@@ -805,15 +805,11 @@ static dk_status dk__cpu_linear(const dk_call *c) {
   int64_t M = c->i[0], N = c->i[1], K = c->i[2];
   dk__cpu_pick_kernels();
   if (M <= DK_CPU_GEMV_MAXM) {
+    /* the caller's scratch (slots 2, 3): the gemv tasks themselves use none */
     dk__cpu_gemv g;
-    float *xb = NULL, *yb = NULL;
-    void *p1 = NULL, *p2 = NULL;
+    float *xb = dk__cpu_scratch(2, (size_t)(M * K + 8)), *yb = dk__cpu_scratch(3, (size_t)(M * N + 8));
     int64_t m;
-    if (posix_memalign(&p1, 64, (size_t)(M * K + 8) * 4) || posix_memalign(&p2, 64, (size_t)(M * N + 8) * 4)) {
-      free(p1);
-      return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-    }
-    xb = (float *)p1; yb = (float *)p2;
+    if (!xb || !yb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
     g.wrow = dk__row_bytes(w->dtype, K); g.y = yb;
@@ -821,12 +817,11 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     if (bias) {
       float *bb = dk__cpu_scratch(0, (size_t)N);
       int64_t j;
-      if (!bb) { free(p1); free(p2); return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory"); }
+      if (!bb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
       dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
       for (m = 0; m < M; m++) for (j = 0; j < N; j++) yb[m * N + j] += bb[j];
     }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, yb);
-    free(p1); free(p2);
     return DK_OK;
   } else {
     dk__cpu_gemm g;
