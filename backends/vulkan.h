@@ -304,6 +304,56 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL dk_vk_debug_cb(VkDebugUtilsMessageSeverity
 
 /* ==== probe: loader, instance, physical devices =========================== */
 
+/* Under AddressSanitizer and ThreadSanitizer, the drivers and layers the
+ * loader maps are pinned (RTLD_NODELETE): memory they keep in their own
+ * globals stays reachable after vkDestroyInstance unloads them (lavapipe
+ * keeps such an array, which LeakSanitizer would otherwise report from
+ * "<unknown module>"), and TSan's called_from_lib suppressions refuse
+ * libraries that go away. Release builds leave the loader's unloading alone. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DK_VK_PIN_DRIVERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DK_VK_PIN_DRIVERS 1
+#endif
+#endif
+
+#ifdef DK_VK_PIN_DRIVERS
+static char *dk_vk_maps(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char *buf = NULL;
+  size_t len = 0, cap = 0, k;
+  if (!f) return NULL;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      char *nb = (char *)realloc(buf, cap = cap * 2 + 8192);
+      if (!nb) break;
+      buf = nb;
+    }
+    k = fread(buf + len, 1, 4096, f);
+    if (!k) break;
+    len += k;
+  }
+  fclose(f);
+  if (buf) buf[len] = 0;
+  return buf;
+}
+static void dk_vk_pin_new_objects(const char *before) {
+  char *now = dk_vk_maps(), *line;
+  if (!now) return;
+  for (line = now; *line;) {
+    char *end = strchr(line, '\n'), *path;
+    if (end) *end = 0;
+    path = strchr(line, '/');
+    if (path && strstr(path, ".so") && !(before && strstr(before, path))) dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    if (!end) break;
+    line = end + 1;
+  }
+  free(now);
+}
+#endif
+
+
 static int dk_vk_has_ext(const VkExtensionProperties *e, uint32_t n, const char *name) {
   uint32_t i;
   for (i = 0; i < n; i++)
@@ -530,6 +580,9 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
 }
 
 static int dk_vk_probe(char *note, size_t note_len) {
+#ifdef DK_VK_PIN_DRIVERS
+  char *maps_before;
+#endif
   VkPhysicalDevice pds[DK_MAX_DEVICES];
   uint32_t n = DK_MAX_DEVICES, i;
   VkResult r;
@@ -557,11 +610,21 @@ static int dk_vk_probe(char *note, size_t note_len) {
     dk_vk_unload();
     return 0;
   }
+#ifdef DK_VK_PIN_DRIVERS
+  maps_before = dk_vk_maps();
+#endif
   if (dk_vk_create_instance(note, note_len) != DK_OK) {
+#ifdef DK_VK_PIN_DRIVERS
+    free(maps_before);
+#endif
     dk_vk_unload();
     return 0;
   }
   r = dk_vk.fn.EnumeratePhysicalDevices(dk_vk.inst, &n, pds);
+#ifdef DK_VK_PIN_DRIVERS
+  dk_vk_pin_new_objects(maps_before);
+  free(maps_before);
+#endif
   if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0) {
     snprintf(note, note_len, "no Vulkan physical device (%s)", r == VK_SUCCESS ? "the driver lists none" : dk_vk_result(r));
     dk_vk_unload();
