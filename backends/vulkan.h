@@ -2281,13 +2281,17 @@ static dk_status dk_vk_matmul(dk_vk_device *d, const dk_call *c) {
 
 static uint32_t dk_vk_esize(dk_dtype t) { return (uint32_t)dk_dtype_block_bytes(t); }
 
+/* bytes a window may span so that, with its start aligned down for the
+ * descriptor and its end rounded up to a word, it still binds */
+static VkDeviceSize dk_vk_window_cap(dk_vk_device *d) { return d->max_range - d->ph->align - 4; }
+
 /* how many rows of `rb` bytes from row r0 of m fit in one binding and one
  * segment */
 static int64_t dk_vk_rows_fit(dk_vk_device *d, const dk_tensor *t, int64_t r0, int64_t want, VkDeviceSize rb) {
   dk_vk_mem *m = (dk_vk_mem *)t->st->ptr;
   int64_t n = want;
   if (rb == 0) return want;
-  if ((VkDeviceSize)n * rb > d->max_range) n = (int64_t)(d->max_range / rb);
+  if ((VkDeviceSize)n * rb > dk_vk_window_cap(d)) n = (int64_t)(dk_vk_window_cap(d) / rb);
   if (m->nseg > 1) {
     VkDeviceSize a = (VkDeviceSize)t->offset + (VkDeviceSize)r0 * rb;
     int i = (int)(a / m->seg_stride);
@@ -2308,7 +2312,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   int64_t M = c->i[0], N = c->i[1], K = c->i[2], n0, m0;
   VkDeviceSize rb = dk__row_bytes(w->dtype, K), xsz = dk_vk_esize(x->dtype), osz = dk_vk_esize(o->dtype);
-  VkDeviceSize R = d->max_range;
+  VkDeviceSize R = dk_vk_window_cap(d);
   int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM;
   int64_t mcap = M;
   dk_status s;
@@ -2426,7 +2430,7 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
 static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
   int64_t D = tab->shape[1], rows = tab->shape[0], nid = dk_tensor_numel(ids), icap = nid, k0, r0;
-  VkDeviceSize rb = dk__row_bytes(tab->dtype, D), osz = dk_vk_esize(o->dtype), R = d->max_range;
+  VkDeviceSize rb = dk__row_bytes(tab->dtype, D), osz = dk_vk_esize(o->dtype), R = dk_vk_window_cap(d);
   int spv = dk_vk_pick(d, DK_SPV_EMBEDDING, DK_SPV_EMBEDDING_NOSG);
   dk_status s;
   if (nid == 0) return DK_OK;
