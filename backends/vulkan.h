@@ -188,6 +188,7 @@ typedef struct {
   dk_vk_span rd[DK_VK_SPANS], wr[DK_VK_SPANS];
   int nrd, nwr;
   int batch;
+  int hold;                       /* > 0: a full batch waits (one ring chunk stays in one frame) */
   /* staging ring, status buffer, a tiny buffer for empty bindings */
   dk_vk_block *ring;
   uint64_t ring_head, ring_tail;
@@ -1263,7 +1264,7 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, dk_vk_args *a, const void *
   d->fn.CmdPushConstants(f->cmd, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_size, pc);
   d->fn.CmdDispatch(f->cmd, gx, gy, gz);
   dk_vk_touch(d, a);
-  if (++f->ndispatch >= d->batch) return dk_vk_submit(d);
+  if (++f->ndispatch >= d->batch && !d->hold) return dk_vk_submit(d);
   return DK_OK;
 }
 
@@ -1286,8 +1287,17 @@ static dk_status dk_vk_copy_cmd(dk_vk_device *d, dk_vk_block *src, VkDeviceSize 
   d->fn.CmdCopyBuffer(f->cmd, src->buf, dst->buf, 1, &region);
   if (ms) ms->last_use = f->serial;
   if (md) md->last_use = f->serial;
-  if (++f->ndispatch >= d->batch) return dk_vk_submit(d);
+  if (++f->ndispatch >= d->batch && !d->hold) return dk_vk_submit(d);
   return DK_OK;
+}
+
+/* A frame releases the ring space up to where the ring stood when it was
+ * submitted, so all the copies of one ring chunk must sit in one frame. */
+static void dk_vk_ring_copies_begin(dk_vk_device *d) { d->hold++; }
+static dk_status dk_vk_ring_copies_end(dk_vk_device *d, dk_status s) {
+  d->hold--;
+  if (s == DK_OK && !d->hold && d->rec >= 0 && d->frames[d->rec].ndispatch >= d->batch) s = dk_vk_submit(d);
+  return s;
 }
 
 /* groups for a grid-stride shader, spread over x and y */
@@ -1413,7 +1423,9 @@ static dk_status dk_vk_upload(dk_storage *st, size_t off, const void *src, size_
     VkDeviceSize k = n - done < chunk ? n - done : chunk, ro;
     if ((s = dk_vk_ring_alloc(d, k, &ro)) != DK_OK) return s;
     memcpy(d->ring->map + ro, (const char *)src + done, (size_t)k);
-    if ((s = dk_vk_cmd_write(d, d->ring, ro, NULL, m, off + done, k)) != DK_OK) return s;
+    dk_vk_ring_copies_begin(d);
+    s = dk_vk_ring_copies_end(d, dk_vk_cmd_write(d, d->ring, ro, NULL, m, off + done, k));
+    if (s != DK_OK) return s;
     done += k;
   }
   return DK_OK;
@@ -1431,7 +1443,9 @@ static dk_status dk_vk_download(dk_storage *st, size_t off, void *dst, size_t n)
     while (done < n) {
       VkDeviceSize k = n - done < chunk ? n - done : chunk, ro;
       if ((s = dk_vk_ring_alloc(d, k, &ro)) != DK_OK) return s;
-      if ((s = dk_vk_cmd_read(d, m, off + done, k, d->ring, ro, NULL, 0)) != DK_OK) return s;
+      dk_vk_ring_copies_begin(d);
+      s = dk_vk_ring_copies_end(d, dk_vk_cmd_read(d, m, off + done, k, d->ring, ro, NULL, 0));
+      if (s != DK_OK) return s;
       if ((s = dk_vk_finish(d)) != DK_OK) return s;
       memcpy((char *)dst + done, d->ring->map + ro, (size_t)k);
       done += k;
@@ -1469,7 +1483,9 @@ static dk_status dk_vk_copy(dk_storage *dst, size_t doff, dk_storage *src, size_
     VkDeviceSize k = n - done < chunk ? n - done : chunk, ro;
     if ((s = dk_vk_ring_alloc(dd, k, &ro)) != DK_OK) return s;
     if ((s = dk_vk_download(src, soff + done, dd->ring->map + ro, (size_t)k)) != DK_OK) return s;
-    if ((s = dk_vk_cmd_write(dd, dd->ring, ro, NULL, md, doff + done, k)) != DK_OK) return s;
+    dk_vk_ring_copies_begin(dd);
+    s = dk_vk_ring_copies_end(dd, dk_vk_cmd_write(dd, dd->ring, ro, NULL, md, doff + done, k));
+    if (s != DK_OK) return s;
     done += k;
   }
   return DK_OK;
