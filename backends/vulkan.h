@@ -149,6 +149,11 @@ typedef struct {
 
 typedef struct { dk_vk_block *block; VkDeviceSize off, size; uint64_t serial; } dk_vk_deferred;
 
+/* Every shader's dtype and op choices are specialization constants 0..5:
+ * the driver folds the branches on them when it builds the pipeline. */
+#define DK_VK_SPEC 6
+typedef struct { int spv; uint32_t spec[DK_VK_SPEC]; VkPipeline pipe; } dk_vk_pipe;
+
 typedef struct {
   VkPhysicalDevice pd;
   VkPhysicalDeviceProperties props;
@@ -170,15 +175,17 @@ typedef struct {
   VkQueue queue;
   dk_vk_dfns fn;
   int push, sg, direct;
+  int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
   uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
   int dev_mappable;
   VkDeviceSize block_size, max_range, max_alloc;
   dk_vk_block *blocks;
   dk_vk_mem *live;
-  /* pipelines */
+  /* pipelines, one per (shader, specialization constants) */
   VkDescriptorSetLayout dsl;
   VkPipelineLayout layout;
-  VkPipeline pipes[DK_SPV_COUNT];
+  dk_vk_pipe *pipes;
+  int npipes, cappipes;
   /* execution */
   VkCommandPool pool;
   dk_vk_frame frames[DK_VK_FRAMES];
@@ -1096,32 +1103,79 @@ static void dk_vk_hazard(dk_vk_device *d, VkCommandBuffer cmd, const dk_vk_span 
 
 /* ---- pipelines ----------------------------------------------------------- */
 
-static dk_status dk_vk_pipeline(dk_vk_device *d, int id, VkPipeline *out) {
+static uint32_t dk_vk_pipe_hash(int spv, const uint32_t *spec) {
+  uint32_t h = 2166136261u ^ (uint32_t)spv;
+  int i;
+  for (i = 0; i < DK_VK_SPEC; i++) h = (h ^ spec[i]) * 16777619u;
+  return h;
+}
+
+static dk_vk_pipe *dk_vk_pipe_slot(dk_vk_pipe *tab, int cap, int spv, const uint32_t *spec) {
+  uint32_t i = dk_vk_pipe_hash(spv, spec) & (uint32_t)(cap - 1);
+  for (;; i = (i + 1) & (uint32_t)(cap - 1)) {
+    dk_vk_pipe *e = &tab[i];
+    if (!e->pipe || (e->spv == spv && !memcmp(e->spec, spec, sizeof e->spec))) return e;
+  }
+}
+
+static dk_status dk_vk_pipeline(dk_vk_device *d, int id, const uint32_t *spec, VkPipeline *out) {
   VkShaderModuleCreateInfo mi;
   VkComputePipelineCreateInfo pi;
+  VkSpecializationMapEntry me[DK_VK_SPEC];
+  VkSpecializationInfo si;
   VkShaderModule mod;
+  dk_vk_pipe *e;
   VkResult r;
-  if (d->pipes[id]) { *out = d->pipes[id]; return DK_OK; }
+  int i;
+  if (d->cappipes) {
+    e = dk_vk_pipe_slot(d->pipes, d->cappipes, id, spec);
+    if (e->pipe) { *out = e->pipe; return DK_OK; }
+  }
+  if (2 * (d->npipes + 1) > d->cappipes) {
+    /* keep the table at most half full */
+    int cap = d->cappipes ? d->cappipes * 2 : 64;
+    dk_vk_pipe *t = (dk_vk_pipe *)calloc((size_t)cap, sizeof *t);
+    if (!t) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: out of host memory for pipelines", dk_device_name(dk_vk_devid(d->logical)));
+    for (i = 0; i < d->cappipes; i++)
+      if (d->pipes[i].pipe) *dk_vk_pipe_slot(t, cap, d->pipes[i].spv, d->pipes[i].spec) = d->pipes[i];
+    free(d->pipes);
+    d->pipes = t;
+    d->cappipes = cap;
+  }
+  e = dk_vk_pipe_slot(d->pipes, d->cappipes, id, spec);
   memset(&mi, 0, sizeof mi);
   mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
   mi.codeSize = dk_spv_table[id].size;
   mi.pCode = dk_spv_table[id].words;
   if ((r = d->fn.CreateShaderModule(d->dev, &mi, NULL, &mod)) != VK_SUCCESS)
     return dk_vk_fail(d, r, dk_spv_table[id].name);
+  for (i = 0; i < DK_VK_SPEC; i++) {
+    me[i].constantID = (uint32_t)i;
+    me[i].offset = (uint32_t)(i * sizeof(uint32_t));
+    me[i].size = sizeof(uint32_t);
+  }
+  si.mapEntryCount = DK_VK_SPEC;
+  si.pMapEntries = me;
+  si.dataSize = DK_VK_SPEC * sizeof(uint32_t);
+  si.pData = spec;
   memset(&pi, 0, sizeof pi);
   pi.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
   pi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pi.stage.module = mod;
   pi.stage.pName = "main";
+  pi.stage.pSpecializationInfo = &si;
   pi.layout = d->layout;
-  r = d->fn.CreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &pi, NULL, &d->pipes[id]);
+  r = d->fn.CreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &pi, NULL, &e->pipe);
   d->fn.DestroyShaderModule(d->dev, mod, NULL);
   if (r != VK_SUCCESS) {
-    d->pipes[id] = VK_NULL_HANDLE;
+    e->pipe = VK_NULL_HANDLE;
     return dk_vk_fail(d, r, dk_spv_table[id].name);
   }
-  *out = d->pipes[id];
+  e->spv = id;
+  memcpy(e->spec, spec, sizeof e->spec);
+  d->npipes++;
+  *out = e->pipe;
   return DK_OK;
 }
 
@@ -1222,14 +1276,14 @@ static void dk_vk_touch(dk_vk_device *d, dk_vk_args *a) {
 }
 
 /* record one dispatch */
-static dk_status dk_vk_run(dk_vk_device *d, int spv, dk_vk_args *a, const void *pc, uint32_t pc_size, uint32_t gx,
-                           uint32_t gy, uint32_t gz) {
+static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk_args *a, const void *pc,
+                           uint32_t pc_size, uint32_t gx, uint32_t gy, uint32_t gz) {
   VkPipeline pipe = VK_NULL_HANDLE;
   dk_vk_frame *f;
   VkWriteDescriptorSet w[DK_VK_MAX_BIND];
   dk_status s;
   int i;
-  if ((s = dk_vk_begin(d)) != DK_OK || (s = dk_vk_pipeline(d, spv, &pipe)) != DK_OK) return s;
+  if ((s = dk_vk_begin(d)) != DK_OK || (s = dk_vk_pipeline(d, spv, spec, &pipe)) != DK_OK) return s;
   f = &d->frames[d->rec];
   dk_vk_hazard(d, f->cmd, a->rd, a->nrd, a->wr, a->nwr);
   if (f->bound != pipe) {
@@ -1634,8 +1688,8 @@ static void dk_vk_close_device(dk_vk_device *d) {
       free(m->seg);
       free(m);
     }
-    for (i = 0; i < DK_SPV_COUNT; i++)
-      if (d->pipes[i]) d->fn.DestroyPipeline(d->dev, d->pipes[i], NULL);
+    for (i = 0; i < d->cappipes; i++)
+      if (d->pipes[i].pipe) d->fn.DestroyPipeline(d->dev, d->pipes[i].pipe, NULL);
     if (d->layout) d->fn.DestroyPipelineLayout(d->dev, d->layout, NULL);
     if (d->dsl) d->fn.DestroyDescriptorSetLayout(d->dev, d->dsl, NULL);
     for (i = 0; i < DK_VK_FRAMES; i++) {
@@ -1654,6 +1708,7 @@ static void dk_vk_close_device(dk_vk_device *d) {
     d->fn.DestroyDevice(d->dev, NULL);
   }
   free(d->defer);
+  free(d->pipes);
   free(d);
 }
 
@@ -1767,6 +1822,8 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   if (env && env < d->max_alloc) d->max_alloc = env;
   if (d->max_alloc < 2 * DK_VK_SEG_OVERLAP) d->max_alloc = 2 * DK_VK_SEG_OVERLAP;
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
+  e = getenv("DEVKIT_VULKAN_MATVEC");
+  d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   e = getenv("DEVKIT_VULKAN_BATCH");
   d->batch = e && atoi(e) > 0 ? atoi(e) : 256;
 
@@ -1848,18 +1905,18 @@ static void dk_vk_close_all(void) {
 /* ==== ops ================================================================= */
 
 /* push constant blocks, member for member as the shaders declare them */
-typedef struct { uint32_t n, op, dt, flat_, o_off, a_off, b_off; float s; uint32_t d1, d2, d3, as[4], bs[4]; } dk_vk_pc_ew;
-typedef struct { uint32_t n, dto, dts, o_off, s_off, d1, d2, d3, os[4], ss[4]; } dk_vk_pc_copy;
-typedef struct { uint32_t rows, cols, dt, dtw, flags; float eps; uint32_t o_off, x_off, w_off, b_off; } dk_vk_pc_norm;
-typedef struct { uint32_t rows, cols, rows_per, dt; float scale; int32_t off; uint32_t o_off, x_off; } dk_vk_pc_softmax;
-typedef struct { uint32_t n, D, H, T, n_rot, neox, dt; float theta; uint32_t o_off, x_off, p_off; } dk_vk_pc_rope;
-typedef struct { uint32_t n, D, dtt, dto, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; } dk_vk_pc_embed;
-typedef struct { uint32_t rows, cols, dt, o_off, x_off; } dk_vk_pc_argmax;
-typedef struct { uint32_t rows, cols, dt, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi; } dk_vk_pc_sample;
-typedef struct { uint32_t T, Hq, S, Hkv, D, Dv, dtq, dtk; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
-typedef struct { uint32_t M, N, K, KC, dtx, dto, dtb, has_bias, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
+typedef struct { uint32_t n, o_off, a_off, b_off; float s; uint32_t d1, d2, d3, as[4], bs[4]; } dk_vk_pc_ew;
+typedef struct { uint32_t n, o_off, s_off, d1, d2, d3, os[4], ss[4]; } dk_vk_pc_copy;
+typedef struct { uint32_t rows, cols; float eps; uint32_t o_off, x_off, w_off, b_off; } dk_vk_pc_norm;
+typedef struct { uint32_t rows, cols, rows_per; float scale; int32_t off; uint32_t o_off, x_off; } dk_vk_pc_softmax;
+typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off, p_off; } dk_vk_pc_rope;
+typedef struct { uint32_t n, D, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; } dk_vk_pc_embed;
+typedef struct { uint32_t rows, cols, o_off, x_off; } dk_vk_pc_argmax;
+typedef struct { uint32_t rows, cols, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi; } dk_vk_pc_sample;
+typedef struct { uint32_t T, Hq, S, Hkv, D, Dv; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
+typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
 typedef struct {
-  uint32_t M, N, K, dta, dtb, dto, a_off, b_off, o_off, bias_off, has_bias, dtbias, a_rs, b_rs, b_cs, ldo;
+  uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
 } dk_vk_pc_mm;
 
@@ -1928,6 +1985,7 @@ static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
   dk_vk_pc_ew pc;
   dk_vk_args args;
   dk_vk_lay l;
+  uint32_t spec[DK_VK_SPEC];
   int64_t n = dk_tensor_numel(o), outer, ot, shape4[4], str4[3][4], off[3];
   uint32_t gx, gy;
   int i;
@@ -1943,16 +2001,17 @@ static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
   } else {
     dk_vk_arg_dummy(d, &args, 2);
   }
-  pc.op = (uint32_t)c->op;
-  pc.dt = (uint32_t)o->dtype;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)c->op;
+  spec[1] = (uint32_t)o->dtype;
   pc.s = c->f[0];
   /* the same shape everywhere (always, for unary ops): no index arithmetic */
-  pc.flat_ = dk_tensor_numel(a) == n && (!b || dk_tensor_numel(b) == n);
-  if (pc.flat_) {
+  spec[2] = dk_tensor_numel(a) == n && (!b || dk_tensor_numel(b) == n);
+  if (spec[2]) {
     pc.n = (uint32_t)n;
     pc.d1 = pc.d2 = pc.d3 = 1;
-    dk_vk_grid(((uint64_t)n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
-    return dk_vk_run(d, DK_SPV_ELEMENTWISE, &args, &pc, sizeof pc, gx, gy, 1);
+    dk_vk_grid(((uint64_t)n + 4095) / 4096, DK_VK_GROUPS_CAP, &gx, &gy);
+    return dk_vk_run(d, DK_SPV_ELEMENTWISE, spec, &args, &pc, sizeof pc, gx, gy, 1);
   }
   memset(&l, 0, sizeof l);
   l.nd = o->ndim;
@@ -1982,7 +2041,7 @@ static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
     p.a_off += (uint32_t)off[1];
     p.b_off += (uint32_t)off[2];
     dk_vk_grid(((uint64_t)p.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
-    if ((s = dk_vk_run(d, DK_SPV_ELEMENTWISE, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
+    if ((s = dk_vk_run(d, DK_SPV_ELEMENTWISE, spec, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
   }
   return DK_OK;
 }
@@ -1996,6 +2055,7 @@ static dk_status dk_vk_strided_copy(dk_vk_device *d, const dk_tensor *dst, int64
   dk_vk_pc_copy pc;
   dk_vk_args args;
   dk_vk_lay l;
+  uint32_t spec[DK_VK_SPEC];
   int64_t outer, ot, shape4[4], str4[3][4], off[3], n = 1;
   uint32_t gx, gy;
   int i;
@@ -2007,8 +2067,9 @@ static dk_status dk_vk_strided_copy(dk_vk_device *d, const dk_tensor *dst, int64
   if ((s = dk_vk_arg_t(d, &args, 0, dst, 1, &pc.o_off, "dst")) != DK_OK ||
       (s = dk_vk_arg_t(d, &args, 1, src, 0, &pc.s_off, "src")) != DK_OK)
     return s;
-  pc.dto = (uint32_t)dst->dtype;
-  pc.dts = (uint32_t)src->dtype;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)dst->dtype;
+  spec[1] = (uint32_t)src->dtype;
   pc.o_off += (uint32_t)doff;
   memset(&l, 0, sizeof l);
   l.nd = nd;
@@ -2034,7 +2095,7 @@ static dk_status dk_vk_strided_copy(dk_vk_device *d, const dk_tensor *dst, int64
     p.o_off += (uint32_t)off[0];
     p.s_off += (uint32_t)off[1];
     dk_vk_grid(((uint64_t)p.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
-    if ((s = dk_vk_run(d, DK_SPV_COPY, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
+    if ((s = dk_vk_run(d, DK_SPV_COPY, spec, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
   }
   return DK_OK;
 }
@@ -2073,6 +2134,7 @@ static dk_status dk_vk_norm(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *b = c->op == DK_OP_LAYERNORM ? c->t[3] : NULL;
   dk_vk_pc_norm pc;
   dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC];
   int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
   uint32_t gx, gy;
   dk_status s;
@@ -2088,18 +2150,20 @@ static dk_status dk_vk_norm(dk_vk_device *d, const dk_call *c) {
   if (!b) dk_vk_arg_dummy(d, &args, 3);
   pc.rows = (uint32_t)rows;
   pc.cols = (uint32_t)cols;
-  pc.dt = (uint32_t)x->dtype;
-  pc.dtw = (uint32_t)(w ? w->dtype : b ? b->dtype : DK_F32);
-  pc.flags = (w ? 1u : 0u) | (b ? 2u : 0u) | (c->op == DK_OP_LAYERNORM ? 4u : 0u);
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)x->dtype;
+  spec[1] = (uint32_t)(w ? w->dtype : b ? b->dtype : DK_F32);
+  spec[2] = (w ? 1u : 0u) | (b ? 2u : 0u) | (c->op == DK_OP_LAYERNORM ? 4u : 0u);
   pc.eps = c->f[0];
   dk_vk_grid((uint64_t)rows, DK_VK_GROUPS_CAP, &gx, &gy);
-  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_NORM, DK_SPV_NORM_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_NORM, DK_SPV_NORM_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
 static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1];
   dk_vk_pc_softmax pc;
   dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC];
   int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
   uint32_t gx, gy;
   dk_status s;
@@ -2111,7 +2175,8 @@ static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
     return s;
   pc.rows = (uint32_t)rows;
   pc.cols = (uint32_t)cols;
-  pc.dt = (uint32_t)x->dtype;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)x->dtype;
   if (c->op == DK_OP_SOFTMAX_MASKED) {
     pc.rows_per = (uint32_t)x->shape[x->ndim - 2];
     pc.scale = c->f[0];
@@ -2123,13 +2188,14 @@ static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
   }
   if (pc.rows_per == 0) return DK_OK;
   dk_vk_grid((uint64_t)rows, DK_VK_GROUPS_CAP, &gx, &gy);
-  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SOFTMAX, DK_SPV_SOFTMAX_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SOFTMAX, DK_SPV_SOFTMAX_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
 static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *pos = c->t[2];
   dk_vk_pc_rope pc;
   dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC];
   int64_t D = dk_vk_cols(x), rows = D ? dk_tensor_numel(x) / D : 0;
   uint32_t gx, gy;
   dk_status s;
@@ -2144,21 +2210,24 @@ static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
   pc.H = (uint32_t)(x->ndim == 2 ? 1 : x->shape[x->ndim - 2]);
   pc.T = (uint32_t)pos->shape[0];
   pc.n_rot = (uint32_t)c->i[0];
-  pc.neox = c->i[1] == DK_ROPE_NEOX;
-  pc.dt = (uint32_t)x->dtype;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)x->dtype;
+  spec[1] = c->i[1] == DK_ROPE_NEOX;
   pc.theta = c->f[0];
   pc.n = (uint32_t)(rows * (D - c->i[0] / 2));
   dk_vk_grid(((uint64_t)pc.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
-  return dk_vk_run(d, DK_SPV_ROPE, &args, &pc, sizeof pc, gx, gy, 1);
+  return dk_vk_run(d, DK_SPV_ROPE, spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
 static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1];
   dk_vk_args args;
   int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
-  uint32_t gx, gy, o_off, x_off;
+  uint32_t gx, gy, o_off, x_off, spec[DK_VK_SPEC];
   dk_status s;
   if (rows == 0) return DK_OK;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)x->dtype;
   dk_vk_args_init(&args);
   if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &o_off, "out")) != DK_OK ||
       (s = dk_vk_arg_t(d, &args, 1, x, 0, &x_off, "x")) != DK_OK)
@@ -2168,15 +2237,13 @@ static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c) {
     dk_vk_pc_argmax pc;
     pc.rows = (uint32_t)rows;
     pc.cols = (uint32_t)cols;
-    pc.dt = (uint32_t)x->dtype;
     pc.o_off = o_off;
     pc.x_off = x_off;
-    return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ARGMAX, DK_SPV_ARGMAX_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+    return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ARGMAX, DK_SPV_ARGMAX_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
   } else {
     dk_vk_pc_sample pc;
     pc.rows = (uint32_t)rows;
     pc.cols = (uint32_t)cols;
-    pc.dt = (uint32_t)x->dtype;
     pc.o_off = o_off;
     pc.x_off = x_off;
     pc.top_k = c->i[0] > 0x7fffffff ? 0x7fffffff : (c->i[0] < 0 ? 0 : (int32_t)c->i[0]);
@@ -2184,7 +2251,7 @@ static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c) {
     pc.top_p = c->f[1];
     pc.seed_lo = (uint32_t)(c->u & 0xffffffffu);
     pc.seed_hi = (uint32_t)(c->u >> 32);
-    return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SAMPLE, DK_SPV_SAMPLE_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+    return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SAMPLE, DK_SPV_SAMPLE_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
   }
 }
 
@@ -2192,7 +2259,7 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   dk_vk_pc_attn pc;
   dk_vk_args args;
-  uint32_t gx, gy;
+  uint32_t gx, gy, spec[DK_VK_SPEC];
   int64_t rows = q->shape[0] * q->shape[1];
   dk_status s;
   if (rows == 0 || v->shape[2] == 0) return DK_OK;
@@ -2212,17 +2279,19 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   pc.S = (uint32_t)k->shape[0];
   pc.Hkv = (uint32_t)k->shape[1];
   pc.Dv = (uint32_t)v->shape[2];
-  pc.dtq = (uint32_t)q->dtype;
-  pc.dtk = (uint32_t)k->dtype;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)q->dtype;
+  spec[1] = (uint32_t)k->dtype;
   pc.scale = c->f[0];
   pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
   dk_vk_grid((uint64_t)rows, 65535u * 16u, &gx, &gy);
-  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), &args, &pc, sizeof pc, gx, gy, 1);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
 /* ---- matmul and linear ---------------------------------------------------------- */
 
-static dk_status dk_vk_mm_dispatch(dk_vk_device *d, int spv, dk_vk_args *args, dk_vk_pc_mm *pc, uint32_t batch) {
+static dk_status dk_vk_mm_dispatch(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk_args *args, dk_vk_pc_mm *pc,
+                                   uint32_t batch) {
   uint32_t z0;
   uint32_t gx = (pc->N + 63) / 64, gy = (pc->M + 63) / 64;
   dk_status s;
@@ -2231,7 +2300,7 @@ static dk_status dk_vk_mm_dispatch(dk_vk_device *d, int spv, dk_vk_args *args, d
                      dk_device_name(dk_vk_devid(d->logical)), pc->M, 65535u * 64u);
   for (z0 = 0; z0 < batch; z0 += 65535) {
     pc->z_base = z0;
-    if ((s = dk_vk_run(d, spv, args, pc, sizeof *pc, gx, gy, batch - z0 < 65535 ? batch - z0 : 65535)) != DK_OK)
+    if ((s = dk_vk_run(d, spv, spec, args, pc, sizeof *pc, gx, gy, batch - z0 < 65535 ? batch - z0 : 65535)) != DK_OK)
       return s;
   }
   return DK_OK;
@@ -2245,6 +2314,7 @@ static dk_status dk_vk_matmul(dk_vk_device *d, const dk_call *c) {
   dk_vk_pc_mm pc;
   dk_vk_args args;
   dk_vk_lay l;
+  uint32_t spec[DK_VK_SPEC];
   dk_status s;
   if (M == 0 || N == 0 || c->i[3] == 0) return DK_OK;
   memset(&pc, 0, sizeof pc);
@@ -2257,7 +2327,9 @@ static dk_status dk_vk_matmul(dk_vk_device *d, const dk_call *c) {
   pc.M = (uint32_t)M;
   pc.N = (uint32_t)N;
   pc.K = (uint32_t)K;
-  pc.dta = pc.dtb = pc.dto = pc.dtbias = (uint32_t)o->dtype;
+  memset(spec, 0, sizeof spec);
+  spec[0] = spec[1] = spec[2] = spec[3] = (uint32_t)o->dtype;
+  spec[5] = 1;
   pc.a_rs = (uint32_t)(a->ndim >= 2 ? a->stride[a->ndim - 2] : 0);
   pc.b_rs = (uint32_t)(b->ndim >= 2 ? b->stride[b->ndim - 2] : b->stride[0]);
   pc.b_cs = 1;
@@ -2289,7 +2361,8 @@ static dk_status dk_vk_matmul(dk_vk_device *d, const dk_call *c) {
     p.o_off += (uint32_t)off[0];
     p.a_off += (uint32_t)off[1];
     p.b_off += (uint32_t)off[2];
-    if ((s = dk_vk_mm_dispatch(d, DK_SPV_MATMUL, &args, &p, (uint32_t)(shape4[0] * shape4[1] * shape4[2]))) != DK_OK)
+    if ((s = dk_vk_mm_dispatch(d, DK_SPV_MATMUL, spec, &args, &p, (uint32_t)(shape4[0] * shape4[1] * shape4[2]))) !=
+        DK_OK)
       return s;
   }
   return DK_OK;
@@ -2341,7 +2414,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
     if (nc < 1) return dk_vk_too_big(c, w, "w", rb);
     for (m0 = 0; m0 < M; m0 += mc) {
       dk_vk_args args;
-      uint32_t o_off, x_off, w_off, b_off = 0;
+      uint32_t o_off, x_off, w_off, b_off = 0, spec[DK_VK_SPEC];
       int64_t mc_out = (int64_t)((R / osz - (VkDeviceSize)nc) / (VkDeviceSize)N) + 1;
       mc = M - m0 < mcap ? M - m0 : mcap;
       if (mc > mc_out) mc = mc_out;
@@ -2361,50 +2434,54 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
       } else {
         dk_vk_arg_dummy(d, &args, 3);
       }
+      memset(spec, 0, sizeof spec);
       if (mv) {
         dk_vk_pc_mv pc;
-        int spv = d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
-        uint32_t gx, gy;
+        int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
+        uint32_t gx, gy, per = d->rows_mv ? 64 : DK_VK_MV_ROWS;
         spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
         memset(&pc, 0, sizeof pc);
-        pc.M = (uint32_t)mc;
+        spec[0] = (uint32_t)x->dtype;
+        spec[1] = (uint32_t)o->dtype;
+        spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
+        spec[3] = bias != NULL;
+        spec[4] = (uint32_t)mc;
         pc.N = (uint32_t)nc;
         pc.K = (uint32_t)K;
         pc.KC = (uint32_t)((DK_VK_MV_XS / mc) & ~31);
-        pc.dtx = (uint32_t)x->dtype;
-        pc.dto = (uint32_t)o->dtype;
-        pc.dtb = (uint32_t)(bias ? bias->dtype : DK_F32);
-        pc.has_bias = bias != NULL;
         pc.x_off = x_off;
         pc.w_off = w_off;
         pc.o_off = o_off;
         pc.b_off = b_off;
         pc.ldx = (uint32_t)K;
         pc.ldo = (uint32_t)N;
-        dk_vk_grid((uint64_t)(nc + DK_VK_MV_ROWS - 1) / DK_VK_MV_ROWS, 0, &gx, &gy);
-        if ((s = dk_vk_run(d, spv, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+        /* 16-byte loads of w rows where every row starts on 16 bytes */
+        spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
+        dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);
+        if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
       } else {
         dk_vk_pc_mm pc;
         memset(&pc, 0, sizeof pc);
         pc.M = (uint32_t)mc;
         pc.N = (uint32_t)nc;
         pc.K = (uint32_t)K;
-        pc.dta = (uint32_t)x->dtype;
-        pc.dtb = (uint32_t)w->dtype;
-        pc.dto = (uint32_t)o->dtype;
+        spec[0] = (uint32_t)x->dtype;
+        spec[1] = (uint32_t)w->dtype;
+        spec[2] = (uint32_t)o->dtype;
+        spec[3] = (uint32_t)(bias ? bias->dtype : DK_F32);
+        spec[4] = bias != NULL;
+        spec[5] = 0;
         pc.a_off = x_off;
         pc.b_off = w_off;
         pc.o_off = o_off;
         pc.bias_off = b_off;
-        pc.has_bias = bias != NULL;
-        pc.dtbias = (uint32_t)(bias ? bias->dtype : DK_F32);
         pc.a_rs = (uint32_t)K;
         pc.b_rs = 1;
         pc.b_cs = (uint32_t)K;
         pc.ldo = (uint32_t)N;
         pc.nb1 = pc.nb2 = 1;
         if ((s = dk_vk_mm_dispatch(d, !quant ? DK_SPV_MATMUL : w->dtype == DK_Q8_0 ? DK_SPV_MATMUL_Q8_0 : DK_SPV_MATMUL_Q4_0,
-                                   &args, &pc, 1)) != DK_OK)
+                                   spec, &args, &pc, 1)) != DK_OK)
           return s;
       }
     }
@@ -2459,7 +2536,7 @@ static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
     for (r0 = 0; first || r0 < rows; r0 += rc) {
       dk_vk_args args;
       dk_vk_pc_embed pc;
-      uint32_t gx, gy;
+      uint32_t gx, gy, spec[DK_VK_SPEC];
       rc = rows > r0 ? dk_vk_rows_fit(d, tab, r0, rows - r0, rb) : 0;
       if (rows > r0 && rc < 1) return dk_vk_too_big(c, tab, "table", rb);
       memset(&pc, 0, sizeof pc);
@@ -2477,15 +2554,16 @@ static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
       }
       pc.n = (uint32_t)(kc * D);
       pc.D = (uint32_t)D;
-      pc.dtt = (uint32_t)tab->dtype;
-      pc.dto = (uint32_t)o->dtype;
+      memset(spec, 0, sizeof spec);
+      spec[0] = (uint32_t)tab->dtype;
+      spec[1] = (uint32_t)o->dtype;
       pc.r0 = (uint32_t)r0;
       pc.r1 = (uint32_t)(r0 + rc);
       pc.rows = (uint32_t)(rows > 0x7fffffff ? 0x7fffffff : rows);
       pc.check = (uint32_t)first;
       pc.n_ids = (uint32_t)kc;
       dk_vk_grid(((uint64_t)pc.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
-      if ((s = dk_vk_run(d, spv, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+      if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
       first = 0;
       if (rc == 0) break;
     }

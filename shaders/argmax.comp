@@ -12,7 +12,9 @@ layout(local_size_x = WG) in;
 DK_OUT(0, O)
 DK_IN(1, X)
 
-layout(push_constant) uniform P { uint rows, cols, dt, o_off, x_off; } p;
+layout(constant_id = 0) const uint DT = 0u;
+
+layout(push_constant) uniform P { uint rows, cols, o_off, x_off; } p;
 
 void main() {
   uint l = gl_LocalInvocationID.x;
@@ -20,7 +22,7 @@ void main() {
     uint xb = p.x_off + row * p.cols, bi = 0xffffffffu;
     float best = -1.0 / 0.0;
     for (uint j = l; j < p.cols; j += WG) {
-      float v = X_ld(p.dt, xb + j);
+      float v = X_ld(DT, xb + j);
       if (v > best) { best = v; bi = j; }
     }
     float m = dk_max(best);

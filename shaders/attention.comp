@@ -19,8 +19,11 @@ DK_IN(1, Q)
 DK_IN(2, K)
 DK_IN(3, V)
 
+layout(constant_id = 0) const uint DTQ = 0u;
+layout(constant_id = 1) const uint DTK = 0u;
+
 layout(push_constant) uniform P {
-  uint T, Hq, S, Hkv, D, Dv, dtq, dtk;
+  uint T, Hq, S, Hkv, D, Dv;
   float scale;
   int off;
   uint o_off, q_off, k_off, v_off;
@@ -35,7 +38,7 @@ void main() {
     uint t = row / p.Hq, h = row % p.Hq, g = h / grp, lim = p.S;
     if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
     barrier();
-    for (uint j = l; j < p.D; j += WG) qs[j] = Q_ld(p.dtq, p.q_off + row * p.D + j);
+    for (uint j = l; j < p.D; j += WG) qs[j] = Q_ld(DTQ, p.q_off + row * p.D + j);
     barrier();
     float acc[NJ];
     [[unroll]] for (uint i = 0u; i < NJ; i++) acc[i] = 0.0;
@@ -46,7 +49,7 @@ void main() {
       if (s < lim) {
         uint kb = p.k_off + (s * p.Hkv + g) * p.D;
         float d = 0.0;
-        for (uint j = 0u; j < p.D; j++) d += qs[j] * K_ld(p.dtk, kb + j);
+        for (uint j = 0u; j < p.D; j++) d += qs[j] * K_ld(DTK, kb + j);
         sc = d * p.scale;
       }
       float mn = max(m, dk_max(sc));
@@ -62,14 +65,14 @@ void main() {
         if (j >= p.Dv) break;
         float a = acc[i] * alpha;
         uint vb = p.v_off + (s0 * p.Hkv + g) * p.Dv + j;
-        for (uint k = 0u; k < cnt; k++) a += ps[k] * V_ld(p.dtk, vb + k * p.Hkv * p.Dv);
+        for (uint k = 0u; k < cnt; k++) a += ps[k] * V_ld(DTK, vb + k * p.Hkv * p.Dv);
         acc[i] = a;
       }
     }
     [[unroll]] for (uint i = 0u; i < NJ; i++) {
       uint j = l + i * WG;
       if (j >= p.Dv) break;
-      O_st(p.dtq, p.o_off + row * p.Dv + j, lsum > 0.0 ? acc[i] / lsum : 0.0);
+      O_st(DTQ, p.o_off + row * p.Dv + j, lsum > 0.0 ? acc[i] / lsum : 0.0);
     }
   }
 }

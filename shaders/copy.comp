@@ -12,8 +12,11 @@ layout(local_size_x = WG) in;
 DK_OUT(0, O)
 DK_IN(1, S)
 
+layout(constant_id = 0) const uint DTO = 0u;
+layout(constant_id = 1) const uint DTS = 0u;
+
 layout(push_constant) uniform P {
-  uint n, dto, dts;
+  uint n;
   uint o_off, s_off;
   uint d1, d2, d3;
   uint os0, os1, os2, os3;
@@ -30,7 +33,7 @@ void main() {
     uint c1 = r % p.d1, c0 = r / p.d1;
     uint oi = p.o_off + c0 * p.os0 + c1 * p.os1 + c2 * p.os2 + c3 * p.os3;
     uint si = p.s_off + c0 * p.ss0 + c1 * p.ss1 + c2 * p.ss2 + c3 * p.ss3;
-    if (p.dto == p.dts) O_straw(p.dto, oi, S_raw(p.dts, si));
-    else O_st(p.dto, oi, S_ld(p.dts, si));
+    if (DTO == DTS) O_straw(DTO, oi, S_raw(DTS, si));
+    else O_st(DTO, oi, S_ld(DTS, si));
   }
 }

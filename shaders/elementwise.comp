@@ -13,8 +13,15 @@ DK_OUT(0, O)
 DK_IN(1, A)
 DK_IN(2, B)
 
+/* dtype and op are specialization constants: the driver folds every branch
+ * on them when it builds the pipeline (a software rasterizer pays for
+ * branches it cannot see through) */
+layout(constant_id = 0) const uint OP = 0u;
+layout(constant_id = 1) const uint DT = 0u;
+layout(constant_id = 2) const uint FLAT = 1u;
+
 layout(push_constant) uniform P {
-  uint n, op, dt, flat_;
+  uint n;
   uint o_off, a_off, b_off;
   float s;
   uint d1, d2, d3;
@@ -60,7 +67,7 @@ void main() {
   uint stride = dk_groups() * WG;
   for (uint i = dk_group() * WG + gl_LocalInvocationID.x; i < p.n; i += stride) {
     uint ai = i, bi = i;
-    if (p.flat_ == 0u) {
+    if (FLAT == 0u) {
       uint r = i, c3 = r % p.d3;
       r /= p.d3;
       uint c2 = r % p.d2;
@@ -69,15 +76,15 @@ void main() {
       ai = c0 * p.as0 + c1 * p.as1 + c2 * p.as2 + c3 * p.as3;
       bi = c0 * p.bs0 + c1 * p.bs1 + c2 * p.bs2 + c3 * p.bs3;
     }
-    float a = A_ld(p.dt, p.a_off + ai), v;
-    if (p.op <= 3u) {
-      float b = B_ld(p.dt, p.b_off + bi);
-      v = p.op == 0u ? a + b : p.op == 1u ? a - b : p.op == 2u ? a * b : a / b;
-    } else if (p.op == 12u) {
-      v = a / (1.0 + exp(-a)) * B_ld(p.dt, p.b_off + bi);
+    float a = A_ld(DT, p.a_off + ai), v;
+    if (OP <= 3u) {
+      float b = B_ld(DT, p.b_off + bi);
+      v = OP == 0u ? a + b : OP == 1u ? a - b : OP == 2u ? a * b : a / b;
+    } else if (OP == 12u) {
+      v = a / (1.0 + exp(-a)) * B_ld(DT, p.b_off + bi);
     } else {
-      v = unary(p.op, a);
+      v = unary(OP, a);
     }
-    O_st(p.dt, p.o_off + i, v);
+    O_st(DT, p.o_off + i, v);
   }
 }

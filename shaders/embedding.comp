@@ -18,27 +18,30 @@ DK_IN(1, T)
 DK_IN(2, Ids)
 layout(set = 0, binding = 3) buffer Status { uint status[]; };
 
+layout(constant_id = 0) const uint DTT = 0u;
+layout(constant_id = 1) const uint DTO = 0u;
+
 layout(push_constant) uniform P {
-  uint n, D, dtt, dto;
+  uint n, D;
   uint o_off, t_off, ids_off;   /* t_off in halves for block formats */
   uint r0, r1, rows, check, slot, n_ids;
 } p;
 
 float table_at(uint row, uint j) {
-  if (p.dtt == DT_Q8_0) {
+  if (DTT == DT_Q8_0) {
     uint hb = p.t_off + row * (p.D / 32u) * 17u + (j / 32u) * 17u, q = j % 32u;
     uint w = uint(T16[hb + 1u + q / 2u]);
     int v = int(((q & 1u) != 0u ? w >> 8 : w) << 24) >> 24;
     return dk_h2f(uint(T16[hb])) * float(v);
   }
-  if (p.dtt == DT_Q4_0) {
+  if (DTT == DT_Q4_0) {
     uint hb = p.t_off + row * (p.D / 32u) * 9u + (j / 32u) * 9u, q = j % 32u, bi = q % 16u;
     uint w = uint(T16[hb + 1u + bi / 2u]);
     uint byte_ = ((bi & 1u) != 0u ? w >> 8 : w) & 255u;
     uint nib = q < 16u ? (byte_ & 15u) : (byte_ >> 4);
     return dk_h2f(uint(T16[hb])) * float(int(nib) - 8);
   }
-  return T_ld(p.dtt, p.t_off + row * p.D + j);
+  return T_ld(DTT, p.t_off + row * p.D + j);
 }
 
 void main() {
@@ -60,6 +63,6 @@ void main() {
     uint k = i / p.D, j = i % p.D;
     int id = int(Ids32[p.ids_off + k]);
     if (id < int(p.r0) || id >= int(p.r1)) continue;
-    O_st(p.dto, p.o_off + i, table_at(uint(id) - p.r0, j));
+    O_st(DTO, p.o_off + i, table_at(uint(id) - p.r0, j));
   }
 }

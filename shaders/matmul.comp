@@ -20,10 +20,16 @@ DK_IN(1, A)
 DK_IN(2, B)
 DK_IN(3, Bias)
 
+layout(constant_id = 0) const uint DTA = 0u;
+layout(constant_id = 1) const uint DTB = 0u;
+layout(constant_id = 2) const uint DTO = 0u;
+layout(constant_id = 3) const uint DTBIAS = 0u;
+layout(constant_id = 4) const uint HAS_BIAS = 0u;
+layout(constant_id = 5) const uint B_ROWS = 1u;  /* B's rows (k) are contiguous: matmul; else W rows: linear */
+
 layout(push_constant) uniform P {
-  uint M, N, K, dta, dtb, dto;
+  uint M, N, K;
   uint a_off, b_off, o_off, bias_off;  /* b_off in halves for block formats */
-  uint has_bias, dtbias;
   uint a_rs, b_rs, b_cs, ldo;
   uint nb1, nb2, z_base;
   uint abs0, abs1, abs2, bbs0, bbs1, bbs2, obs;
@@ -50,20 +56,20 @@ void main() {
     [[unroll]] for (uint e = 0u; e < (BM * BK) / WG; e++) {
       uint idx = l + e * WG, mm = idx / BK, kk = idx % BK;
       uint gm = m0 + mm, gk = k0 + kk;
-      As[kk][mm] = (gm < p.M && gk < p.K) ? A_ld(p.dta, ab + gm * p.a_rs + gk) : 0.0;
+      As[kk][mm] = (gm < p.M && gk < p.K) ? A_ld(DTA, ab + gm * p.a_rs + gk) : 0.0;
     }
 #if BT == 0
-    if (p.b_cs == 1u) {
+    if (B_ROWS != 0u) {
       [[unroll]] for (uint e = 0u; e < (BN * BK) / WG; e++) {
         uint idx = l + e * WG, kk = idx / BN, nn = idx % BN;
         uint gn = n0 + nn, gk = k0 + kk;
-        Bs[kk][nn] = (gn < p.N && gk < p.K) ? B_ld(p.dtb, bb + gk * p.b_rs + gn) : 0.0;
+        Bs[kk][nn] = (gn < p.N && gk < p.K) ? B_ld(DTB, bb + gk * p.b_rs + gn) : 0.0;
       }
     } else {
       [[unroll]] for (uint e = 0u; e < (BN * BK) / WG; e++) {
         uint idx = l + e * WG, nn = idx / BK, kk = idx % BK;
         uint gn = n0 + nn, gk = k0 + kk;
-        Bs[kk][nn] = (gn < p.N && gk < p.K) ? B_ld(p.dtb, bb + gk * p.b_rs + gn * p.b_cs) : 0.0;
+        Bs[kk][nn] = (gn < p.N && gk < p.K) ? B_ld(DTB, bb + gk * p.b_rs + gn * p.b_cs) : 0.0;
       }
     }
 #else
@@ -118,8 +124,8 @@ void main() {
       uint gn = n0 + tn + 16u * j;
       if (gn >= p.N) continue;
       float v = acc[i][j];
-      if (p.has_bias != 0u) v += Bias_ld(p.dtbias, p.bias_off + gn);
-      O_st(p.dto, ob + gm * p.ldo + gn, v);
+      if (HAS_BIAS != 0u) v += Bias_ld(DTBIAS, p.bias_off + gn);
+      O_st(DTO, ob + gm * p.ldo + gn, v);
     }
   }
 }

@@ -28,9 +28,14 @@ DK_IN(1, X)
 DK_IN(2, W)
 DK_IN(3, Bias)
 
+layout(constant_id = 0) const uint DTX = 0u;
+layout(constant_id = 1) const uint DTO = 0u;
+layout(constant_id = 2) const uint DTB = 0u;
+layout(constant_id = 3) const uint HAS_BIAS = 0u;
+layout(constant_id = 4) const uint M = 1u;    /* rows of x, 1..MMAX */
+
 layout(push_constant) uniform P {
-  uint M, N, K, KC;       /* KC: columns of x staged at once, M*KC <= XS */
-  uint dtx, dto, dtb, has_bias;
+  uint N, K, KC;          /* KC: columns of x staged at once, M*KC <= XS */
   uint x_off, w_off, o_off, b_off;  /* w_off in halves for block formats */
   uint ldx, ldo;
 } p;
@@ -55,9 +60,9 @@ void main() {
   for (uint kc0 = 0u; kc0 < p.K; kc0 += p.KC) {
     uint kcn = min(p.KC, p.K - kc0);
     barrier();
-    for (uint i = l; i < p.M * kcn; i += WG) {
+    for (uint i = l; i < M * kcn; i += WG) {
       uint m = i / kcn, k = i % kcn;
-      xs[m * p.KC + k] = X_ld(p.dtx, p.x_off + m * p.ldx + kc0 + k);
+      xs[m * p.KC + k] = X_ld(DTX, p.x_off + m * p.ldx + kc0 + k);
     }
     barrier();
 #if WT >= 4
@@ -75,7 +80,7 @@ void main() {
           uint w = uint(W16[hb + 1u + q]);
           float w0 = float(int(w << 24) >> 24), w1 = float(int(w << 16) >> 24);
           [[unroll]] for (uint m = 0u; m < MMAX; m++) {
-            if (m >= p.M) break;
+            if (m >= M) break;
             s[m] += w0 * xs[m * p.KC + xb + 2u * q] + w1 * xs[m * p.KC + xb + 2u * q + 1u];
           }
         }
@@ -86,7 +91,7 @@ void main() {
           float lo0 = float(int(w & 15u) - 8), hi0 = float(int((w >> 4) & 15u) - 8);
           float lo1 = float(int((w >> 8) & 15u) - 8), hi1 = float(int((w >> 12) & 15u) - 8);
           [[unroll]] for (uint m = 0u; m < MMAX; m++) {
-            if (m >= p.M) break;
+            if (m >= M) break;
             uint xi = m * p.KC + xb + 2u * q;
             s[m] += lo0 * xs[xi] + lo1 * xs[xi + 1u] + hi0 * xs[xi + 16u] + hi1 * xs[xi + 17u];
           }
@@ -103,7 +108,7 @@ void main() {
         if (n >= p.N) break;
         float w = WLD(p.w_off + n * p.K + kc0 + k);
         [[unroll]] for (uint m = 0u; m < MMAX; m++) {
-          if (m >= p.M) break;
+          if (m >= M) break;
           acc[m][r] += w * xs[m * p.KC + k];
         }
       }
@@ -117,7 +122,7 @@ void main() {
   uint slot = l, nslots = WG;
 #endif
   [[unroll]] for (uint m = 0u; m < MMAX; m++) {
-    if (m >= p.M) break;
+    if (m >= M) break;
     [[unroll]] for (uint r = 0u; r < R; r++) {
 #ifdef DK_SUBGROUPS
       float v = subgroupAdd(acc[m][r]);
@@ -128,13 +133,13 @@ void main() {
     }
   }
   barrier();
-  if (l < p.M * R) {
+  if (l < M * R) {
     uint m = l / R, r = l % R, n = n0 + r;
     if (n < p.N) {
       float v = 0.0;
       for (uint i = 0u; i < nslots; i++) v += red[l * WG + i];
-      if (p.has_bias != 0u) v += Bias_ld(p.dtb, p.b_off + n);
-      O_st(p.dto, p.o_off + m * p.ldo + n, v);
+      if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
+      O_st(DTO, p.o_off + m * p.ldo + n, v);
     }
   }
 }

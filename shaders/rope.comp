@@ -12,8 +12,11 @@ DK_OUT(0, O)
 DK_IN(1, X)
 DK_IN(2, Pos)
 
+layout(constant_id = 0) const uint DT = 0u;
+layout(constant_id = 1) const uint NEOX = 0u;
+
 layout(push_constant) uniform P {
-  uint n, D, H, T, n_rot, neox, dt;
+  uint n, D, H, T, n_rot;
   float theta;
   uint o_off, x_off, p_off;
 } p;
@@ -25,7 +28,7 @@ void main() {
     uint r = i / per_row, k = i % per_row, rb = r * p.D;
     if (k >= half_) {
       uint j = p.n_rot + (k - half_);
-      O_st(p.dt, p.o_off + rb + j, X_ld(p.dt, p.x_off + rb + j));
+      O_st(DT, p.o_off + rb + j, X_ld(DT, p.x_off + rb + j));
       continue;
     }
     float pos = float(int(Pos32[p.p_off + (r / p.H) % p.T]));
@@ -36,9 +39,9 @@ void main() {
     float q = roundEven(v * 0.15915494309189535);
     v = (v - q * 6.28125) - q * 1.9353071795864769e-3;
     float cs = cos(v), sn = sin(v);
-    uint i0 = p.neox != 0u ? k : 2u * k, i1 = p.neox != 0u ? k + half_ : 2u * k + 1u;
-    float a = X_ld(p.dt, p.x_off + rb + i0), b = X_ld(p.dt, p.x_off + rb + i1);
-    O_st(p.dt, p.o_off + rb + i0, a * cs - b * sn);
-    O_st(p.dt, p.o_off + rb + i1, a * sn + b * cs);
+    uint i0 = NEOX != 0u ? k : 2u * k, i1 = NEOX != 0u ? k + half_ : 2u * k + 1u;
+    float a = X_ld(DT, p.x_off + rb + i0), b = X_ld(DT, p.x_off + rb + i1);
+    O_st(DT, p.o_off + rb + i0, a * cs - b * sn);
+    O_st(DT, p.o_off + rb + i1, a * sn + b * cs);
   }
 }

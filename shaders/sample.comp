@@ -20,8 +20,10 @@ layout(local_size_x = WG) in;
 DK_OUT(0, O)
 DK_IN(1, X)
 
+layout(constant_id = 0) const uint DT = 0u;
+
 layout(push_constant) uniform P {
-  uint rows, cols, dt, o_off, x_off;
+  uint rows, cols, o_off, x_off;
   int top_k;
   float temp, top_p;
   uint seed_lo, seed_hi;
@@ -61,7 +63,7 @@ uint xb;
 float kth, m, z, thr;
 
 float prob(uint j) {
-  float l = X_ld(p.dt, xb + j);
+  float l = X_ld(DT, xb + j);
   return l >= kth ? exp(l / p.temp - m) / z : 0.0;
 }
 float kept(uint j) {
@@ -79,14 +81,14 @@ void main() {
       for (int bit = 31; bit >= 0; bit--) {
         uint cand = t | (1u << uint(bit));
         float c = 0.0;
-        for (uint j = l; j < n; j += WG) c += fkey(X_ld(p.dt, xb + j)) >= cand ? 1.0 : 0.0;
+        for (uint j = l; j < n; j += WG) c += fkey(X_ld(DT, xb + j)) >= cand ? 1.0 : 0.0;
         if (dk_sum(c) >= float(p.top_k)) t = cand;
       }
       kth = kfloat(t);
     }
     float mm = -1.0 / 0.0;
     for (uint j = l; j < n; j += WG) {
-      float v = X_ld(p.dt, xb + j);
+      float v = X_ld(DT, xb + j);
       if (v >= kth) mm = max(mm, v / p.temp);
     }
     m = dk_max(mm);

@@ -12,8 +12,10 @@ layout(local_size_x = WG) in;
 DK_OUT(0, O)
 DK_IN(1, X)
 
+layout(constant_id = 0) const uint DT = 0u;
+
 layout(push_constant) uniform P {
-  uint rows, cols, rows_per, dt;
+  uint rows, cols, rows_per;
   float scale;
   int off;
   uint o_off, x_off;
@@ -25,14 +27,14 @@ void main() {
     uint xb = p.x_off + row * n, ob = p.o_off + row * n, lim = n;
     if (p.off >= 0) lim = min(row % p.rows_per + uint(p.off) + 1u, n);
     float m = -1.0 / 0.0;
-    for (uint j = l; j < lim; j += WG) m = max(m, X_ld(p.dt, xb + j) * p.scale);
+    for (uint j = l; j < lim; j += WG) m = max(m, X_ld(DT, xb + j) * p.scale);
     m = dk_max(m);
     float z = 0.0;
-    for (uint j = l; j < lim; j += WG) z += exp(X_ld(p.dt, xb + j) * p.scale - m);
+    for (uint j = l; j < lim; j += WG) z += exp(X_ld(DT, xb + j) * p.scale - m);
     z = dk_sum(z);
     for (uint j = l; j < n; j += WG) {
-      float v = j < lim ? exp(X_ld(p.dt, xb + j) * p.scale - m) / z : 0.0;
-      O_st(p.dt, ob + j, v);
+      float v = j < lim ? exp(X_ld(DT, xb + j) * p.scale - m) / z : 0.0;
+      O_st(DT, ob + j, v);
     }
   }
 }

@@ -377,6 +377,55 @@ DKT_TEST(vulkan_properties, 0) {
   }
 }
 
+/* ---- both decode kernels: a row per lane (CPU devices) and K split over a subgroup (GPUs) ---- */
+
+static void decode_kernels_round(dkt *t) {
+  dk_dtype wd[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
+  int64_t Ms[3] = {1, 3, 8};
+  int k, m;
+  for (k = 0; k < 5; k++) {
+    /* K = 196 (float) leaves a tail past the 8-wide loads; w starts mid-row in a narrow view */
+    int64_t K = k < 3 ? 196 : 256;
+    dk_tensor *base = big_table(t, wd[k], 71, K, "w_base"), *w = NULL;
+    if (!base) return;
+    if (dk_narrow(base, 0, 1, 70, &w) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
+    for (m = 0; m < 3; m++) {
+      char what[96];
+      int64_t xs[2] = {Ms[m], K}, os[2] = {Ms[m], 70}, N = 70, i, j, q;
+      double *xv, *bv, *got = dkt_alloc(Ms[m] * 70), *want = dkt_alloc(Ms[m] * 70), *row = dkt_alloc(K);
+      dk_dtype xdt = k == 1 ? DK_BF16 : DK_F32;
+      dk_tensor *x = dkt_random(t, t->dev, xdt, 2, xs, "x", -1, 1, &xv);
+      dk_tensor *b = dkt_random(t, t->dev, DK_F16, 1, &N, "bias", -1, 1, &bv), *o = NULL;
+      if (x && b && dk_tensor_new(t->dev, xdt, 2, os, "y", &o) == DK_OK && dk_linear(o, x, w, b) == DK_OK &&
+          dkt_read(t, o, got)) {
+        for (j = 0; j < 70; j++) {
+          table_row(wd[k], j + 1, K, row);
+          for (i = 0; i < Ms[m]; i++) {
+            double acc = bv[j];
+            for (q = 0; q < K; q++) acc += xv[i * K + q] * row[q];
+            want[i * 70 + j] = acc;
+          }
+        }
+        snprintf(what, sizeof what, "linear M=%lld, %s weight view, f16 bias", (long long)Ms[m], dk_dtype_name(wd[k]));
+        dkt_close(t, what, got, want, Ms[m] * 70, dkt_tol(xdt, K) * sqrt((double)K) * 4, dkt_tol(xdt, K));
+      } else if (!t->failures) {
+        dkt_fail_at(t, __FILE__, __LINE__, "linear M=%lld %s: %s", (long long)Ms[m], dk_dtype_name(wd[k]), dk_last_error());
+      }
+      dk_tensor_free(x); dk_tensor_free(b); dk_tensor_free(o);
+      free(xv); free(bv); free(got); free(want); free(row);
+    }
+    dk_tensor_free(w); dk_tensor_free(base);
+  }
+}
+
+DKT_TEST(vulkan_decode_kernels, 0) {
+  VK_ONLY(t);
+  if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "rows")) return;
+  decode_kernels_round(t);
+  if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "split")) return;
+  decode_kernels_round(t);
+}
+
 /* ---- fallbacks: no push descriptors, no subgroups, no mapped transfers -------------------- */
 
 static void ref_rmsnorm(const double *x, const double *w, double *y, int64_t rows, int64_t n) {

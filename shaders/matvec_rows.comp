@@ -1,0 +1,118 @@
+#version 450
+/* linear for decode on CPU-type devices (lavapipe): one invocation per
+ * output row, walking its row of w from start to end, x read at the same
+ * index by every lane. A software device runs the lanes of a subgroup as
+ * one SIMD vector and pays per lane for every buffer access; here each lane
+ * streams its own row with the widest loads the layout allows, and nothing
+ * goes through shared memory or barriers. (GPUs use matvec.comp, which
+ * splits K across a subgroup so that neighbouring lanes read neighbouring
+ * bytes.) Accumulation is f32. */
+//!variant matvec_rows_f32 -DWT=0
+//!variant matvec_rows_f16 -DWT=1
+//!variant matvec_rows_bf16 -DWT=2
+//!variant matvec_rows_q8_0 -DWT=4
+//!variant matvec_rows_q4_0 -DWT=5
+#extension GL_GOOGLE_include_directive : require
+#define WG 64
+#define MMAX 8
+#include "common.glsl"
+layout(local_size_x = WG) in;
+
+DK_OUT(0, O)
+DK_IN(1, X)
+DK_IN(2, W)
+DK_IN(3, Bias)
+/* w again, in 16-byte units: four f32 or eight f16/bf16 values */
+layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
+
+layout(constant_id = 0) const uint DTX = 0u;
+layout(constant_id = 1) const uint DTO = 0u;
+layout(constant_id = 2) const uint DTB = 0u;
+layout(constant_id = 3) const uint HAS_BIAS = 0u;
+layout(constant_id = 4) const uint M = 1u;       /* rows of x, 1..MMAX */
+layout(constant_id = 5) const uint WIDE = 0u;    /* every row of w starts on a 16-byte boundary */
+
+layout(push_constant) uniform P {
+  uint N, K, KC;
+  uint x_off, w_off, o_off, b_off;  /* w_off in halves for block formats */
+  uint ldx, ldo;
+} p;
+
+float acc[MMAX];
+
+/* acc[m] += w . x[m, k .. k+7] */
+void dot8(float w0, float w1, float w2, float w3, float w4, float w5, float w6, float w7, uint k) {
+  [[unroll]] for (uint m = 0u; m < MMAX; m++) {
+    if (m >= M) break;
+    uint xb = p.x_off + m * p.ldx + k;
+    acc[m] += w0 * X_ld(DTX, xb) + w1 * X_ld(DTX, xb + 1u) + w2 * X_ld(DTX, xb + 2u) + w3 * X_ld(DTX, xb + 3u) +
+              w4 * X_ld(DTX, xb + 4u) + w5 * X_ld(DTX, xb + 5u) + w6 * X_ld(DTX, xb + 6u) + w7 * X_ld(DTX, xb + 7u);
+  }
+}
+
+void main() {
+  uint n = dk_group() * WG + gl_LocalInvocationID.x;
+  uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
+  [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m] = 0.0;
+#if WT >= 4
+  uint nbk = p.K / 32u;
+  for (uint b = 0u; b < nbk; b++) {
+#if WT == 4
+    uint hb = p.w_off + (row * nbk + b) * 17u;
+    float d = dk_h2f(uint(W16[hb]));
+    [[unroll]] for (uint g = 0u; g < 4u; g++) {
+      uint h0 = uint(W16[hb + 1u + 4u * g]), h1 = uint(W16[hb + 2u + 4u * g]);
+      uint h2 = uint(W16[hb + 3u + 4u * g]), h3 = uint(W16[hb + 4u + 4u * g]);
+      dot8(d * float(int(h0 << 24) >> 24), d * float(int(h0 << 16) >> 24), d * float(int(h1 << 24) >> 24),
+           d * float(int(h1 << 16) >> 24), d * float(int(h2 << 24) >> 24), d * float(int(h2 << 16) >> 24),
+           d * float(int(h3 << 24) >> 24), d * float(int(h3 << 16) >> 24), b * 32u + 8u * g);
+    }
+#else
+    uint hb = p.w_off + (row * nbk + b) * 9u;
+    float d = dk_h2f(uint(W16[hb]));
+    [[unroll]] for (uint g = 0u; g < 2u; g++) {
+      /* bytes 8g..8g+7: values 8g.. (low nibbles) and 16+8g.. (high nibbles) */
+      uint h0 = uint(W16[hb + 1u + 4u * g]), h1 = uint(W16[hb + 2u + 4u * g]);
+      uint h2 = uint(W16[hb + 3u + 4u * g]), h3 = uint(W16[hb + 4u + 4u * g]);
+      dot8(d * float(int(h0 & 15u) - 8), d * float(int((h0 >> 8) & 15u) - 8), d * float(int(h1 & 15u) - 8),
+           d * float(int((h1 >> 8) & 15u) - 8), d * float(int(h2 & 15u) - 8), d * float(int((h2 >> 8) & 15u) - 8),
+           d * float(int(h3 & 15u) - 8), d * float(int((h3 >> 8) & 15u) - 8), b * 32u + 8u * g);
+      dot8(d * float(int((h0 >> 4) & 15u) - 8), d * float(int(h0 >> 12) - 8), d * float(int((h1 >> 4) & 15u) - 8),
+           d * float(int(h1 >> 12) - 8), d * float(int((h2 >> 4) & 15u) - 8), d * float(int(h2 >> 12) - 8),
+           d * float(int((h3 >> 4) & 15u) - 8), d * float(int(h3 >> 12) - 8), b * 32u + 16u + 8u * g);
+    }
+#endif
+  }
+#else
+  uint wb = p.w_off + row * p.K, k = 0u;
+  if (WIDE != 0u) {
+#if WT == 0
+    for (; k + 8u <= p.K; k += 8u) {
+      uvec4 a = W4[(wb + k) / 4u], c = W4[(wb + k) / 4u + 1u];
+      dot8(uintBitsToFloat(a.x), uintBitsToFloat(a.y), uintBitsToFloat(a.z), uintBitsToFloat(a.w),
+           uintBitsToFloat(c.x), uintBitsToFloat(c.y), uintBitsToFloat(c.z), uintBitsToFloat(c.w), k);
+    }
+#else
+    for (; k + 8u <= p.K; k += 8u) {
+      uvec4 a = W4[(wb + k) / 8u];
+      dot8(dk_cvt16(WT, a.x & 0xffffu), dk_cvt16(WT, a.x >> 16), dk_cvt16(WT, a.y & 0xffffu), dk_cvt16(WT, a.y >> 16),
+           dk_cvt16(WT, a.z & 0xffffu), dk_cvt16(WT, a.z >> 16), dk_cvt16(WT, a.w & 0xffffu), dk_cvt16(WT, a.w >> 16), k);
+    }
+#endif
+  }
+  for (; k < p.K; k++) {
+    float w = W_ld(WT, wb + k);
+    [[unroll]] for (uint m = 0u; m < MMAX; m++) {
+      if (m >= M) break;
+      acc[m] += w * X_ld(DTX, p.x_off + m * p.ldx + k);
+    }
+  }
+#endif
+  if (n >= p.N) return;
+  [[unroll]] for (uint m = 0u; m < MMAX; m++) {
+    if (m >= M) break;
+    float v = acc[m];
+    if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
+    O_st(DTO, p.o_off + m * p.ldo + n, v);
+  }
+}
