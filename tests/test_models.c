@@ -533,6 +533,32 @@ DKT_TEST(models_gguf_reference_files, DKT_ONCE) {
   }
 }
 
+/* opening real paths: what cannot be read is DK_ERR_IO, what is not a model
+ * file DK_ERR_FORMAT, both naming the path */
+DKT_TEST(models_file_open_errors, DKT_ONCE) {
+  dk_file *f = NULL;
+  char path[128];
+  FILE *fp;
+  DKT_REFUSED(t, dk_file_open("/nonexistent/dir/model.gguf", &f), DK_ERR_IO);
+  DKT_MSG_HAS(t, "/nonexistent/dir/model.gguf");
+  DKT_MSG_HAS(t, "No such file");
+  DKT_REFUSED(t, dk_file_open("/tmp", &f), DK_ERR_IO);
+  DKT_MSG_HAS(t, "not a regular file");
+  snprintf(path, sizeof path, "/tmp/devkit_test_empty_%d.bin", (int)getpid());
+  fp = fopen(path, "wb");
+  if (fp) fclose(fp);
+  DKT_REFUSED(t, dk_file_open(path, &f), DK_ERR_FORMAT);
+  DKT_MSG_HAS(t, "empty");
+  fp = fopen(path, "wb");
+  if (fp) { fputs("just some text, long enough to look at: not a model file at all\n", fp); fclose(fp); }
+  DKT_REFUSED(t, dk_file_open(path, &f), DK_ERR_FORMAT);
+  DKT_MSG_HAS(t, "not a model file devkit knows");
+  DKT_REFUSED(t, dk_file_open_as(path, DK_FILE_GGUF, &f), DK_ERR_FORMAT);
+  DKT_MSG_HAS(t, "magic");
+  DKT_CHECK(t, f == NULL, "a refused open returned a file");
+  unlink(path);
+}
+
 /* ==== safetensors ================================================================ */
 
 DKT_TEST(models_safetensors, DKT_ONCE) {
