@@ -76,7 +76,7 @@ static double num_arg(const char *opt, const char *v, double lo, double hi) {
   errno = 0;
   x = strtod(v, &end);
   if (errno || end == v || *end || !(x >= lo && x <= hi)) {
-    fprintf(stderr, "llama: error: %s '%s' is not a number in [%g, %g]\n", opt, v, lo, hi);
+    fprintf(stderr, "llama: error: %s '%s' is not a number in [%.10g, %.10g]\n", opt, v, lo, hi);
     exit(2);
   }
   return x;
