@@ -1,5 +1,5 @@
 /* kernels/dk_params.h — the contract between backends/cuda.h (host, C) and
- * kernels/*.cu (device, CUDA C++).
+ * the .cu files in kernels/ (device, CUDA C++).
  *
  * Every kernel takes exactly one parameter: one of the structs below, by
  * value. The host fills it and passes its address to cuLaunchKernel. The
