@@ -95,7 +95,26 @@ build() {
   cp "$BUILD/compat/app.c" "$BUILD/compat/app.cpp"
   $CC -std=c99 $WARN -O2 -I. -o "$BUILD/compat/app_c99" "$BUILD/compat/app.c" $LIBS
   $CXX -std=c++11 $WARN -O2 -I. -o "$BUILD/compat/app_cpp" "$BUILD/compat/app.cpp" $LIBS
+  $CC $CFLAGS -std=c11 $WARN -o "$BUILD/optable" tools/optable.c $LIBS
+  update_readme_table
   say "built: $(ls "$BUILD" | tr '\n' ' ')"
+}
+
+# The README's op table is printed from the dispatch tables (tools/optable.c)
+# and replaced between its markers on every build.
+update_readme_table() {
+  [ -f README.md ] && grep -q '<!-- optable:begin -->' README.md || return 0
+  local table; table=$("$BUILD/optable")
+  python3 - "$table" <<'PY'
+import sys
+t = sys.argv[1]
+s = open("README.md").read()
+a = s.index("<!-- optable:begin -->") + len("<!-- optable:begin -->")
+b = s.index("<!-- optable:end -->")
+new = s[:a] + "\n" + t + "\n" + s[b:]
+if new != s:
+    open("README.md", "w").write(new)
+PY
 }
 
 export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-none}
@@ -132,9 +151,8 @@ case "$CMD" in
     "$BUILD/bench" "${@:2}"
     ;;
   check-generated)
-    gen_shaders
-    gen_kernels
-    git diff --exit-code -- shaders/generated kernels/generated || { say "generated headers are stale: run ./build.sh and commit them"; exit 1; }
+    build
+    git diff --exit-code -- shaders/generated kernels/generated README.md || { say "generated files are stale: run ./build.sh and commit them"; exit 1; }
     say "generated headers are up to date"
     ;;
   fuzz)

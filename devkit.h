@@ -282,6 +282,15 @@ DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1
 DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
                                   const dk_tensor *v, float scale, int causal_offset);
 
+/* ---- placement ---------------------------------------------------------- */
+/* Before anything runs: is every tensor where it is meant to be? Returns DK_OK,
+ * or DK_ERR_DEVICE_MISMATCH (DK_ERR_BACKEND_MISMATCH if any is on another
+ * backend) with a message listing every misplaced tensor by name, device,
+ * expected device and creation site. *n_bad (may be NULL) receives the count,
+ * and bad[] (may be NULL, room for n) the indices of the misplaced items. */
+typedef struct { const dk_tensor *tensor; dk_device expected; } dk_placement;
+DEVKIT_API dk_status dk_check_placement(const dk_placement *items, int n, int *n_bad, int *bad);
+
 /* ---- introspection ---------------------------------------------------- */
 /* Whether backend b implements op "name" (e.g. "dk_linear") for dtype t, where
  * t is the activation dtype, or with weight=1 the weight/table/kv dtype. */
@@ -1380,6 +1389,7 @@ static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const ch
   dk__sbf(&sb, "\n");
   for (i = 0; i < n; i++) {
     int rl = (int)strlen(oi->roles[i]), nl = c->t[i] ? (int)strlen(c->t[i]->name) + 2 : 0;
+    if (!c->t[i] && ((oi->optional >> i) & 1)) continue;   /* absent optional operands are not listed */
     if (rl > role_w) role_w = rl;
     if (nl > name_w) name_w = nl;
   }
@@ -1418,7 +1428,7 @@ static dk_status dk__mismatch(dk_call *c, int backend_level) {
     char tname[32], oname[32];
     snprintf(tname, sizeof tname, "%s", dk_device_name(target));
     snprintf(oname, sizeof oname, "%s", dk_device_name(c->t[first_odd]->device));
-    dk__sbf(&f, "move %s with dk_to(%s, <%s>, &%s_moved) (or create %s there), or put the others on %s",
+    dk__sbf(&f, "move %s with dk_to(%s, %s, &%s_moved) (or create %s there), or put the others on %s",
             list, oi->roles[first_odd], tname, oi->roles[first_odd], strchr(list, ',') ? "them" : "it", oname);
   }
   if (backend_level)
@@ -2023,6 +2033,42 @@ DEVKIT_API dk_status dk_to_at(const dk_tensor *src, dk_device d, const char *sit
 #undef dk_to
 DEVKIT_API dk_status dk_to(const dk_tensor *src, dk_device d, dk_tensor **out) { return dk_to_at(src, d, "", out); }
 #define dk_to(src, d, out) dk_to_at((src), (d), DK_SITE, (out))
+
+/* ==== placement check ===================================================== */
+
+DEVKIT_API dk_status dk_check_placement(const dk_placement *items, int n, int *n_bad, int *bad) {
+  dk__sb sb;
+  int i, nb = 0, k = 0, other_backend = 0, name_w = 4;
+  if (n_bad) *n_bad = 0;
+  if (n < 0 || (n > 0 && !items)) return dk__error(DK_ERR_INVALID, "dk_check_placement: no items");
+  for (i = 0; i < n; i++) {
+    const dk_tensor *t = items[i].tensor;
+    if (!t) return dk__error(DK_ERR_INVALID, "dk_check_placement: item %d has no tensor", i);
+    if (dk_device_equal(t->device, items[i].expected)) continue;
+    nb++;
+    other_backend |= t->device.backend != items[i].expected.backend;
+    if ((int)strlen(t->name) + 2 > name_w) name_w = (int)strlen(t->name) + 2;
+  }
+  if (n_bad) *n_bad = nb;
+  if (!nb) return DK_OK;
+  if (name_w > 48) name_w = 48;
+  sb.buf = dk__msg; sb.cap = sizeof dk__msg; sb.len = 0; dk__msg[0] = 0;
+  dk__sbf(&sb, "dk_check_placement: %d of %d tensors are not where they are meant to be:\n", nb, n);
+  for (i = 0; i < n; i++) {
+    const dk_tensor *t = items[i].tensor;
+    char nm[DK_NAME_LEN + 2], sh[96], dev[32];
+    if (dk_device_equal(t->device, items[i].expected)) continue;
+    if (bad) bad[k] = i;
+    k++;
+    snprintf(nm, sizeof nm, "'%s'", t->name);
+    snprintf(dev, sizeof dev, "%s", dk_device_name(t->device));
+    dk__shape_str(t, sh, sizeof sh);
+    dk__sbf(&sb, "  %-*s %-4s %-16s on %-9s expected %-9s (%s)\n", name_w, nm, dk_dtype_name(t->dtype), sh, dev,
+            dk_device_name(items[i].expected), t->site[0] ? t->site : "site unknown");
+  }
+  dk__sbf(&sb, "  move each with dk_to(tensor, expected, &moved), or load it onto the expected device");
+  return dk__raise(other_backend ? DK_ERR_BACKEND_MISMATCH : DK_ERR_DEVICE_MISMATCH);
+}
 
 /* ==== matmul batch addressing, shared by the backends ====================== */
 

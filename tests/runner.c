@@ -413,7 +413,7 @@ static dkt_result dkt_run_forked(const dkt_entry *e, dk_device dev, double timeo
       setenv("DEVKIT_VISIBLE_DEVICES", vis, 1);
     }
     code = dkt_child(e, dev);
-    _exit(code);
+    exit(code);   /* not _exit: LeakSanitizer checks at exit */
   }
   close(fd[1]);
   for (;;) {

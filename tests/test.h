@@ -14,6 +14,10 @@
 #ifndef DKT_TEST_H
 #define DKT_TEST_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* setenv, strsignal, fork in the tests */
+#endif
+
 #include "../devkit.h"
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,308 @@
+/* bench/bench.c — per-op throughput on every device, side by side, in one run.
+ *
+ *   build/bench [-d DEVICE]... [--quick] [--big] [--filter TEXT]
+ *
+ * Memory-bound ops report GB/s (bytes read + written / time); linear and
+ * matmul report GFLOP/s (2·M·N·K / time), and decode-sized linear also GB/s of
+ * weights streamed. Each figure is the median of 5 timed runs, each run long
+ * enough (>= 0.1 s, or one call) to swamp the timer, after a warm-up call;
+ * every run ends with dk_sync, so queued GPU work is counted. These are
+ * figures, never pass/fail.
+ */
+#define _GNU_SOURCE
+#define DEVKIT_IMPLEMENTATION
+#include "../devkit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__has_include)
+#if __has_include("cublas.h")
+#include "cublas.h"
+#define DK_BENCH_HAVE_CUBLAS 1
+#endif
+#endif
+
+#define MAXDEV 8
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef dk_status (*bench_fn)(void *ctx);
+
+/* seconds per call: median of 5 runs of n calls, n grown until a run takes
+ * >= min_s; NAN if the op failed */
+static double time_op(dk_device dev, bench_fn fn, void *ctx, double min_s) {
+  double t[5], t0;
+  int n = 1, r, i;
+  if (fn(ctx) != DK_OK || dk_sync(dev) != DK_OK) return NAN;
+  for (;;) {
+    t0 = now();
+    for (i = 0; i < n; i++) if (fn(ctx) != DK_OK) return NAN;
+    if (dk_sync(dev) != DK_OK) return NAN;
+    if (now() - t0 >= min_s || n >= (1 << 20)) break;
+    n *= 2;
+  }
+  for (r = 0; r < 5; r++) {
+    t0 = now();
+    for (i = 0; i < n; i++) fn(ctx);
+    dk_sync(dev);
+    t[r] = (now() - t0) / n;
+  }
+  qsort(t, 5, sizeof t[0], cmp_double);
+  return t[2];
+}
+
+/* ---- the cases ------------------------------------------------------------- */
+
+typedef struct {
+  dk_tensor *a, *b, *c, *d;
+  int kind;
+} bctx;
+
+static dk_status run_case(void *p) {
+  bctx *c = (bctx *)p;
+  switch (c->kind) {
+  case 0: return dk_copy(c->c, c->a);
+  case 1: return dk_add(c->c, c->a, c->b);
+  case 2: return dk_silu(c->c, c->a);
+  case 3: return dk_rmsnorm(c->c, c->a, c->b, 1e-5f);
+  case 4: return dk_softmax(c->c, c->a);
+  case 5: return dk_rope(c->c, c->a, c->b, 128, 10000.0f, DK_ROPE_NORMAL);
+  case 6: return dk_linear(c->c, c->a, c->b, NULL);
+  case 7: return dk_matmul(c->c, c->a, c->b);
+  case 8: return dk_copy_to(c->c, c->a);
+  case 9: return dk_attention(c->c, c->a, c->b, c->d, 0.088f, 4095);
+  default: return dk_add(c->c, c->a, c->b);
+  }
+}
+
+typedef struct {
+  const char *name, *size, *unit;
+  double value[MAXDEV];
+} row;
+
+static row rows[64];
+static int nrows = 0;
+
+static row *row_for(const char *name, const char *size, const char *unit) {
+  int i;
+  for (i = 0; i < nrows; i++)
+    if (!strcmp(rows[i].name, name) && !strcmp(rows[i].size, size) && !strcmp(rows[i].unit, unit)) return &rows[i];
+  rows[nrows].name = name;
+  rows[nrows].size = size;
+  rows[nrows].unit = unit;
+  for (i = 0; i < MAXDEV; i++) rows[nrows].value[i] = NAN;
+  return &rows[nrows++];
+}
+
+static dk_tensor *mk(dk_device d, dk_dtype t, int nd, const int64_t *s, const char *name) {
+  dk_tensor *x = NULL;
+  size_t nb;
+  int64_t n = 1;
+  float *v;
+  int i;
+  if (dk_tensor_new(d, t, nd, s, name, &x) != DK_OK) return NULL;
+  for (i = 0; i < nd; i++) n *= s[i];
+  nb = dk_tensor_nbytes(x);
+  v = (float *)malloc((size_t)n * sizeof(float));
+  {
+    void *q = malloc(nb);
+    uint32_t h = 12345;
+    int64_t k;
+    for (k = 0; k < n; k++) { h = h * 1664525u + 1013904223u; v[k] = ((float)(h >> 8) / 16777216.0f - 0.5f) * 0.2f; }
+    if (t == DK_I32) for (k = 0; k < n; k++) ((int32_t *)q)[k] = (int32_t)(k % 4096);
+    else dk_quantize(t, v, n, q);
+    dk_tensor_upload(x, q, nb);
+    free(q);
+  }
+  free(v);
+  return x;
+}
+
+static void free_ctx(bctx *c) {
+  dk_tensor_free(c->a); dk_tensor_free(c->b); dk_tensor_free(c->c); dk_tensor_free(c->d);
+  memset(c, 0, sizeof *c);
+}
+
+static int want(const char *filter, const char *name) { return !filter || strstr(name, filter); }
+
+/* one figure: time the op, convert with bytes or flops */
+static void record(int di, dk_device dev, const char *name, const char *size, bctx *c, double bytes, double flops,
+                   double min_s) {
+  double s;
+  if (!c->a || !c->c) {
+    fprintf(stderr, "  %s %s on %s: setup failed: %s\n", name, size, dk_device_name(dev), dk_last_error());
+    free_ctx(c);
+    return;
+  }
+  s = time_op(dev, run_case, c, min_s);
+  if (s != s) fprintf(stderr, "  %s %s on %s: %s\n", name, size, dk_device_name(dev), dk_last_error());
+  if (bytes > 0) row_for(name, size, "GB/s")->value[di] = bytes / s / 1e9;
+  if (flops > 0) row_for(name, size, "GFLOP/s")->value[di] = flops / s / 1e9;
+  free_ctx(c);
+}
+
+static void bench_device(int di, dk_device dev, int quick, int big, const char *filter) {
+  bctx c;
+  int64_t n = quick ? (1 << 20) : (1 << 24);
+  double mb = (double)n * 4;
+  int soft;
+  dk_device_props p;
+  dk_device_properties(dev, &p);
+  soft = p.is_software;
+  memset(&c, 0, sizeof c);
+  fprintf(stderr, "benchmarking %s (%s)...\n", dk_device_name(dev), p.name);
+
+  /* memory-bound ops on n f32 values */
+  if (want(filter, "copy")) {
+    c.kind = 0; c.a = mk(dev, DK_F32, 1, &n, "a"); c.c = mk(dev, DK_F32, 1, &n, "c");
+    record(di, dev, "dk_copy f32", quick ? "1M" : "16M", &c, 2 * mb, 0, 0.1);
+    c.kind = 0; c.a = mk(dev, DK_F32, 1, &n, "a"); c.c = mk(dev, DK_F16, 1, &n, "c");
+    record(di, dev, "dk_copy f32->f16", quick ? "1M" : "16M", &c, 1.5 * mb, 0, 0.1);
+    c.kind = 8; c.a = mk(dev, DK_F32, 1, &n, "a"); c.c = mk(dev, DK_F32, 1, &n, "c");
+    record(di, dev, "dk_copy_to same device", quick ? "1M" : "16M", &c, 2 * mb, 0, 0.1);
+  }
+  if (want(filter, "add")) {
+    c.kind = 1; c.a = mk(dev, DK_F32, 1, &n, "a"); c.b = mk(dev, DK_F32, 1, &n, "b"); c.c = mk(dev, DK_F32, 1, &n, "c");
+    record(di, dev, "dk_add f32", quick ? "1M" : "16M", &c, 3 * mb, 0, 0.1);
+  }
+  if (want(filter, "silu")) {
+    c.kind = 2; c.a = mk(dev, DK_F32, 1, &n, "a"); c.c = mk(dev, DK_F32, 1, &n, "c");
+    record(di, dev, "dk_silu f32", quick ? "1M" : "16M", &c, 2 * mb, 0, 0.1);
+  }
+  if (want(filter, "rmsnorm")) {
+    int64_t s[2] = {n / 4096, 4096}, w = 4096;
+    c.kind = 3; c.a = mk(dev, DK_F32, 2, s, "a"); c.b = mk(dev, DK_F32, 1, &w, "w"); c.c = mk(dev, DK_F32, 2, s, "c");
+    record(di, dev, "dk_rmsnorm f32", "rows of 4096", &c, 2 * mb, 0, 0.1);
+  }
+  if (want(filter, "softmax")) {
+    int64_t s[2] = {n / 4096, 4096};
+    c.kind = 4; c.a = mk(dev, DK_F32, 2, s, "a"); c.c = mk(dev, DK_F32, 2, s, "c");
+    record(di, dev, "dk_softmax f32", "rows of 4096", &c, 2 * mb, 0, 0.1);
+  }
+  if (want(filter, "rope")) {
+    int64_t s[3] = {n / 4096, 32, 128}, T = n / 4096;
+    c.kind = 5; c.a = mk(dev, DK_F32, 3, s, "a"); c.b = mk(dev, DK_I32, 1, &T, "pos"); c.c = mk(dev, DK_F32, 3, s, "c");
+    record(di, dev, "dk_rope f32", "32 heads x 128", &c, 2 * mb, 0, 0.1);
+  }
+  /* dispatch overhead: tiny ops, many of them, one sync */
+  if (want(filter, "tiny")) {
+    int64_t s = 64;
+    double t;
+    c.kind = 1; c.a = mk(dev, DK_F32, 1, &s, "a"); c.b = mk(dev, DK_F32, 1, &s, "b"); c.c = mk(dev, DK_F32, 1, &s, "c");
+    t = c.a && c.c ? time_op(dev, run_case, &c, 0.1) : NAN;
+    row_for("dk_add tiny (dispatch cost)", "64 values", "us/op")->value[di] = t * 1e6;
+    free_ctx(&c);
+  }
+  /* decode: one row of x against weights, the memory-bound case */
+  if (want(filter, "linear")) {
+    static const dk_dtype wt[4] = {DK_F32, DK_F16, DK_Q8_0, DK_Q4_0};
+    static const char *names[4] = {"dk_linear decode w=f32", "dk_linear decode w=f16", "dk_linear decode w=q8_0",
+                                   "dk_linear decode w=q4_0"};
+    static const int64_t shapes[2][2] = {{4096, 4096}, {14336, 4096}};
+    int k, sh;
+    for (sh = 0; sh < (quick ? 1 : 2); sh++)
+      for (k = 0; k < 4; k++) {
+        int64_t xs[2] = {1, shapes[sh][1]}, os[2] = {1, shapes[sh][0]};
+        double wbytes;
+        c.kind = 6; c.a = mk(dev, DK_F32, 2, xs, "x"); c.b = mk(dev, wt[k], 2, shapes[sh], "w"); c.c = mk(dev, DK_F32, 2, os, "y");
+        wbytes = c.b ? (double)dk_tensor_nbytes(c.b) : 0;
+        record(di, dev, names[k], sh ? "N=14336 K=4096" : "N=4096 K=4096", &c, wbytes, 2.0 * shapes[sh][0] * shapes[sh][1], 0.1);
+      }
+  }
+  /* prompt: a batch of rows, compute-bound */
+  if (want(filter, "prompt")) {
+    int64_t M = quick ? 64 : 512, xs[2] = {M, 4096}, ws[2] = {4096, 4096}, os[2] = {M, 4096};
+    static const dk_dtype dts[2] = {DK_F32, DK_F16};
+    int k;
+    for (k = 0; k < 2; k++) {
+      c.kind = 6; c.a = mk(dev, dts[k], 2, xs, "x"); c.b = mk(dev, dts[k], 2, ws, "w"); c.c = mk(dev, dts[k], 2, os, "y");
+      record(di, dev, k ? "dk_linear prompt f16" : "dk_linear prompt f32", quick ? "64x4096x4096" : "512x4096x4096", &c, 0,
+             2.0 * M * 4096 * 4096, 0.2);
+    }
+    c.kind = 6;
+    {
+      int64_t q4s[2] = {4096, 4096};
+      c.a = mk(dev, DK_F32, 2, xs, "x"); c.b = mk(dev, DK_Q4_0, 2, q4s, "w"); c.c = mk(dev, DK_F32, 2, os, "y");
+      record(di, dev, "dk_linear prompt w=q4_0", quick ? "64x4096x4096" : "512x4096x4096", &c, 0, 2.0 * M * 4096 * 4096, 0.2);
+    }
+  }
+  if (want(filter, "attention")) {
+    int64_t qs[3] = {1, 32, 128}, ks[3] = {4096, 8, 128};
+    c.kind = 9; c.a = mk(dev, DK_F32, 3, qs, "q"); c.b = mk(dev, DK_F16, 3, ks, "k"); c.d = mk(dev, DK_F16, 3, ks, "v");
+    c.c = mk(dev, DK_F32, 3, qs, "o");
+    record(di, dev, "dk_attention decode", "32q/8kv heads, 4096 ctx", &c, 2.0 * 4096 * 8 * 128 * 2, 0, 0.1);
+  }
+  /* a big GEMM: only on hardware GPUs unless asked */
+  if ((big || !soft) && dev.backend != DK_CPU && want(filter, "matmul")) {
+    int64_t s[2] = {4096, 4096};
+    c.kind = 7; c.a = mk(dev, DK_F16, 2, s, "a"); c.b = mk(dev, DK_F16, 2, s, "b"); c.c = mk(dev, DK_F16, 2, s, "c");
+    record(di, dev, "dk_matmul f16", "4096^3", &c, 0, 2.0 * 4096.0 * 4096.0 * 4096.0, 0.3);
+#ifdef DK_BENCH_HAVE_CUBLAS
+    if (dev.backend == DK_CUDA) {
+      double tf = 0;
+      char note[256] = "";
+      if (dk_bench_cublas_hgemm(4096, 20, &tf, note, sizeof note) == 0)
+        row_for("cuBLAS f16 GEMM (reference)", "4096^3", "GFLOP/s")->value[di] = tf * 1000.0;
+      else
+        fprintf(stderr, "  cuBLAS: %s\n", note);
+    }
+#endif
+  }
+}
+
+int main(int argc, char **argv) {
+  dk_device devs[MAXDEV];
+  int ndev = 0, quick = 0, big = 0, i, r;
+  const char *filter = NULL;
+  for (i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--big")) big = 1;
+    else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+    else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+      if (ndev < MAXDEV && dk_device_parse(argv[++i], &devs[ndev]) == DK_OK) ndev++;
+      else { fprintf(stderr, "bench: %s\n", dk_last_error()); return 2; }
+    } else {
+      fprintf(stderr, "usage: bench [-d DEVICE]... [--quick] [--big] [--filter TEXT]\n");
+      return 2;
+    }
+  }
+  if (!ndev) {
+    /* the first device of each backend */
+    int b;
+    for (b = 0; b < DK_BACKEND_COUNT && ndev < MAXDEV; b++)
+      if (dk_device_count((dk_backend)b) > 0) { devs[ndev].backend = (dk_backend)b; devs[ndev].index = 0; ndev++; }
+  }
+  for (i = 0; i < ndev; i++) bench_device(i, devs[i], quick, big, filter);
+
+  printf("\n%-30s %-24s %-8s", "op", "size", "unit");
+  for (i = 0; i < ndev; i++) printf(" %12s", dk_device_name(devs[i]));
+  printf("\n");
+  for (r = 0; r < nrows; r++) {
+    printf("%-30s %-24s %-8s", rows[r].name, rows[r].size, rows[r].unit);
+    for (i = 0; i < ndev; i++) {
+      if (rows[r].value[i] != rows[r].value[i]) printf(" %12s", "-");
+      else printf(" %12.2f", rows[r].value[i]);
+    }
+    printf("\n");
+  }
+  printf("\ndevices:\n");
+  for (i = 0; i < ndev; i++) {
+    dk_device_props p;
+    dk_device_properties(devs[i], &p);
+    printf("  %-10s %s (%s)\n", dk_device_name(devs[i]), p.name, p.driver);
+  }
+  dk_shutdown();
+  return 0;
+}
