@@ -229,6 +229,7 @@ typedef struct {
   int recent_n, recent_next;
   long long recent_dropped;
   char fault[512];           /* the first device fault seen, for later messages */
+  char pending[1024];        /* a bad embedding id found early, for the next sync to report */
   dk__cuda_block *cache;     /* free blocks (no memory pools) */
   size_t cache_bytes;
 } dk__cuda_dev;
@@ -713,41 +714,52 @@ static void dk__cuda_release(dk_storage *st) {
 
 /* ==== errors found at a sync ================================================= */
 
-/* After the stream is idle: any embedding op whose status slot holds a bad id? */
-static dk_status dk__cuda_check_status(dk_device d) {
+/* After the stream is idle: does any embedding op's status slot hold a bad
+ * id? The first one (in enqueue order) is written into msg; returns 1 then. */
+static int dk__cuda_scan_status(dk_device d, char *msg, size_t cap, dk_cu_result *fail) {
   dk__cuda_dev *ld = dk__cuda_ld(d);
   unsigned long long slots[DK_CUDA_STATUS_SLOTS];
-  dk_cu_result r;
   int n = ld->status_used, i;
-  if (n == 0) return DK_OK;
+  *fail = DK_CU_SUCCESS;
+  if (n == 0) return 0;
   ld->status_used = 0;
-  if ((r = dk__cu.api.MemcpyDtoHAsync(slots, ld->status, 8 * (size_t)n, ld->stream)) != DK_CU_SUCCESS ||
-      (r = dk__cu.api.StreamSynchronize(ld->stream)) != DK_CU_SUCCESS)
-    return dk__cuda_fail(d.index, "reading the embedding status slots", r);
+  if ((*fail = dk__cu.api.MemcpyDtoHAsync(slots, ld->status, 8 * (size_t)n, ld->stream)) != DK_CU_SUCCESS ||
+      (*fail = dk__cu.api.StreamSynchronize(ld->stream)) != DK_CU_SUCCESS)
+    return 0;
   for (i = 0; i < n; i++)
     if (slots[i] != ~0ull) break;
-  if (i == n) return DK_OK;
-  if ((r = dk__cu.api.MemsetD32Async(ld->status, 0xffffffffu, 2 * (size_t)n, ld->stream)) != DK_CU_SUCCESS)
-    return dk__cuda_fail(d.index, "clearing the embedding status slots", r);
+  if (i == n) return 0;
+  if ((*fail = dk__cu.api.MemsetD32Async(ld->status, 0xffffffffu, 2 * (size_t)n, ld->stream)) != DK_CU_SUCCESS) return 0;
   {
     const dk__cuda_emb_note *e = &ld->notes[i];
     unsigned long long pos = slots[i] >> 32;
     int id = (int)(int32_t)(uint32_t)(slots[i] & 0xffffffffu);
-    return dk__error(DK_ERR_INVALID,
-                     "dk_embedding: ids '%s' holds %d at position %llu%s, outside table '%s' of %lld rows (%s); "
-                     "found by cuda:%d and reported at this sync; that dk_embedding wrote nothing",
-                     e->ids_name, id, pos, pos == 0xffffffffull ? " or later" : "", e->table_name, e->rows,
-                     e->ids_site[0] ? e->ids_site : "site unknown", d.index);
+    snprintf(msg, cap,
+             "dk_embedding: ids '%s' holds %d at position %llu%s, outside table '%s' of %lld rows (%s); found by "
+             "cuda:%d and reported at this sync; that dk_embedding wrote nothing",
+             e->ids_name, id, pos, pos == 0xffffffffull ? " or later" : "", e->table_name, e->rows,
+             e->ids_site[0] ? e->ids_site : "site unknown", d.index);
   }
+  return 1;
 }
 
-/* Wait for d's stream; report a device fault, then a bad embedding id. */
+/* Wait for d's stream; report a device fault, then a bad embedding id (one
+ * found earlier by a check that could not report it, or one found now). */
 static dk_status dk__cuda_sync_dev(dk_device d, const char *what) {
   dk__cuda_dev *ld = dk__cuda_ld(d);
   dk_cu_result r = dk__cu.api.StreamSynchronize(ld->stream);
+  char msg[1024];
   if (r != DK_CU_SUCCESS) return dk__cuda_fail(d.index, what, r);
   dk__cuda_recent_clear(ld);
-  return dk__cuda_check_status(d);
+  if (ld->pending[0]) {
+    dk_status s = dk__error(DK_ERR_INVALID, "%s", ld->pending);
+    ld->pending[0] = 0;
+    dk__cuda_scan_status(d, ld->pending, sizeof ld->pending, &r);   /* keep a later one for the next sync */
+    return s;
+  }
+  if (dk__cuda_scan_status(d, msg, sizeof msg, &r)) return dk__error(DK_ERR_INVALID, "%s", msg);
+  if (r != DK_CU_SUCCESS) return dk__cuda_fail(d.index, "reading the embedding status slots", r);
+  return DK_OK;
 }
 
 static dk_status dk__cuda_sync(dk_device d) {
@@ -1121,8 +1133,18 @@ static dk_status dk__cuda_embedding(const dk_call *c) {
   p.n_ids = dk_tensor_numel(ids);
   if (p.n_ids == 0) return DK_OK;
   if (ld->status_used == DK_CUDA_STATUS_SLOTS) {
-    /* every slot is taken since the last sync: check them now (a sync) */
-    if ((s = dk__cuda_sync_dev(c->dev, "dk_embedding (checking earlier ids)")) != DK_OK) return s;
+    /* every slot is taken since the last sync: read them now (this waits for
+     * the stream). A bad id found here belongs to an earlier op: it is kept
+     * and reported by the next call that synchronizes, not by this one. */
+    dk_cu_result r = dk__cu.api.StreamSynchronize(ld->stream);
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, "dk_embedding (waiting to reuse the status slots)", r);
+    if (ld->pending[0]) {
+      char later[1024];
+      (void)dk__cuda_scan_status(c->dev, later, sizeof later, &r);   /* the first bad id is the one kept */
+    } else {
+      dk__cuda_scan_status(c->dev, ld->pending, sizeof ld->pending, &r);
+    }
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, "dk_embedding (reading the status slots)", r);
   }
   slot = ld->status_used++;
   note = &ld->notes[slot];

@@ -5,7 +5,9 @@
 # UndefinedBehaviorSanitizer, runs it, and fails on any failed check, any
 # complaint of the mock (a call without a current context, a range outside
 # an allocation, a leaked allocation, a wrong ABI version) or any sanitizer
-# report. Also checks the no-driver and stub-library paths of the probe.
+# report. Also checks the no-driver and stub-library paths of the probe, and
+# runs the suite's tests that need no kernel result (build/tests, if built)
+# with the mock as cuda:0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CC=${CC:-gcc}
@@ -37,5 +39,18 @@ fi
 n=$(DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock.so MOCK_CUDA_DEVICES=0 "$OUT/note")
 echo "no GPU:       $n"
 case "$n" in "0|cuInit: CUDA_ERROR_NO_DEVICE (100)"*) ;; *) echo "[check_cuda_host] unexpected no-GPU note"; status=1 ;; esac
+# the suite's tests that need no kernel result (refusals, transfers, devices,
+# threads, OOM, the embedding id check), on the mock as cuda:0 (a plain build
+# of the mock: the runner is not built with ASan)
+if [ -x "${BUILD:-build}/tests" ]; then
+  $CC -std=c11 -O1 -g -fPIC -shared -o "$OUT/libcuda_mock_plain.so" tools/cuda_mock/libcuda_mock.c
+  DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+    "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape \
+    > "$OUT/suite.log" 2>&1 || true
+  grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
+  if ! tail -1 "$OUT/suite.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite.log"; then
+    echo "[check_cuda_host] the suite's host-level tests failed on the mock ($OUT/suite.log)"; status=1
+  fi
+fi
 [ $status = 0 ] && echo "[check_cuda_host] passed" || echo "[check_cuda_host] FAILED"
 exit $status
