@@ -112,7 +112,6 @@ static int dk_bench_cublas_hgemm(int n, int iters, double *tflops, char *note, s
   float alpha = 1.0f, beta = 0.0f, ms = 0.0f;
   int dev = 0, rc = 1, it, st;
   dk_bcb_res r;
-  char tried[600];
   uint32_t seed = 12345u;
   memset(&cu, 0, sizeof cu);
   *tflops = 0.0;
@@ -144,8 +143,8 @@ static int dk_bench_cublas_hgemm(int n, int iters, double *tflops, char *note, s
     ctx = NULL;
     goto out;
   }
-  blas = dk_bcb_open_cublas(tried, sizeof tried);
-  if (!blas) { snprintf(note, note_len, "%s", tried); goto out; }
+  blas = dk_bcb_open_cublas(note, note_len);   /* the reason lands in note */
+  if (!blas) goto out;
   *(void **)&create = dlsym(blas, "cublasCreate_v2");
   *(void **)&destroy = dlsym(blas, "cublasDestroy_v2");
   *(void **)&gemm = dlsym(blas, "cublasGemmEx");
