@@ -46,6 +46,22 @@
  * the source stays behind it); two GPUs: cuMemcpyPeerAsync with peer access
  * enabled where cuDeviceCanAccessPeer allows (the driver stages through the
  * host otherwise). cuda<->vulkan goes through the core's host staging.
+ *
+ * Kernels and precision (details at the top of each kernels/ file). Every op
+ * computes in f32 and rounds once to the output dtype, as backends/cpu.h
+ * does; no fast-math. dk_linear with M <= DK_GEMV_MAXM (4) rows streams the
+ * weights once (GEMV, exact f32 arithmetic for every weight dtype); larger M
+ * runs tiled GEMMs: f32 activations on f32 FMA (SIMT: f32-accurate, no TF32),
+ * f16/bf16 activations on tensor cores (WMMA) with f32 accumulation, the
+ * weights converted to the activation's dtype in shared memory (exact for
+ * weights of that dtype; round-to-nearest-even for f32, the other 16-bit
+ * dtype, and dequantized q8_0/q4_0). dk_matmul likewise (f32: SIMT; f16/bf16:
+ * tensor cores). Softmax, norms, sampling and attention sum in double where
+ * the CPU does.
+ *
+ * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
+ * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
+ * needed); dk_attention head dims up to DK_ATTN_MAXD (512).
  */
 #ifndef DK_BACKEND_CUDA_H
 #define DK_BACKEND_CUDA_H
