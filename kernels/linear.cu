@@ -16,6 +16,9 @@
 // [8g, 8g + 8), grid.x = min(ceil(N / 8), DK_MAX_GRID_X), grid-stride over g.
 //
 // K is walked in chunks of DK_GEMV_KC = 1024 values. Per chunk:
+//   0. (warp) the 16-byte loads of the chunk's weights are issued into
+//      registers first (dk_gemv_load), so that their DRAM latency overlaps
+//      the x staging and its two barriers.
 //   1. (block) x[0..M)[c0, c0 + kc) is converted to f32 into shared memory
 //      xs[m][k + (k / 32) * 4]: four floats of padding after every 32, so
 //      that the two read patterns below are free of bank conflicts.
@@ -52,15 +55,66 @@ static_assert(DK_GEMV_KC % 256 == 0, "a chunk is whole 8-value groups for every 
 
 DK_DEV int dk_xpad(int k) { return k + (k >> 5) * 4; }
 
-// 8 values of a float weight type from a 16-byte-aligned address (f32: two
-// 16-byte loads)
-template <int WT> DK_DEV void dk_gemv_ld8(const uint8_t *src, float *v) {
+// The weights of one chunk, loaded before the block stages x (so the DRAM
+// latency of W overlaps the x staging and its barriers), consumed after.
+// u[r][t][.]: float weights: group t of row r (f32: two 16-byte halves);
+// block formats: the t-th 16-byte piece of row r's chunk (t < 3).
+struct dk_gemv_w {
+  uint4 u[DK_GEMV_R][4][2];
+  const uint8_t *src[DK_GEMV_R];   // row r's chunk
+  int kvec[DK_GEMV_R];             // float: values covered by 16-byte loads; -1: row past N
+  bool ok[DK_GEMV_R], a16[DK_GEMV_R];
+};
+
+template <int WT> struct dk_gemv_fmt {
+  static constexpr bool QUANT = WT == DK_KT_Q8_0 || WT == DK_KT_Q4_0;
+  static constexpr int ES = WT == DK_KT_F32 ? 4 : 2;                     // float element size
+  static constexpr int BB = WT == DK_KT_Q8_0 ? DK_Q8_BYTES : DK_Q4_BYTES; // block bytes
+  static constexpr int NV = (32 * BB + 16 * 32 - 1) / (16 * 32);         // 16-byte pieces per lane: 3 (q8_0), 2 (q4_0)
+  static constexpr int GROUPS = DK_GEMV_KC / 8 / 32;                     // 8-value groups per lane per full chunk
+};
+static_assert(dk_gemv_fmt<DK_KT_Q8_0>::NV <= 4 && dk_gemv_fmt<DK_KT_F16>::GROUPS <= 4, "dk_gemv_w holds 4 pieces per row");
+
+template <int WT> DK_DEV void dk_gemv_load(const dk_kp_gemv &p, int64_t nbase, int64_t c0, int kc, dk_gemv_w &w, int lane) {
+  typedef dk_gemv_fmt<WT> F;
+#pragma unroll
+  for (int r = 0; r < DK_GEMV_R; r++) {
+    w.ok[r] = nbase + r < p.N;
+    const uint8_t *row = (const uint8_t *)p.w + (w.ok[r] ? (nbase + r) * p.w_row_bytes : 0);
+    if constexpr (F::QUANT) {
+      const int n16 = (kc / 32) * F::BB / 16;
+      w.src[r] = row + (c0 / 32) * F::BB;
+      w.a16[r] = w.ok[r] && dk_aligned16(w.src[r]);
+      w.kvec[r] = 0;
+#pragma unroll
+      for (int t = 0; t < F::NV; t++) {
+        const int i = lane + 32 * t;
+        w.u[r][t][0] = w.a16[r] && i < n16 ? __ldg((const uint4 *)w.src[r] + i) : make_uint4(0, 0, 0, 0);
+      }
+    } else {
+      w.src[r] = row + c0 * F::ES;
+      w.a16[r] = w.ok[r] && dk_aligned16(w.src[r]);
+      w.kvec[r] = !w.ok[r] ? -1 : w.a16[r] ? (kc / 8) * 8 : 0;
+#pragma unroll
+      for (int t = 0; t < F::GROUPS; t++) {
+        const int k = (lane + 32 * t) * 8;
+        const bool in = k < w.kvec[r];
+        const uint4 *q = (const uint4 *)(w.src[r] + (int64_t)k * F::ES);
+        w.u[r][t][0] = in ? __ldg(q) : make_uint4(0, 0, 0, 0);
+        if (F::ES == 4) w.u[r][t][1] = in ? __ldg(q + 1) : make_uint4(0, 0, 0, 0);
+      }
+    }
+  }
+}
+
+// 8 values of a float weight type from its raw 16 (f32: 32) bytes
+template <int WT> DK_DEV void dk_gemv_cvt8(const uint4 &a, const uint4 &b, float *v) {
   if constexpr (WT == DK_KT_F32) {
-    const float4 a = __ldg((const float4 *)src), b = __ldg((const float4 *)src + 1);
-    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+    v[0] = __uint_as_float(a.x); v[1] = __uint_as_float(a.y); v[2] = __uint_as_float(a.z); v[3] = __uint_as_float(a.w);
+    v[4] = __uint_as_float(b.x); v[5] = __uint_as_float(b.y); v[6] = __uint_as_float(b.z); v[7] = __uint_as_float(b.w);
   } else {
-    const uint4 u = __ldg((const uint4 *)src);
-    const uint32_t w4[4] = {u.x, u.y, u.z, u.w};
+    const uint32_t w4[4] = {a.x, a.y, a.z, a.w};
+    (void)b;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       if constexpr (WT == DK_KT_F16) {
@@ -77,51 +131,30 @@ template <int WT> DK_DEV void dk_gemv_ld8(const uint8_t *src, float *v) {
 
 // ---- float weights: one chunk of the warp's rows ----------------------------------
 template <int WT>
-DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int64_t nbase, int64_t c0, int kc,
-                                const float (*xs)[DK_GEMV_XPAD], float (&acc)[DK_GEMV_R][DK_GEMV_MAXM], int lane) {
-  constexpr int ES = WT == DK_KT_F32 ? 4 : 2;
-  constexpr int GROUPS = DK_GEMV_KC / 8 / 32;   // 8-value groups per lane per full chunk
+DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int kc, const float (*xs)[DK_GEMV_XPAD], const dk_gemv_w &w,
+                                float (&acc)[DK_GEMV_R][DK_GEMV_MAXM], int lane) {
+  typedef dk_gemv_fmt<WT> F;
   const int M = (int)p.M;
-  const uint8_t *w = (const uint8_t *)p.w;
-  const uint8_t *cp[DK_GEMV_R];
-  int kvec[DK_GEMV_R];
 #pragma unroll
-  for (int r = 0; r < DK_GEMV_R; r++) {
-    const bool ok = nbase + r < p.N;
-    cp[r] = ok ? w + (nbase + r) * p.w_row_bytes + c0 * ES : w;
-    kvec[r] = ok && dk_aligned16(cp[r]) ? (kc / 8) * 8 : 0;   // values covered by aligned groups
-    if (!ok) kvec[r] = -1;                                    // row past N: nothing at all
-  }
-  // vector part: all loads first, so that 2 x GROUPS loads are in flight
-  float wv[DK_GEMV_R][GROUPS][8];
-#pragma unroll
-  for (int r = 0; r < DK_GEMV_R; r++)
-#pragma unroll
-    for (int t = 0; t < GROUPS; t++) {
-      const int k = (lane + 32 * t) * 8;
-      if (k < kvec[r]) dk_gemv_ld8<WT>(cp[r] + (int64_t)k * ES, wv[r][t]);
-      else {
-#pragma unroll
-        for (int e = 0; e < 8; e++) wv[r][t][e] = 0.0f;
-      }
-    }
-#pragma unroll
-  for (int t = 0; t < GROUPS; t++) {
+  for (int t = 0; t < F::GROUPS; t++) {
     const int k = (lane + 32 * t) * 8;
     if (k >= kc) break;
     const int xo = dk_xpad(k);   // k % 32 is a multiple of 8: 8 contiguous, 16-byte aligned floats
+    float v[DK_GEMV_R][8];
+#pragma unroll
+    for (int r = 0; r < DK_GEMV_R; r++) dk_gemv_cvt8<WT>(w.u[r][t][0], w.u[r][t][1], v[r]);
 #pragma unroll
     for (int m = 0; m < DK_GEMV_MAXM; m++) {
       if (m >= M) break;
       const float4 x0 = *(const float4 *)&xs[m][xo], x1 = *(const float4 *)&xs[m][xo + 4];
 #pragma unroll
       for (int r = 0; r < DK_GEMV_R; r++) {
-        if (k >= kvec[r]) continue;   // not loaded: an unaligned row, or past N (0 * inf must not reach acc)
+        if (k >= w.kvec[r]) continue;   // not loaded: an unaligned row, or past N (0 * inf must not reach acc)
         float s = acc[r][m];
-        s = fmaf(wv[r][t][0], x0.x, s); s = fmaf(wv[r][t][1], x0.y, s);
-        s = fmaf(wv[r][t][2], x0.z, s); s = fmaf(wv[r][t][3], x0.w, s);
-        s = fmaf(wv[r][t][4], x1.x, s); s = fmaf(wv[r][t][5], x1.y, s);
-        s = fmaf(wv[r][t][6], x1.z, s); s = fmaf(wv[r][t][7], x1.w, s);
+        s = fmaf(v[r][0], x0.x, s); s = fmaf(v[r][1], x0.y, s);
+        s = fmaf(v[r][2], x0.z, s); s = fmaf(v[r][3], x0.w, s);
+        s = fmaf(v[r][4], x1.x, s); s = fmaf(v[r][5], x1.y, s);
+        s = fmaf(v[r][6], x1.z, s); s = fmaf(v[r][7], x1.w, s);
         acc[r][m] = s;
       }
     }
@@ -129,9 +162,9 @@ DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int64_t nbase, int64_t c0, 
   // scalar part: the tail after the last full group, or a whole unaligned row
 #pragma unroll
   for (int r = 0; r < DK_GEMV_R; r++) {
-    if (kvec[r] < 0) continue;
-    for (int k = kvec[r] + lane; k < kc; k += 32) {
-      const float v = dk_ld<WT>(cp[r], k);
+    if (w.kvec[r] < 0) continue;
+    for (int k = w.kvec[r] + lane; k < kc; k += 32) {
+      const float v = dk_ld<WT>(w.src[r], k);
       const int xo = dk_xpad(k);
 #pragma unroll
       for (int m = 0; m < DK_GEMV_MAXM; m++)
@@ -142,50 +175,32 @@ DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int64_t nbase, int64_t c0, 
 
 // ---- block formats: one chunk of the warp's rows -------------------------------------
 template <int WT>
-DK_DEV void dk_gemv_chunk_quant(const dk_kp_gemv &p, int64_t nbase, int64_t c0, int kc,
-                                const float (*xs)[DK_GEMV_XPAD], uint8_t (*wb)[32 * DK_Q8_BYTES],
+DK_DEV void dk_gemv_chunk_quant(const dk_kp_gemv &p, int kc, const float (*xs)[DK_GEMV_XPAD],
+                                uint8_t (*wb)[32 * DK_Q8_BYTES], const dk_gemv_w &w,
                                 float (&acc)[DK_GEMV_R][DK_GEMV_MAXM], int lane) {
-  constexpr int BB = WT == DK_KT_Q8_0 ? DK_Q8_BYTES : DK_Q4_BYTES;
-  constexpr int NV = (32 * BB + 16 * 32 - 1) / (16 * 32);   // 16-byte loads per lane: 3 (q8_0), 2 (q4_0)
-  const int M = (int)p.M, nb = kc / 32, nbytes = nb * BB;
-  const uint8_t *src[DK_GEMV_R];
-  bool ok[DK_GEMV_R], a16[DK_GEMV_R];
-#pragma unroll
-  for (int r = 0; r < DK_GEMV_R; r++) {
-    ok[r] = nbase + r < p.N;
-    src[r] = (const uint8_t *)p.w + (ok[r] ? (nbase + r) * p.w_row_bytes + (c0 / 32) * BB : 0);
-    a16[r] = ok[r] && dk_aligned16(src[r]);
-  }
+  typedef dk_gemv_fmt<WT> F;
+  const int M = (int)p.M, nb = kc / 32, nbytes = nb * F::BB, n16 = nbytes / 16;
   __syncwarp();   // the previous chunk's decode has finished reading wb
-  // aligned rows: every 16-byte load of both rows first, then the stores
-  const int n16 = nbytes / 16;
-  uint4 v[DK_GEMV_R][NV];
+  // aligned rows: the 16-byte pieces loaded before the x staging
 #pragma unroll
   for (int r = 0; r < DK_GEMV_R; r++)
 #pragma unroll
-    for (int t = 0; t < NV; t++) {
+    for (int t = 0; t < F::NV; t++) {
       const int i = lane + 32 * t;
-      v[r][t] = a16[r] && i < n16 ? __ldg((const uint4 *)src[r] + i) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-  for (int r = 0; r < DK_GEMV_R; r++)
-#pragma unroll
-    for (int t = 0; t < NV; t++) {
-      const int i = lane + 32 * t;
-      if (a16[r] && i < n16) ((uint4 *)wb[r])[i] = v[r][t];
+      if (w.a16[r] && i < n16) ((uint4 *)wb[r])[i] = w.u[r][t][0];
     }
   // the rest: the tail of an aligned row, or all of an unaligned one, by
   // 4-byte words where the row allows it, else by 16-bit words
 #pragma unroll
   for (int r = 0; r < DK_GEMV_R; r++) {
-    if (!ok[r]) continue;
-    int start = a16[r] ? n16 * 16 : 0;
-    if (!a16[r] && ((uintptr_t)src[r] & 3u) == 0) {
+    if (!w.ok[r]) continue;
+    int start = w.a16[r] ? n16 * 16 : 0;
+    if (!w.a16[r] && ((uintptr_t)w.src[r] & 3u) == 0) {
       const int n4 = nbytes / 4;
-      for (int i = lane; i < n4; i += 32) ((uint32_t *)wb[r])[i] = __ldg((const uint32_t *)src[r] + i);
+      for (int i = lane; i < n4; i += 32) ((uint32_t *)wb[r])[i] = __ldg((const uint32_t *)w.src[r] + i);
       start = n4 * 4;
     }
-    for (int i = start / 2 + lane; i < nbytes / 2; i += 32) ((uint16_t *)wb[r])[i] = __ldg((const uint16_t *)src[r] + i);
+    for (int i = start / 2 + lane; i < nbytes / 2; i += 32) ((uint16_t *)wb[r])[i] = __ldg((const uint16_t *)w.src[r] + i);
   }
   __syncwarp();
   if (lane >= nb) return;
@@ -194,9 +209,9 @@ DK_DEV void dk_gemv_chunk_quant(const dk_kp_gemv &p, int64_t nbase, int64_t c0, 
   const int xo = lane * 36;   // dk_xpad(lane * 32)
 #pragma unroll
   for (int r = 0; r < DK_GEMV_R; r++) {
-    if (!ok[r]) continue;
+    if (!w.ok[r]) continue;
     float q[32];
-    const uint16_t *h = (const uint16_t *)(wb[r] + lane * BB);   // BB even: 2-byte aligned
+    const uint16_t *h = (const uint16_t *)(wb[r] + lane * F::BB);   // BB even: 2-byte aligned
     const float d = dk_h2f(h[0]);
     if constexpr (WT == DK_KT_Q4_0) {
 #pragma unroll
@@ -239,7 +254,7 @@ DK_DEV void dk_gemv_chunk_quant(const dk_kp_gemv &p, int64_t nbase, int64_t c0, 
 
 template <int WT> __device__ void dk_gemv_impl(const dk_kp_gemv &p) {
   __shared__ __align__(16) float xs[DK_GEMV_MAXM][DK_GEMV_XPAD];
-  constexpr bool QUANT = WT == DK_KT_Q8_0 || WT == DK_KT_Q4_0;
+  constexpr bool QUANT = dk_gemv_fmt<WT>::QUANT;
   // per-warp staging for the block formats (sized for q8_0, the larger)
   __shared__ __align__(16) uint8_t wbuf[QUANT ? DK_GEMV_WARPS : 1][DK_GEMV_R][32 * DK_Q8_BYTES];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, M = (int)p.M;
@@ -253,6 +268,8 @@ template <int WT> __device__ void dk_gemv_impl(const dk_kp_gemv &p) {
       for (int m = 0; m < DK_GEMV_MAXM; m++) acc[r][m] = 0.0f;
     for (int64_t c0 = 0; c0 < p.K; c0 += DK_GEMV_KC) {
       const int kc = (int)(p.K - c0 < DK_GEMV_KC ? p.K - c0 : DK_GEMV_KC);
+      dk_gemv_w w;
+      dk_gemv_load<WT>(p, nbase, c0, kc, w, lane);   // in flight across the barriers below
       __syncthreads();   // every warp is done with the previous chunk of xs
       for (int idx = threadIdx.x; idx < M * kc; idx += blockDim.x) {
         const int m = idx / kc, k = idx - m * kc;
@@ -260,8 +277,8 @@ template <int WT> __device__ void dk_gemv_impl(const dk_kp_gemv &p) {
       }
       __syncthreads();
       if (nbase < p.N) {
-        if constexpr (QUANT) dk_gemv_chunk_quant<WT>(p, nbase, c0, kc, xs, wbuf[warp], acc, lane);
-        else dk_gemv_chunk_float<WT>(p, nbase, c0, kc, xs, acc, lane);
+        if constexpr (QUANT) dk_gemv_chunk_quant<WT>(p, kc, xs, wbuf[warp], w, acc, lane);
+        else dk_gemv_chunk_float<WT>(p, kc, xs, w, acc, lane);
       }
     }
 #pragma unroll
