@@ -889,22 +889,25 @@ static void dk__init_backend(dk_backend b, const dk_backend_impl *impl) {
   }
   per = dk__logical_per_physical(b);
   r->per_physical = per;
+  r->note[0] = 0;
   for (i = 0; i < nvis; i++) {
     for (s = 0; s < per && r->count < DK_MAX_DEVICES; s++) {
       dk__devslot *d = &r->dev[r->count];
       d->physical = phys[i];
       d->slot = s;
+      d->bytes = 0;
       if (impl->open_device(r->count, phys[i], s) != DK_OK) {
-        snprintf(r->note, sizeof r->note, "%s:%d (physical %d) failed to open: %.400s",
-                 dk_backend_name(b), r->count, phys[i], dk__msg);
-        goto done;
+        /* one device that cannot be used (too old, broken) must not hide the
+         * others: skip it and say so in the note */
+        size_t k = strlen(r->note);
+        snprintf(r->note + k, sizeof r->note - k, "%sphysical %s device %d skipped: %.300s", k ? "; " : "",
+                 dk_backend_name(b), phys[i], dk__msg);
+        break;
       }
       pthread_mutex_init(&d->lock, NULL);
       r->count++;
     }
   }
-done:
-  if (r->count > 0) r->note[0] = 0;
 }
 
 DEVKIT_API dk_status dk_init(void) {
