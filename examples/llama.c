@@ -29,10 +29,11 @@
 static const char *usage =
   "usage: llama -m MODEL [-z TOKENIZER] [-d DEVICE] [-p PROMPT | --ids 1,2,3] [-n TOKENS]\n"
   "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [--print-ids]\n"
-  "             [--ignore-eos] [--kv-f16] [--list-devices] [-q]\n"
+  "             [--ignore-eos] [--kv-f16] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
   "  -m MODEL       a llama GGUF file (f32, f16, bf16, q8_0, q4_0) or a llama2.c checkpoint\n"
   "  -z TOKENIZER   the llama2.c tokenizer file (tok512.bin) for a llama2.c checkpoint\n"
-  "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cpu:0,cpu:1' splits the layers evenly;\n"
+  "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cuda:0,cuda:1' splits the layers in proportion\n"
+  "                 to the devices' free memory (--split 10,22 gives the counts);\n"
   "                 'cpu:0=0-2,vulkan:0=3-4' places layer ranges (default: DEVKIT_DEVICE or the best device)\n"
   "  -p PROMPT      the text to continue (default: empty, i.e. BOS only)\n"
   "  --ids LIST     the prompt as token ids, comma-separated (no BOS is added)\n"
@@ -45,6 +46,8 @@ static const char *usage =
   "  --print-ids    print the token ids (prompt and generated) instead of text\n"
   "  --ignore-eos   do not stop at the end-of-text token\n"
   "  --kv-f16       keep the KV cache in f16\n"
+  "  --split LIST   layers per device for a -d list, e.g. --split 10,22\n"
+  "  --allow-same-gpu  allow a split over one GPU seen through two backends (cuda:0 and vulkan:0)\n"
   "  --list-devices print the devices present and exit\n"
   "  -q             no timings on stderr\n";
 
@@ -121,6 +124,7 @@ int main(int argc, char **argv) {
   const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL;
   int n_gen = 256, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0;
   llm_options opt;
+  int split[LLM_MAX_DEVICES];
   llm_sampler sp;
   llm_model *m = NULL;
   tokenizer *tok = NULL;
@@ -148,6 +152,22 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--print-ids")) print_ids = 1;
     else if (!strcmp(a, "--ignore-eos")) ignore_eos = 1;
     else if (!strcmp(a, "--kv-f16")) opt.kv_f16 = 1;
+    else if (!strcmp(a, "--allow-same-gpu")) opt.allow_same_gpu = 1;
+    else if (!strcmp(a, "--split")) {
+      const char *v = VAL();
+      char *end;
+      opt.n_split = 0;
+      while (*v) {
+        long k = strtol(v, &end, 10);
+        if (end == v || k < 1 || k > 1 << 20 || opt.n_split == LLM_MAX_DEVICES || (*end && *end != ',')) {
+          fprintf(stderr, "llama: error: --split '%s' is not a list of layer counts like 10,22\n", argv[i]);
+          return 2;
+        }
+        split[opt.n_split++] = (int)k;
+        v = *end ? end + 1 : end;
+      }
+      opt.split = split;
+    }
     else if (!strcmp(a, "-q")) quiet = 1;
     else if (!strcmp(a, "--list-devices")) { list_devices(); return 0; }
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); return 0; }
@@ -177,6 +197,8 @@ int main(int argc, char **argv) {
 
   if (llm_load(model_path, &opt, &m) != DK_OK) die("%s%s", llm_last_error(), "");
   g_model = m;
+  /* before anything runs: is every weight and cache where its layer is? */
+  if (llm_check_placement(m) != DK_OK) die("%s%s", llm_last_error(), "");
   if (tok && tokenizer_count(tok) != m->c.vocab) {
     char msg[64];
     snprintf(msg, sizeof msg, "%d", m->c.vocab);
@@ -218,6 +240,7 @@ int main(int argc, char **argv) {
     }
   }
   fflush(stdout);
+  if (!quiet) llm_print_device_map(m, stderr);
   t0 = llm_now();
   t1 = t0;
   prev = ids[n_prompt - 1];

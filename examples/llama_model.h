@@ -27,6 +27,7 @@
 #define EXAMPLES_LLAMA_MODEL_H
 
 #include "../devkit.h"
+#include <stdio.h>
 
 #define LLM_MAX_DEVICES 16
 
@@ -58,8 +59,12 @@ typedef struct {
 } llm_ws;
 
 typedef struct {
-  const char *devices;     /* "cpu:0"; "cpu:0,cpu:1" splits the layers evenly;
-                              "cpu:0=0-2,vulkan:0=3-4" gives ranges; NULL: dk_device_best() */
+  const char *devices;     /* "cpu:0"; "cuda:0,cuda:1" splits the layers in proportion to the
+                              devices' free memory; "cpu:0=0-2,vulkan:0=3-4" gives ranges;
+                              NULL: dk_device_best() */
+  const int *split;        /* with several devices and no ranges: layers per device (--split 10,22) */
+  int n_split;
+  int allow_same_gpu;      /* allow two parts on one physical GPU seen through two backends */
   int n_ctx;               /* KV cache length; 0: the file's context length */
   int kv_f16;              /* keep the KV cache in f16 */
 } llm_options;
@@ -67,6 +72,7 @@ typedef struct {
 typedef struct {
   llm_config c;
   char name[256];          /* the file's base name */
+  dk_device *layer_dev;    /* where each layer was meant to go */
   int n_ctx, pos;          /* cache length; tokens held in it */
   llm_layer *layers;
   llm_ws ws[LLM_MAX_DEVICES];
@@ -89,8 +95,14 @@ typedef struct {
 dk_status llm_load(const char *path, const llm_options *o, llm_model **out);
 void      llm_free(llm_model *m);
 const char *llm_last_error(void);
-/* The devices a placement text names, with each layer's device. */
-dk_status llm_parse_devices(const char *text, int n_layers, dk_device *layer_dev);
+/* Each layer's device, from o->devices, o->split and the devices' memory. */
+dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev);
+/* Every weight and cache of the model against the device its layer was
+ * given: DK_OK, or the message of dk_check_placement naming each misplaced
+ * tensor. */
+dk_status llm_check_placement(const llm_model *m);
+/* The device map: layer ranges and bytes per device, one line each. */
+void llm_print_device_map(const llm_model *m, FILE *out);
 
 /* Runs T tokens at positions m->pos..; advances m->pos. *logits (on the last
  * device, owned by the model until the next call) is [1, vocab] for the last
@@ -243,11 +255,32 @@ static dk_status llm_check_config(const char *name, const llm_config *c) {
 
 /* ---- placement -------------------------------------------------------------- */
 
-dk_status llm_parse_devices(const char *text, int n_layers, dk_device *layer_dev) {
+/* Layers in proportion to weights w[i] (free memory), at least one each,
+ * by largest remainder. */
+static void llm_proportional(int n_layers, int n, const double *w, int *count) {
+  double total = 0, rem[LLM_MAX_DEVICES];
+  int i, given = 0;
+  for (i = 0; i < n; i++) total += w[i] > 0 ? w[i] : 0;
+  for (i = 0; i < n; i++) {
+    double share = total > 0 ? (w[i] > 0 ? w[i] : 0) / total * (n_layers - n) : (double)(n_layers - n) / n;
+    count[i] = 1 + (int)share;
+    rem[i] = share - (int)share;
+    given += count[i];
+  }
+  while (given < n_layers) {
+    int best = 0;
+    for (i = 1; i < n; i++) if (rem[i] >= rem[best]) best = i;   /* ties: later devices, as an even split */
+    count[best]++;
+    rem[best] = -1;
+    given++;
+  }
+}
+
+dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
   char item[128];
-  const char *p = text;
+  const char *text = o ? o->devices : NULL, *p = text;
   dk_device devs[LLM_MAX_DEVICES];
-  int first[LLM_MAX_DEVICES], last[LLM_MAX_DEVICES], n = 0, ranged = 0, i, l;
+  int first[LLM_MAX_DEVICES], last[LLM_MAX_DEVICES], n = 0, ranged = 0, i, j, l;
   if (!text || !*text) {
     dk_device d;
     if (dk_device_best(&d) != DK_OK) return llm_dk(DK_ERR_NO_DEVICE);
@@ -275,16 +308,56 @@ dk_status llm_parse_devices(const char *text, int n_layers, dk_device *layer_dev
       dk_status s = dk_device_parse(item, &devs[n]);
       if (s != DK_OK) return llm_dk(s);
     }
+    for (j = 0; j < n; j++)
+      if (dk_device_equal(devs[j], devs[n]) && !ranged)
+        return llm_fail(DK_ERR_INVALID, "devices '%s': %s is named twice", text, dk_device_name(devs[n]));
     n++;
   }
   if (n == 0) return llm_fail(DK_ERR_INVALID, "devices '%s': no device named", text);
   if (ranged && ranged != n)
-    return llm_fail(DK_ERR_INVALID, "devices '%s': give every part a layer range, or none (an even split)", text);
+    return llm_fail(DK_ERR_INVALID, "devices '%s': give every part a layer range, or none (a split by memory)", text);
+  if (ranged && o->n_split)
+    return llm_fail(DK_ERR_INVALID, "devices '%s' has layer ranges; --split is for a list of devices without them", text);
+  /* one physical GPU seen through two backends (cuda:0 and vulkan:0 of the
+   * same card): a split over it only doubles the memory it needs */
+  for (i = 0; i < n; i++)
+    for (j = i + 1; j < n; j++) {
+      dk_device_props a, b;
+      if (devs[i].backend == devs[j].backend || o->allow_same_gpu) continue;
+      if (dk_device_properties(devs[i], &a) || dk_device_properties(devs[j], &b)) continue;
+      if (a.has_uuid && b.has_uuid && !memcmp(a.uuid, b.uuid, 16))
+        return llm_fail(DK_ERR_INVALID,
+                        "devices '%s': %s and %s are one physical GPU (%s) seen through two backends; a split over them "
+                        "gains nothing. Name one of them, or pass --allow-same-gpu",
+                        text, dk_device_name(devs[i]), dk_device_name(devs[j]), a.name);
+    }
   if (!ranged) {
+    int count[LLM_MAX_DEVICES], total = 0;
     if (n > n_layers) return llm_fail(DK_ERR_INVALID, "devices '%s': %d devices for %d layers", text, n, n_layers);
-    for (i = 0; i < n; i++) {
-      first[i] = (int)((long)n_layers * i / n);
-      last[i] = (int)((long)n_layers * (i + 1) / n) - 1;
+    if (o->n_split) {
+      if (o->n_split != n)
+        return llm_fail(DK_ERR_INVALID, "--split gives %d counts for %d devices", o->n_split, n);
+      for (i = 0; i < n; i++) {
+        if (o->split[i] < 1) return llm_fail(DK_ERR_INVALID, "--split: every device takes at least one layer");
+        count[i] = o->split[i];
+        total += count[i];
+      }
+      if (total != n_layers)
+        return llm_fail(DK_ERR_INVALID, "--split counts add up to %d; the model has %d layers", total, n_layers);
+    } else {
+      double w[LLM_MAX_DEVICES];
+      for (i = 0; i < n; i++) {
+        dk_device_props pr;
+        /* logical devices of one physical device report its free memory
+         * each; share it among them */
+        w[i] = dk_device_properties(devs[i], &pr) == DK_OK ? (double)pr.memory_free / (pr.logical_count > 0 ? pr.logical_count : 1) : 1.0;
+      }
+      llm_proportional(n_layers, n, w, count);
+    }
+    for (i = 0, l = 0; i < n; i++) {
+      first[i] = l;
+      last[i] = l + count[i] - 1;
+      l += count[i];
     }
   }
   for (l = 0; l < n_layers; l++) layer_dev[l].index = -1;
@@ -367,6 +440,7 @@ void llm_free(llm_model *m) {
       dk_tensor_free(L->down); dk_tensor_free(L->k_cache); dk_tensor_free(L->v_cache);
     }
   free(m->layers);
+  free(m->layer_dev);
   for (i = 0; i < m->n_ws; i++) llm_acts_free(&m->ws[i].one);
   if (m->output != m->tok_embd) dk_tensor_free(m->output);
   dk_tensor_free(m->tok_embd);
@@ -399,8 +473,9 @@ static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model
   kvd = c->n_kv_heads * c->head_dim;
   ldev = (dk_device *)calloc((size_t)c->n_layers, sizeof *ldev);
   m->layers = (llm_layer *)calloc((size_t)c->n_layers, sizeof *m->layers);
-  if (!ldev || !m->layers) { free(ldev); return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers); }
-  if ((s = llm_parse_devices(o ? o->devices : NULL, c->n_layers, ldev))) { free(ldev); return s; }
+  m->layer_dev = ldev;   /* owned by the model from here on: llm_free frees it */
+  if (!ldev || !m->layers) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers);
+  if ((s = llm_place(o, c->n_layers, ldev))) return s;
   for (l = 0; l < c->n_layers; l++) {
     llm_layer *L = &m->layers[l];
     char nm[96];
@@ -409,7 +484,7 @@ static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model
     L->ws = llm_ws_of(m, ldev[l]);
 #define LLM_W(field, kind, nd, a, b)                                                    \
     snprintf(nm, sizeof nm, "blk.%d." kind ".weight", l);                                \
-    if ((s = llm_weight(f, nm, L->dev, nd, a, b, &L->field, wb))) { free(ldev); return s; }
+    if ((s = llm_weight(f, nm, L->dev, nd, a, b, &L->field, wb))) return s;
     LLM_W(attn_norm, "attn_norm", 1, c->dim, 0)
     LLM_W(wq, "attn_q", 2, (int64_t)c->n_heads * c->head_dim, c->dim)
     LLM_W(wk, "attn_k", 2, kvd, c->dim)
@@ -422,13 +497,12 @@ static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model
 #undef LLM_W
     kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
     snprintf(nm, sizeof nm, "blk.%d.k_cache", l);
-    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) { free(ldev); return llm_dk(s); }
+    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) return llm_dk(s);
     snprintf(nm, sizeof nm, "blk.%d.v_cache", l);
-    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->v_cache))) { free(ldev); return llm_dk(s); }
+    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->v_cache))) return llm_dk(s);
   }
   first = ldev[0];
   last = ldev[c->n_layers - 1];
-  free(ldev);
   if ((s = llm_weight(f, "token_embd.weight", first, 2, c->vocab, c->dim, &m->tok_embd, wb))) return s;
   if ((s = llm_weight(f, "output_norm.weight", last, 1, c->dim, 0, &m->out_norm, wb))) return s;
   if (!c->tied) {
@@ -480,6 +554,64 @@ dk_status llm_load(const char *path, const llm_options *o, llm_model **out) {
 }
 
 void llm_reset(llm_model *m) { m->pos = 0; }
+
+/* ---- placement check and device map --------------------------------------- */
+
+/* every tensor of the model with the device it belongs on; returns the count */
+static int llm_placements(const llm_model *m, dk_placement *p, int max) {
+  int l, n = 0;
+#define LLM_P(t, d) do { if ((t) && n < max) { p[n].tensor = (t); p[n].expected = (d); n++; } } while (0)
+  for (l = 0; l < m->c.n_layers; l++) {
+    const llm_layer *L = &m->layers[l];
+    dk_device d = m->layer_dev[l];
+    LLM_P(L->attn_norm, d); LLM_P(L->wq, d); LLM_P(L->wk, d); LLM_P(L->wv, d); LLM_P(L->wo, d);
+    LLM_P(L->ffn_norm, d); LLM_P(L->gate, d); LLM_P(L->up, d); LLM_P(L->down, d);
+    LLM_P(L->k_cache, d); LLM_P(L->v_cache, d);
+  }
+  LLM_P(m->tok_embd, m->layer_dev[0]);
+  LLM_P(m->out_norm, m->layer_dev[m->c.n_layers - 1]);
+  if (m->output != m->tok_embd) LLM_P(m->output, m->layer_dev[m->c.n_layers - 1]);
+#undef LLM_P
+  return n;
+}
+
+dk_status llm_check_placement(const llm_model *m) {
+  int n = m->c.n_layers * 11 + 3;
+  dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
+  dk_status s;
+  if (!p) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  n = llm_placements(m, p, n);
+  s = dk_check_placement(p, n, NULL, NULL);
+  free(p);
+  return llm_dk(s);
+}
+
+void llm_print_device_map(const llm_model *m, FILE *out) {
+  int n = m->c.n_layers * 11 + 3, i, k, l;
+  dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
+  if (!p) return;
+  n = llm_placements(m, p, n);
+  fprintf(out, "device map:\n");
+  for (i = 0; i < m->n_ws; i++) {
+    dk_device d = m->ws[i].dev;
+    double wb = 0, kb = 0;
+    int runs = 0;
+    for (k = 0; k < n; k++) {
+      if (!dk_device_equal(dk_tensor_device(p[k].tensor), d)) continue;
+      if (strstr(dk_tensor_name(p[k].tensor), "_cache")) kb += (double)dk_tensor_nbytes(p[k].tensor);
+      else wb += (double)dk_tensor_nbytes(p[k].tensor);
+    }
+    fprintf(out, "  %-10s layers ", dk_device_name(d));
+    for (l = 0; l < m->c.n_layers; l++) {
+      int b = l;
+      if (!dk_device_equal(m->layer_dev[l], d)) continue;
+      while (l + 1 < m->c.n_layers && dk_device_equal(m->layer_dev[l + 1], d)) l++;
+      fprintf(out, "%s%d-%d", runs++ ? "," : "", b, l);
+    }
+    fprintf(out, "  weights %.2f MiB, kv cache %.2f MiB\n", wb / 1048576.0, kb / 1048576.0);
+  }
+  free(p);
+}
 
 /* ---- the forward pass ------------------------------------------------------- */
 

@@ -10,6 +10,7 @@
 #define LLAMA_MODEL_IMPLEMENTATION
 #include "../examples/llama_model.h"
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1226,5 +1227,136 @@ DKT_TEST(models_bad_input_cli, DKT_ONCE) {
     DKT_CHECK(t, strstr(out, "error") && strstr(out, cases[k].has), "llama %s: stderr lacks \"%s\":\n%s", args, cases[k].has, out);
     /* one line, except where the usage text follows an unknown option */
     DKT_CHECK(t, lines == 1 || strstr(out, "usage:"), "llama %s: %d lines on stderr:\n%s", args, lines, out);
+  }
+}
+
+/* ==== several devices at once =============================================================== */
+
+/* the layers over two backends (the device under test and another), with
+ * the hidden state crossing between them: the same ids as run.c */
+DKT_TEST(models_split_across_backends, DKT_MULTI_BACKEND) {
+  NEED_MODELS(t, dir);
+  {
+    dk_device other;
+    refs r;
+    char spec[128];
+    llm_model *m;
+    int c, b, found = 0;
+    for (b = 0; b < DK_BACKEND_COUNT && !found; b++)
+      if (b != (int)t->dev.backend && dk_device_count((dk_backend)b) > 0) {
+        other.backend = (dk_backend)b;
+        other.index = 0;
+        found = 1;
+      }
+    if (!found) { dkt_skip(t, "skipped: needs a second backend; only %s is present", dk_backend_name(t->dev.backend)); return; }
+    if (!load_refs(t, dir, &r)) return;
+    snprintf(spec, sizeof spec, "%s=0-2,%s=3-4", dk_device_name(t->dev), dk_device_name(other));
+    m = load_model(t, path_in(dir, "stories260K.gguf"), spec, 0);
+    if (!m) return;
+    DKT_OK(t, llm_check_placement(m));
+    for (c = 0; c < 4; c++) {
+      int32_t ids[REF_MAX], out[REF_MAX];
+      int np = r.c[c].n_cpp_prompt, n = r.c[c].n_run - np, i;
+      for (i = 0; i < np; i++) ids[i] = r.c[c].run_ids[i];
+      if (generate(t, m, ids, np, n, out))
+        DKT_CHECK(t, first_diff(out, r.c[c].run_ids + np, n) < 0, "%s split differs from run.c on prompt %d", spec, c);
+    }
+    llm_free(m);
+  }
+}
+
+/* two models, two devices, two threads, one process: each gives the tokens it
+ * gives alone (the Chai-Lab case, without CUDA_VISIBLE_DEVICES) */
+typedef struct { const char *path; dk_device dev; int n; int32_t out[64]; int ok; char err[256]; } model_job;
+
+static void *model_thread(void *arg) {
+  model_job *j = (model_job *)arg;
+  llm_options o;
+  llm_model *m = NULL;
+  int32_t prompt[5] = {1, 403, 407, 261, 378};
+  dk_tensor *lg;
+  int i;
+  memset(&o, 0, sizeof o);
+  o.devices = dk_device_name(j->dev);
+  j->ok = 0;
+  if (llm_load(j->path, &o, &m) != DK_OK) { snprintf(j->err, sizeof j->err, "%.250s", llm_last_error()); return NULL; }
+  if (llm_forward(m, prompt, 5, 0, &lg) != DK_OK) goto fail;
+  for (i = 0; i < j->n; i++) {
+    if (llm_sample(m, lg, 0, NULL, (uint64_t)i, &j->out[i]) != DK_OK) goto fail;
+    if (i + 1 < j->n && llm_forward(m, &j->out[i], 1, 0, &lg) != DK_OK) goto fail;
+  }
+  j->ok = 1;
+  llm_free(m);
+  return NULL;
+fail:
+  snprintf(j->err, sizeof j->err, "%.250s", llm_last_error());
+  llm_free(m);
+  return NULL;
+}
+
+DKT_TEST(models_two_models_two_threads, 0) {
+  NEED_MODELS(t, dir);
+  if (!t->has_dev2) { dkt_skip(t, "skipped: needs a second logical device"); return; }
+  {
+    model_job solo[2], both[2];
+    pthread_t th[2];
+    char p0[1024], p1[1024];
+    int k;
+    snprintf(p0, sizeof p0, "%s", path_in(dir, "stories260K.gguf"));
+    snprintf(p1, sizeof p1, "%s", path_in(dir, "stories260K-F16.gguf"));
+    for (k = 0; k < 2; k++) {
+      memset(&solo[k], 0, sizeof solo[k]);
+      solo[k].path = k ? p1 : p0;
+      solo[k].dev = k ? t->dev2 : t->dev;
+      solo[k].n = 48;
+      model_thread(&solo[k]);
+      DKT_CHECK(t, solo[k].ok, "model %d alone: %s", k, solo[k].err);
+      both[k] = solo[k];
+      memset(both[k].out, 0, sizeof both[k].out);
+    }
+    for (k = 0; k < 2; k++) pthread_create(&th[k], NULL, model_thread, &both[k]);
+    for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    for (k = 0; k < 2; k++) {
+      DKT_CHECK(t, both[k].ok, "model %d in its thread: %s", k, both[k].err);
+      DKT_CHECK(t, memcmp(both[k].out, solo[k].out, sizeof solo[k].out) == 0,
+                "model %d on %s gave other tokens beside the other model than alone", k, dk_device_name(both[k].dev));
+    }
+  }
+}
+
+/* the placement check on a loaded model where a few tensors were moved by
+ * mistake: it names every one of them, and only them */
+DKT_TEST(models_placement_check_finds_moved_tensors, 0) {
+  NEED_MODELS(t, dir);
+  if (!t->has_dev2) { dkt_skip(t, "skipped: needs a second logical device"); return; }
+  {
+    llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
+    dk_tensor *moved[3] = {NULL, NULL, NULL}, *orig[3];
+    dk_tensor **slot[3];
+    const char *m_err;
+    int k;
+    if (!m) return;
+    DKT_OK(t, llm_check_placement(m));
+    slot[0] = &m->layers[1].wq;
+    slot[1] = &m->layers[3].v_cache;
+    slot[2] = &m->out_norm;
+    for (k = 0; k < 3; k++) {
+      orig[k] = *slot[k];
+      DKT_OK(t, dk_to(orig[k], t->dev2, &moved[k]));
+      *slot[k] = moved[k];
+    }
+    DKT_REFUSED(t, llm_check_placement(m), DK_ERR_DEVICE_MISMATCH);
+    m_err = dk_last_error();
+    DKT_CHECK(t, strstr(m_err, "3 of ") != NULL, "three misplaced:\n%s", m_err);
+    DKT_CHECK(t, strstr(m_err, "'blk.1.attn_q.weight'") && strstr(m_err, "'blk.3.v_cache'") && strstr(m_err, "'output_norm.weight'"),
+              "each moved tensor is named:\n%s", m_err);
+    DKT_CHECK(t, strstr(m_err, "'blk.1.attn_k.weight'") == NULL, "a tensor in place is not listed:\n%s", m_err);
+    DKT_CHECK(t, strstr(m_err, dk_device_name(t->dev2)) != NULL, "where they are:\n%s", m_err);
+    for (k = 0; k < 3; k++) {
+      *slot[k] = orig[k];
+      dk_tensor_free(moved[k]);
+    }
+    DKT_OK(t, llm_check_placement(m));
+    llm_free(m);
   }
 }
