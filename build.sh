@@ -75,7 +75,8 @@ build_all() {
     local name; name=$(basename "$ex" .c)
     [ "$name" = tokenizer ] && continue
     local extra=""
-    [ -f examples/tokenizer.c ] && [ "$name" = llama ] && extra="examples/tokenizer.c"
+    # the programs that run models link the tokenizer
+    grep -q "tokenizer.h" "$ex" && extra="examples/tokenizer.c"
     $ld $flags -std=c11 $WARN -o "$out/$name" "$ex" $extra $LIBS
   done
   if [ -d bench ] && ls bench/*.c >/dev/null 2>&1; then
