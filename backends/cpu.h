@@ -170,8 +170,10 @@ static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
   return DK_OK;
 }
 
+static void dk__cpu_pick_kernels(void);
 static dk_status dk__cpu_open(int logical, int physical, int slot) {
   (void)physical; (void)slot;
+  dk__cpu_pick_kernels();
   dk__cpu_used[logical] = 0;
   dk__cpu_pool_start();
   return DK_OK;
@@ -222,6 +224,24 @@ static dk_status dk__cpu_sync(dk_device d) { (void)d; return DK_OK; }
 
 static void *dk__cpu_ptr(const dk_tensor *t) { return (char *)t->st->ptr + t->offset; }
 
+static int dk__cpu_has_avx2 = -1;   /* set by dk__cpu_pick_kernels at open */
+
+#ifdef DK_CPU_X86
+/* contiguous f16 <-> f32 rows with F16C: the conversion is most of the cost
+ * of every f16 op otherwise */
+DK_CPU_AVX2 static void dk__cpu_f16_to_f32_row(const uint16_t *p, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + k))));
+  for (; k < n; k++) dst[k] = dk_f16_to_f32(p[k]);
+}
+DK_CPU_AVX2 static void dk__cpu_f32_to_f16_row(const float *src, int64_t n, uint16_t *p) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    _mm_storeu_si128((__m128i *)(p + k), _mm256_cvtps_ph(_mm256_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; k < n; k++) p[k] = dk_f32_to_f16(src[k]);
+}
+#endif
+
 /* n elements of a float/i32 tensor starting at element i, with a step, as f32 */
 static void dk__cpu_load(dk_dtype dt, const void *base, int64_t i, int64_t step, int64_t n, float *dst) {
   int64_t k;
@@ -234,6 +254,9 @@ static void dk__cpu_load(dk_dtype dt, const void *base, int64_t i, int64_t step,
   }
   case DK_F16: {
     const uint16_t *p = (const uint16_t *)base + i;
+#ifdef DK_CPU_X86
+    if (step == 1 && dk__cpu_has_avx2 > 0) { dk__cpu_f16_to_f32_row(p, n, dst); break; }
+#endif
     for (k = 0; k < n; k++) dst[k] = dk_f16_to_f32(p[k * step]);
     break;
   }
@@ -254,7 +277,14 @@ static void dk__cpu_store(dk_dtype dt, void *base, int64_t i, int64_t n, const f
   int64_t k;
   switch (dt) {
   case DK_F32: memcpy((float *)base + i, src, (size_t)n * 4); break;
-  case DK_F16: { uint16_t *p = (uint16_t *)base + i; for (k = 0; k < n; k++) p[k] = dk_f32_to_f16(src[k]); break; }
+  case DK_F16: {
+    uint16_t *p = (uint16_t *)base + i;
+#ifdef DK_CPU_X86
+    if (dk__cpu_has_avx2 > 0) { dk__cpu_f32_to_f16_row(src, n, p); break; }
+#endif
+    for (k = 0; k < n; k++) p[k] = dk_f32_to_f16(src[k]);
+    break;
+  }
   case DK_BF16: { uint16_t *p = (uint16_t *)base + i; for (k = 0; k < n; k++) p[k] = dk_f32_to_bf16(src[k]); break; }
   default: { int32_t *p = (int32_t *)base + i; for (k = 0; k < n; k++) p[k] = (int32_t)src[k]; break; }
   }
@@ -555,7 +585,6 @@ DK_CPU_AVX2 static void dk__cpu_micro_avx2(int kc, const float *a, const float *
 
 typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
 static dk__cpu_micro_fn dk__cpu_micro = NULL;
-static int dk__cpu_has_avx2 = -1;
 
 static void dk__cpu_pick_kernels(void) {
   if (dk__cpu_has_avx2 >= 0) return;
