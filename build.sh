@@ -75,12 +75,25 @@ build_all() {
     local name; name=$(basename "$ex" .c)
     [ "$name" = tokenizer ] && continue
     local extra=""
-    [ -f examples/tokenizer.c ] && [ "$name" = llama ] && extra="examples/tokenizer.c"
+    # the programs that run models link the tokenizer
+    grep -q "tokenizer.h" "$ex" && extra="examples/tokenizer.c"
     $ld $flags -std=c11 $WARN -o "$out/$name" "$ex" $extra $LIBS
   done
   if [ -d bench ] && ls bench/*.c >/dev/null 2>&1; then
     $ld $flags -std=c11 $WARN -o "$out/bench" bench/*.c $LIBS
   fi
+  build_model_tools "$out" "$flags" "$ld"
+}
+
+# ---- model-file tools (from the models branch) ------------------------------
+# tools/model_info.c (print a model file), tools/make_model.c (synthetic llama
+# GGUF files), fuzz/seeds.c (the fuzzers' seed files)
+build_model_tools() {
+  local out=$1 flags=$2 ld=$3 t
+  for t in model_info make_model; do
+    [ -f "tools/$t.c" ] && $ld $flags -std=c11 $WARN -o "$out/$t" "tools/$t.c" $LIBS
+  done
+  if [ -f fuzz/seeds.c ]; then $ld $flags -std=c11 $WARN -o "$out/fuzz_seeds" fuzz/seeds.c; fi
 }
 
 build() {

@@ -170,8 +170,10 @@ static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
   return DK_OK;
 }
 
+static void dk__cpu_pick_kernels(void);
 static dk_status dk__cpu_open(int logical, int physical, int slot) {
   (void)physical; (void)slot;
+  dk__cpu_pick_kernels();
   dk__cpu_used[logical] = 0;
   dk__cpu_pool_start();
   return DK_OK;
@@ -222,6 +224,24 @@ static dk_status dk__cpu_sync(dk_device d) { (void)d; return DK_OK; }
 
 static void *dk__cpu_ptr(const dk_tensor *t) { return (char *)t->st->ptr + t->offset; }
 
+static int dk__cpu_has_avx2 = -1;   /* set by dk__cpu_pick_kernels at open */
+
+#ifdef DK_CPU_X86
+/* contiguous f16 <-> f32 rows with F16C: the conversion is most of the cost
+ * of every f16 op otherwise */
+DK_CPU_AVX2 static void dk__cpu_f16_to_f32_row(const uint16_t *p, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + k))));
+  for (; k < n; k++) dst[k] = dk_f16_to_f32(p[k]);
+}
+DK_CPU_AVX2 static void dk__cpu_f32_to_f16_row(const float *src, int64_t n, uint16_t *p) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    _mm_storeu_si128((__m128i *)(p + k), _mm256_cvtps_ph(_mm256_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; k < n; k++) p[k] = dk_f32_to_f16(src[k]);
+}
+#endif
+
 /* n elements of a float/i32 tensor starting at element i, with a step, as f32 */
 static void dk__cpu_load(dk_dtype dt, const void *base, int64_t i, int64_t step, int64_t n, float *dst) {
   int64_t k;
@@ -234,6 +254,9 @@ static void dk__cpu_load(dk_dtype dt, const void *base, int64_t i, int64_t step,
   }
   case DK_F16: {
     const uint16_t *p = (const uint16_t *)base + i;
+#ifdef DK_CPU_X86
+    if (step == 1 && dk__cpu_has_avx2 > 0) { dk__cpu_f16_to_f32_row(p, n, dst); break; }
+#endif
     for (k = 0; k < n; k++) dst[k] = dk_f16_to_f32(p[k * step]);
     break;
   }
@@ -254,7 +277,14 @@ static void dk__cpu_store(dk_dtype dt, void *base, int64_t i, int64_t n, const f
   int64_t k;
   switch (dt) {
   case DK_F32: memcpy((float *)base + i, src, (size_t)n * 4); break;
-  case DK_F16: { uint16_t *p = (uint16_t *)base + i; for (k = 0; k < n; k++) p[k] = dk_f32_to_f16(src[k]); break; }
+  case DK_F16: {
+    uint16_t *p = (uint16_t *)base + i;
+#ifdef DK_CPU_X86
+    if (dk__cpu_has_avx2 > 0) { dk__cpu_f32_to_f16_row(src, n, p); break; }
+#endif
+    for (k = 0; k < n; k++) p[k] = dk_f32_to_f16(src[k]);
+    break;
+  }
   case DK_BF16: { uint16_t *p = (uint16_t *)base + i; for (k = 0; k < n; k++) p[k] = dk_f32_to_bf16(src[k]); break; }
   default: { int32_t *p = (int32_t *)base + i; for (k = 0; k < n; k++) p[k] = (int32_t)src[k]; break; }
   }
@@ -553,9 +583,46 @@ static void dk__cpu_micro_generic(int kc, const float *a, const float *b, float 
 DK_CPU_AVX2 static void dk__cpu_micro_avx2(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_BODY }
 #endif
 
+/* a dot product in 8-wide lanes with 4 independent chains: without
+ * -ffast-math the compiler may not reorder a float sum, so it would stay
+ * scalar and latency-bound */
+#define DK__DOT_BODY                                                           \
+  dk__v8 acc[4] = {{0}, {0}, {0}, {0}};                                        \
+  int64_t k = 0;                                                               \
+  float s;                                                                     \
+  int j;                                                                       \
+  for (; k + 32 <= n; k += 32)                                                 \
+    for (j = 0; j < 4; j++) {                                                  \
+      dk__v8 x, y;                                                             \
+      memcpy(&x, a + k + 8 * j, 32);                                           \
+      memcpy(&y, b + k + 8 * j, 32);                                           \
+      acc[j] += x * y;                                                         \
+    }                                                                          \
+  for (; k + 8 <= n; k += 8) {                                                 \
+    dk__v8 x, y;                                                               \
+    memcpy(&x, a + k, 32);                                                     \
+    memcpy(&y, b + k, 32);                                                     \
+    acc[0] += x * y;                                                           \
+  }                                                                            \
+  acc[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]);                              \
+  s = ((acc[0][0] + acc[0][1]) + (acc[0][2] + acc[0][3])) +                    \
+      ((acc[0][4] + acc[0][5]) + (acc[0][6] + acc[0][7]));                     \
+  for (; k < n; k++) s += a[k] * b[k];                                         \
+  return s;
+
+static float dk__cpu_dot_f32_generic(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
+#ifdef DK_CPU_X86
+DK_CPU_AVX2 static float dk__cpu_dot_f32_avx2(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
+#endif
+static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) {
+#ifdef DK_CPU_X86
+  if (dk__cpu_has_avx2 > 0) return dk__cpu_dot_f32_avx2(a, b, n);
+#endif
+  return dk__cpu_dot_f32_generic(a, b, n);
+}
+
 typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
 static dk__cpu_micro_fn dk__cpu_micro = NULL;
-static int dk__cpu_has_avx2 = -1;
 
 static void dk__cpu_pick_kernels(void) {
   if (dk__cpu_has_avx2 >= 0) return;
@@ -1076,36 +1143,45 @@ static dk_status dk__cpu_pick(const dk_call *c) {
   return DK_OK;
 }
 
+/* One task per (token, KV head): each K and V row is read (and converted)
+ * once for all the query heads that share it. */
 static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   const dk__cpu_rows *e = (const dk__cpu_rows *)ctx;
   const dk_call *c = e->c;
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   int64_t Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Hkv = k->shape[1], Dv = v->shape[2];
-  int64_t grp = Hq / Hkv, r, s, j, off = c->i[0];
-  float *qb = dk__cpu_scratch(0, (size_t)D), *kb = dk__cpu_scratch(1, (size_t)(D > Dv ? D : Dv));
-  float *sc = dk__cpu_scratch(2, (size_t)(S ? S : 1)), *ob = dk__cpu_scratch(3, (size_t)Dv);
+  int64_t grp = Hq / Hkv, r, s, j, h, off = c->i[0];
+  int kf32 = k->dtype == DK_F32;   /* an f32 cache is read in place; others are converted per row */
+  float *qb = dk__cpu_scratch(0, (size_t)(grp * D)), *kb = dk__cpu_scratch(1, (size_t)(D > Dv ? D : Dv));
+  float *sc = dk__cpu_scratch(2, (size_t)(grp * (S ? S : 1))), *ob = dk__cpu_scratch(3, (size_t)(grp * Dv));
+  const float *kp = (const float *)dk__cpu_ptr(k), *vp = (const float *)dk__cpu_ptr(v);
   if (!qb || !kb || !sc || !ob) return;
   for (r = r0; r < r1; r++) {
-    int64_t t = r / Hq, h = r % Hq, g = h / grp, lim = S;
-    float m = -INFINITY;
-    double z = 0.0;
+    int64_t t = r / Hkv, g = r % Hkv, lim = S;
     if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
-    dk__cpu_load(q->dtype, dk__cpu_ptr(q), r * D, 1, D, qb);
+    dk__cpu_load(q->dtype, dk__cpu_ptr(q), (t * Hq + g * grp) * D, 1, grp * D, qb);
     for (s = 0; s < lim; s++) {
-      float dot = 0.0f;
-      dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb);
-      for (j = 0; j < D; j++) dot += qb[j] * kb[j];
-      sc[s] = dot * c->f[0];
-      m = sc[s] > m ? sc[s] : m;
+      const float *kr = kp + (s * Hkv + g) * D;
+      if (!kf32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb); kr = kb; }
+      for (h = 0; h < grp; h++) sc[h * S + s] = dk__cpu_dot_f32(qb + h * D, kr, D) * c->f[0];
     }
-    for (s = 0; s < lim; s++) { sc[s] = expf(sc[s] - m); z += sc[s]; }
-    for (j = 0; j < Dv; j++) ob[j] = 0.0f;
+    for (h = 0; h < grp; h++) {
+      float m = -INFINITY, *row = sc + h * S;
+      double z = 0.0;
+      for (s = 0; s < lim; s++) m = row[s] > m ? row[s] : m;
+      for (s = 0; s < lim; s++) { row[s] = expf(row[s] - m); z += row[s]; }
+      for (s = 0; s < lim; s++) row[s] = (float)(row[s] / z);
+    }
+    for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
     for (s = 0; s < lim; s++) {
-      float p = (float)(sc[s] / z);
-      dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb);
-      for (j = 0; j < Dv; j++) ob[j] += p * kb[j];
+      const float *vr = vp + (s * Hkv + g) * Dv;
+      if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
+      for (h = 0; h < grp; h++) {
+        float p = sc[h * S + s], *oh = ob + h * Dv;
+        for (j = 0; j < Dv; j++) oh[j] += p * vr[j];
+      }
     }
-    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * Dv, Dv, ob);
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), (t * Hq + g * grp) * Dv, grp * Dv, ob);
   }
 }
 
@@ -1113,9 +1189,9 @@ static dk_status dk__cpu_attention(const dk_call *c) {
   dk__cpu_rows e;
   const dk_tensor *q = c->t[1], *k = c->t[2];
   e.c = c;
-  e.rows = q->shape[0] * q->shape[1];
+  e.rows = q->shape[0] * k->shape[1];
   e.cols = q->shape[2];
-  dk__cpu_parallel(e.rows, 1 + 16384 / (k->shape[0] * q->shape[2] + 1), dk__cpu_attention_task, &e);
+  dk__cpu_parallel(e.rows, 1 + 16384 / (k->shape[0] * q->shape[2] * (q->shape[1] / k->shape[1]) + 1), dk__cpu_attention_task, &e);
   return DK_OK;
 }
 

@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
+#define LLAMA_MODEL_IMPLEMENTATION
+#include "../examples/llama_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +264,90 @@ static void bench_device(int di, dk_device dev, int quick, int big, const char *
   }
 }
 
+/* ---- the llama runner: prompt and decode tokens/s ---------------------------- */
+
+/* a model file for the bench: stories260K from ../shared/models (or
+ * DEVKIT_MODELS), or a synthetic one made once with make_model */
+static int model_path(const char *self, const char *what, char *out, size_t n) {
+  const char *dir = getenv("DEVKIT_MODELS");
+  FILE *f;
+  if (!strncmp(what, "stories", 7)) {
+    snprintf(out, n, "%s/%s", dir ? dir : "../shared/models", what);
+    f = fopen(out, "rb");
+    if (f) { fclose(f); return 1; }
+    return 0;
+  } else {
+    /* "100M:f16" */
+    char params[16], type[16], cmd[4096], tool[1024];
+    const char *colon = strchr(what, ':'), *slash = strrchr(self, '/');
+    snprintf(params, sizeof params, "%.*s", (int)(colon - what), what);
+    snprintf(type, sizeof type, "%s", colon + 1);
+    snprintf(out, n, "bench/out/synthetic-%s-%s.gguf", params, type);
+    f = fopen(out, "rb");
+    if (f) { fclose(f); return 1; }
+    snprintf(tool, sizeof tool, "%.*smake_model", slash ? (int)(slash - self + 1) : 0, self);
+    snprintf(cmd, sizeof cmd, "mkdir -p bench/out && '%.1000s' -o '%.1000s' --params %s --type %s > /dev/null", tool, out, params, type);
+    fprintf(stderr, "making %s ...\n", out);
+    return system(cmd) == 0;
+  }
+}
+
+static void bench_model(int di, dk_device dev, const char *label, const char *path, int prompt_len, int gen) {
+  llm_options o;
+  llm_model *m = NULL;
+  int32_t *ids, tok;
+  dk_tensor *lg;
+  double t0, t1, t2;
+  int i;
+  char size[64];
+  memset(&o, 0, sizeof o);
+  o.devices = dk_device_name(dev);
+  o.n_ctx = prompt_len + gen + 1;
+  if (llm_load(path, &o, &m) != DK_OK) {
+    fprintf(stderr, "  %s on %s: %s\n", label, dk_device_name(dev), llm_last_error());
+    return;
+  }
+  ids = (int32_t *)malloc(sizeof *ids * (size_t)prompt_len);
+  for (i = 0; i < prompt_len; i++) ids[i] = i == 0 ? 1 : 3 + (i * 37) % (m->c.vocab - 3);
+  /* one warm-up pass (pipelines, JIT, first-touch), then the timed run */
+  if (llm_forward(m, ids, prompt_len, 0, &lg) != DK_OK || llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) goto fail;
+  llm_reset(m);
+  t0 = now();
+  if (llm_forward(m, ids, prompt_len, 0, &lg) != DK_OK || llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) goto fail;
+  t1 = now();
+  for (i = 0; i < gen; i++)
+    if (llm_forward(m, &tok, 1, 0, &lg) != DK_OK || llm_sample(m, lg, 0, NULL, (uint64_t)i, &tok) != DK_OK) goto fail;
+  t2 = now();
+  snprintf(size, sizeof size, "%s", label);
+  row_for("llama prompt", strdup(size), "tok/s")->value[di] = prompt_len / (t1 - t0);
+  row_for("llama decode", strdup(size), "tok/s")->value[di] = gen / (t2 - t1);
+  free(ids);
+  llm_free(m);
+  return;
+fail:
+  fprintf(stderr, "  %s on %s: %s\n", label, dk_device_name(dev), llm_last_error());
+  free(ids);
+  llm_free(m);
+}
+
+static void bench_models(dk_device *devs, int ndev, const char *self, int quick, const char *filter) {
+  static const char *models[3] = {"stories260K.gguf", "100M:f16", "100M:q8_0"};
+  static const char *labels[3] = {"stories260K f32", "synthetic 100M f16", "synthetic 100M q8_0"};
+  int k, i;
+  if (!want(filter, "llama")) return;
+  for (k = 0; k < (quick ? 1 : 3); k++) {
+    char path[1024];
+    if (!model_path(self, models[k], path, sizeof path)) {
+      fprintf(stderr, "  %s: not found or not made, skipped\n", labels[k]);
+      continue;
+    }
+    for (i = 0; i < ndev; i++) {
+      fprintf(stderr, "benchmarking %s on %s...\n", labels[k], dk_device_name(devs[i]));
+      bench_model(i, devs[i], labels[k], path, k ? 64 : 32, k ? 16 : 200);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   dk_device devs[MAXDEV];
   int ndev = 0, quick = 0, big = 0, i, r;
@@ -285,6 +371,7 @@ int main(int argc, char **argv) {
       if (dk_device_count((dk_backend)b) > 0) { devs[ndev].backend = (dk_backend)b; devs[ndev].index = 0; ndev++; }
   }
   for (i = 0; i < ndev; i++) bench_device(i, devs[i], quick, big, filter);
+  bench_models(devs, ndev, argv[0], quick, filter);
 
   printf("\n%-30s %-24s %-8s", "op", "size", "unit");
   for (i = 0; i < ndev; i++) printf(" %12s", dk_device_name(devs[i]));

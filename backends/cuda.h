@@ -1,0 +1,1372 @@
+/* backends/cuda.h — the CUDA backend.
+ *
+ * Included by devkit.h at the end of its implementation part (it sees every
+ * core helper). It needs no CUDA toolkit at build time and no libcuda at
+ * link time:
+ *   - the few driver API types and constants it uses are declared below, with
+ *     the same ABI as cuda.h (tools/check_cuda_decls.sh compiles them against
+ *     the toolkit's cuda.h and cudaTypedefs.h and fails on any difference);
+ *   - libcuda.so.1 (or DEVKIT_CUDA_LIBRARY) is dlopen'ed at probe time;
+ *     cuInit, cuDriverGetVersion, cuGetErrorName and cuGetProcAddress_v2 come
+ *     from dlsym, every other entry point from cuGetProcAddress with the
+ *     explicit ABI version whose signature is declared here (cuda.h renames
+ *     cuMemAlloc to cuMemAlloc_v2 and so on; asking by base name and version
+ *     gets exactly the function declared);
+ *   - the kernels (the .cu files in kernels/) travel as one fatbin inside
+ *     kernels/generated/dk_kernels.h and are loaded with cuModuleLoadData.
+ * No driver, the toolkit's stub library, no GPU, a driver too old: probe
+ * returns 0 and the note says why; the kit works on without CUDA.
+ *
+ * Devices and execution. Each physical GPU (as the driver numbers it, after
+ * CUDA_VISIBLE_DEVICES) uses its primary context and one module. Each logical
+ * device (DEVKIT_LOGICAL_DEVICES=cuda=2 splits a GPU) has its own
+ * non-blocking stream, its own pinned staging buffer and its own embedding
+ * status slots; every op is enqueued on the device's stream and returns.
+ * Downloads and dk_sync synchronize the stream and then report, in this
+ * order, a device fault (naming the ops enqueued since the last good sync,
+ * oldest first) and an out-of-range embedding id (naming the id, its
+ * position and the tensors).
+ *
+ * Memory. Stream-ordered cuMemAllocAsync / cuMemFreeAsync on the device's
+ * default memory pool with its release threshold raised to "keep
+ * everything" — the pool is the caching allocator, and memory freed by one
+ * logical device is reused by the other with the ordering the driver
+ * inserts. Where the driver has no memory pools (or DEVKIT_CUDA_NO_POOL=1),
+ * a size-bucketed free list per logical device over cuMemAlloc. Out of
+ * memory: the cache is emptied and the allocation tried once more; then
+ * DK_ERR_OUT_OF_MEMORY names the device, the tensor, the size, the driver's
+ * free/total and devkit's own use, and the kit keeps working.
+ *
+ * Transfers. Upload copies the caller's bytes into pinned staging (two
+ * halves, so a memcpy overlaps the previous DMA) and returns; download
+ * pipelines DMA and memcpy the same way and synchronizes. cuda<->cuda: one
+ * logical device: cuMemcpyDtoDAsync; two logical devices of one GPU: the
+ * same, after the destination's stream waits for the source's work (and the
+ * source's stream then waits for the copy, so a later free or overwrite of
+ * the source stays behind it); two GPUs: cuMemcpyPeerAsync with peer access
+ * enabled where cuDeviceCanAccessPeer allows (the driver stages through the
+ * host otherwise). cuda<->vulkan goes through the core's host staging.
+ *
+ * Kernels and precision (details at the top of each kernels/ file). Every op
+ * computes in f32 and rounds once to the output dtype, as backends/cpu.h
+ * does; no fast-math. dk_linear with M <= DK_GEMV_MAXM (4) rows streams the
+ * weights once (GEMV, exact f32 arithmetic for every weight dtype); larger M
+ * runs tiled GEMMs: f32 activations on f32 FMA (SIMT: f32-accurate, no TF32),
+ * f16/bf16 activations on tensor cores (WMMA) with f32 accumulation, the
+ * weights converted to the activation's dtype in shared memory (exact for
+ * weights of that dtype; round-to-nearest-even for f32, the other 16-bit
+ * dtype, and dequantized q8_0/q4_0). dk_matmul likewise (f32: SIMT; f16/bf16:
+ * tensor cores). Softmax, norms, sampling and attention sum in double where
+ * the CPU does.
+ *
+ * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
+ * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
+ * needed); dk_attention head dims up to DK_ATTN_MAXD (512).
+ */
+#ifndef DK_BACKEND_CUDA_H
+#define DK_BACKEND_CUDA_H
+
+#include <stddef.h>
+
+#include "../kernels/dk_params.h"
+#if defined(__has_include)
+#if __has_include("../kernels/generated/dk_kernels.h")
+#include "../kernels/generated/dk_kernels.h"
+#define DK_CUDA_HAVE_FATBIN 1
+#endif
+#endif
+
+/* ==== driver API declarations (ABI of cuda.h, CUDA 13.0) =================== */
+
+typedef unsigned int dk_cu_result;        /* CUresult (an enum of non-negative values: unsigned int in the ABI) */
+typedef int dk_cu_device;                 /* CUdevice */
+typedef unsigned long long dk_cu_ptr;     /* CUdeviceptr on 64-bit hosts */
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUevent_st;
+struct CUmemPoolHandle_st;
+struct CUuuid_st;                         /* 16 bytes; only ever written through a pointer */
+typedef struct CUctx_st *dk_cu_ctx;
+typedef struct CUmod_st *dk_cu_module;
+typedef struct CUfunc_st *dk_cu_function;
+typedef struct CUstream_st *dk_cu_stream;
+typedef struct CUevent_st *dk_cu_event;
+typedef struct CUmemPoolHandle_st *dk_cu_mempool;
+
+#define DK_CU_SUCCESS 0u
+#define DK_CU_ERROR_INVALID_VALUE 1u
+#define DK_CU_ERROR_OUT_OF_MEMORY 2u
+#define DK_CU_ERROR_STUB_LIBRARY 34u
+#define DK_CU_ERROR_NO_DEVICE 100u
+#define DK_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED 704u
+#define DK_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16u
+#define DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75u
+#define DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76u
+#define DK_CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 115u
+#define DK_CU_STREAM_NON_BLOCKING 1u
+#define DK_CU_EVENT_DISABLE_TIMING 2u
+#define DK_CU_MEMHOSTALLOC_PORTABLE 1u
+#define DK_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD 4u
+#define DK_CU_GET_PROC_ADDRESS_DEFAULT 0u
+
+/* Entry points fetched with cuGetProcAddress: X(name without "cu", ABI
+ * version, required, parameter list). The version is the one in the name of
+ * cudaTypedefs.h's PFN_cu<name>_v<version>, whose signature this matches. */
+#define DK_CUDA_API(X)                                                                          \
+  X(GetErrorString, 6000, 0, (dk_cu_result e, const char **s))                                  \
+  X(DeviceGetCount, 2000, 1, (int *count))                                                      \
+  X(DeviceGet, 2000, 1, (dk_cu_device *dev, int ordinal))                                       \
+  X(DeviceGetName, 2000, 1, (char *name, int len, dk_cu_device dev))                            \
+  X(DeviceTotalMem, 3020, 1, (size_t *bytes, dk_cu_device dev))                                 \
+  X(DeviceGetAttribute, 2000, 1, (int *v, unsigned int attrib, dk_cu_device dev))               \
+  X(DeviceGetUuid, 11040, 0, (struct CUuuid_st *uuid, dk_cu_device dev))                        \
+  X(DeviceCanAccessPeer, 4000, 1, (int *can, dk_cu_device dev, dk_cu_device peer))              \
+  X(DevicePrimaryCtxRetain, 7000, 1, (dk_cu_ctx *ctx, dk_cu_device dev))                        \
+  X(DevicePrimaryCtxRelease, 11000, 1, (dk_cu_device dev))                                      \
+  X(CtxSetCurrent, 4000, 1, (dk_cu_ctx ctx))                                                    \
+  X(CtxEnablePeerAccess, 4000, 1, (dk_cu_ctx peer, unsigned int flags))                         \
+  X(ModuleLoadData, 2000, 1, (dk_cu_module *mod, const void *image))                            \
+  X(ModuleUnload, 2000, 1, (dk_cu_module mod))                                                  \
+  X(ModuleGetFunction, 2000, 1, (dk_cu_function *fn, dk_cu_module mod, const char *name))       \
+  X(LaunchKernel, 4000, 1, (dk_cu_function f, unsigned int gx, unsigned int gy, unsigned int gz, \
+                            unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem, \
+                            dk_cu_stream stream, void **params, void **extra))                  \
+  X(StreamCreate, 2000, 1, (dk_cu_stream *s, unsigned int flags))                               \
+  X(StreamDestroy, 4000, 1, (dk_cu_stream s))                                                   \
+  X(StreamSynchronize, 2000, 1, (dk_cu_stream s))                                               \
+  X(StreamWaitEvent, 3020, 1, (dk_cu_stream s, dk_cu_event e, unsigned int flags))              \
+  X(EventCreate, 2000, 1, (dk_cu_event *e, unsigned int flags))                                 \
+  X(EventRecord, 2000, 1, (dk_cu_event e, dk_cu_stream s))                                      \
+  X(EventSynchronize, 2000, 1, (dk_cu_event e))                                                 \
+  X(EventDestroy, 4000, 1, (dk_cu_event e))                                                     \
+  X(MemAlloc, 3020, 1, (dk_cu_ptr *p, size_t n))                                                \
+  X(MemFree, 3020, 1, (dk_cu_ptr p))                                                            \
+  X(MemGetInfo, 3020, 1, (size_t *free_bytes, size_t *total_bytes))                             \
+  X(MemHostAlloc, 2020, 1, (void **p, size_t n, unsigned int flags))                            \
+  X(MemFreeHost, 2000, 1, (void *p))                                                            \
+  X(MemcpyHtoDAsync, 3020, 1, (dk_cu_ptr dst, const void *src, size_t n, dk_cu_stream s))      \
+  X(MemcpyDtoHAsync, 3020, 1, (void *dst, dk_cu_ptr src, size_t n, dk_cu_stream s))            \
+  X(MemcpyDtoDAsync, 3020, 1, (dk_cu_ptr dst, dk_cu_ptr src, size_t n, dk_cu_stream s))        \
+  X(MemcpyPeerAsync, 4000, 1, (dk_cu_ptr dst, dk_cu_ctx dctx, dk_cu_ptr src, dk_cu_ctx sctx,    \
+                               size_t n, dk_cu_stream s))                                       \
+  X(MemsetD32Async, 3020, 1, (dk_cu_ptr dst, unsigned int v, size_t n, dk_cu_stream s))        \
+  X(MemAllocAsync, 11020, 0, (dk_cu_ptr *p, size_t n, dk_cu_stream s))                          \
+  X(MemFreeAsync, 11020, 0, (dk_cu_ptr p, dk_cu_stream s))                                      \
+  X(DeviceGetDefaultMemPool, 11020, 0, (dk_cu_mempool *pool, dk_cu_device dev))                 \
+  X(MemPoolSetAttribute, 11020, 0, (dk_cu_mempool pool, unsigned int attr, void *value))        \
+  X(MemPoolTrimTo, 11020, 0, (dk_cu_mempool pool, size_t keep))
+
+#define DK__CU_FIELD(name, ver, req, params) dk_cu_result (*name) params;
+typedef struct {
+  /* from dlsym */
+  dk_cu_result (*Init)(unsigned int flags);
+  dk_cu_result (*DriverGetVersion)(int *version);
+  dk_cu_result (*GetErrorName)(dk_cu_result e, const char **s);
+  dk_cu_result (*GetProcAddress)(const char *symbol, void **fn, int version, uint64_t flags, unsigned int *status);
+  /* from cuGetProcAddress */
+  DK_CUDA_API(DK__CU_FIELD)
+} dk__cuda_api_t;
+#undef DK__CU_FIELD
+
+typedef struct { const char *name; int version, required; size_t offset; } dk__cuda_sym;
+#define DK__CU_ENTRY(name, ver, req, params) {"cu" #name, ver, req, offsetof(dk__cuda_api_t, name)},
+static const dk__cuda_sym dk__cuda_syms[] = {DK_CUDA_API(DK__CU_ENTRY)};
+#undef DK__CU_ENTRY
+
+/* the kernels, by the names in kernels/dk_params.h */
+#define DK__CU_KID(name, params) DK_CUDA_K_##name,
+enum { DK_CUDA_KERNELS(DK__CU_KID) DK_CUDA_NKERNELS };
+#undef DK__CU_KID
+#define DK__CU_KNAME(name, params) #name,
+static const char *const dk__cuda_kernel_names[DK_CUDA_NKERNELS] = {DK_CUDA_KERNELS(DK__CU_KNAME)};
+#undef DK__CU_KNAME
+
+/* the parameter structs must have the layout the kernels were built with
+ * (kernels/dk_common.cuh asserts the same sizes on the device side) */
+typedef char dk__cuda_abi_binary[sizeof(dk_kp_binary) == 240 ? 1 : -1];
+typedef char dk__cuda_abi_unary[sizeof(dk_kp_unary) == 40 ? 1 : -1];
+typedef char dk__cuda_abi_norm[sizeof(dk_kp_norm) == 64 ? 1 : -1];
+typedef char dk__cuda_abi_softmax[sizeof(dk_kp_softmax) == 56 ? 1 : -1];
+typedef char dk__cuda_abi_gemv[sizeof(dk_kp_gemv) == 80 ? 1 : -1];
+typedef char dk__cuda_abi_gemm[sizeof(dk_kp_gemm) == 304 ? 1 : -1];
+typedef char dk__cuda_abi_embedding[sizeof(dk_kp_embedding) == 72 ? 1 : -1];
+typedef char dk__cuda_abi_rope[sizeof(dk_kp_rope) == 72 ? 1 : -1];
+typedef char dk__cuda_abi_concat[sizeof(dk_kp_concat) == 56 ? 1 : -1];
+typedef char dk__cuda_abi_copy[sizeof(dk_kp_copy) == 232 ? 1 : -1];
+typedef char dk__cuda_abi_pick[sizeof(dk_kp_pick) == 56 ? 1 : -1];
+typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 104 ? 1 : -1];
+typedef char dk__cuda_abi_maxd[DEVKIT_MAX_DIMS <= DK_KMAXD ? 1 : -1];
+typedef char dk__cuda_abi_gemv_maxm[DK_GEMV_MAXM >= 1 ? 1 : -1];
+
+/* ==== state ================================================================== */
+
+#define DK_CUDA_STAGE_HALF ((size_t)8 << 20)   /* pinned staging: two halves of 8 MiB */
+#define DK_CUDA_STATUS_SLOTS 64                /* embedding ops between two syncs, before a forced check */
+#define DK_CUDA_RECENT 16                      /* ops remembered for fault messages */
+
+typedef struct {
+  int inited, refs;
+  dk_cu_device dev;
+  dk_cu_ctx ctx;
+  dk_cu_module mod;
+  dk_cu_function fn[DK_CUDA_NKERNELS];
+  int cc_major, cc_minor, sm_count;
+  int use_pool;
+  dk_cu_mempool pool;
+  char name[256];
+  signed char peer[DK_MAX_DEVICES];   /* peer access to physical j: 0 untried, 1 on, -1 unavailable */
+} dk__cuda_phys;
+
+typedef struct dk__cuda_block {
+  struct dk__cuda_block *next;
+  dk_cu_ptr ptr;
+  size_t size;
+} dk__cuda_block;
+
+typedef struct {
+  char ids_name[DK_NAME_LEN], ids_site[DK_SITE_LEN], table_name[DK_NAME_LEN];
+  long long rows;
+} dk__cuda_emb_note;
+
+typedef struct {
+  int physical;
+  dk_cu_stream stream;
+  dk_cu_event ev_stage[2];   /* recorded after the DMA that last used each staging half */
+  int stage_pending[2];
+  dk_cu_event ev_xfer;       /* cross-stream ordering for copies between devices */
+  unsigned char *pinned;     /* 2 * DK_CUDA_STAGE_HALF bytes, or NULL (pageable fallback) */
+  int pinned_failed;
+  dk_cu_ptr status;          /* DK_CUDA_STATUS_SLOTS 64-bit words, ~0 = clean */
+  int status_used;
+  dk__cuda_emb_note notes[DK_CUDA_STATUS_SLOTS];
+  int recent[DK_CUDA_RECENT][2];   /* (op, kernel id) ring since the last good sync */
+  int recent_n, recent_next;
+  long long recent_dropped;
+  char fault[512];           /* the first device fault seen, for later messages */
+  char pending[1024];        /* a bad embedding id found early, for the next sync to report */
+  dk__cuda_block *cache;     /* free blocks (no memory pools) */
+  size_t cache_bytes;
+} dk__cuda_dev;
+
+static struct {
+  void *lib;
+  int cuinit_ok;
+  int driver_version;
+  char libname[256];
+  dk__cuda_api_t api;
+  int nphys;
+  dk__cuda_phys phys[DK_MAX_DEVICES];
+  dk__cuda_dev *dev[DK_MAX_DEVICES];
+} dk__cu;
+
+static pthread_mutex_t dk__cuda_peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ==== error text ============================================================= */
+
+static const char *dk__cuda_err_name(dk_cu_result r) {
+  const char *s = NULL;
+  if (dk__cu.api.GetErrorName && dk__cu.api.GetErrorName(r, &s) == DK_CU_SUCCESS && s) return s;
+  switch (r) {   /* the stub library and unknown codes give no name */
+  case 0: return "CUDA_SUCCESS";
+  case 1: return "CUDA_ERROR_INVALID_VALUE";
+  case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
+  case 3: return "CUDA_ERROR_NOT_INITIALIZED";
+  case 4: return "CUDA_ERROR_DEINITIALIZED";
+  case 34: return "CUDA_ERROR_STUB_LIBRARY";
+  case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+  case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+  case 100: return "CUDA_ERROR_NO_DEVICE";
+  case 101: return "CUDA_ERROR_INVALID_DEVICE";
+  case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+  case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+  case 304: return "CUDA_ERROR_OPERATING_SYSTEM";
+  case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+  case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+  case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+  case 999: return "CUDA_ERROR_UNKNOWN";
+  default: return "CUDA_ERROR_?";
+  }
+}
+
+/* "CUDA_ERROR_X (n: description)" in a small thread-local ring, so that two
+ * can sit in one message */
+static const char *dk__cuda_err(dk_cu_result r) {
+  static DK_TLS char ring[4][200];
+  static DK_TLS int next = 0;
+  char *b = ring[next++ & 3];
+  const char *desc = NULL;
+  if (!dk__cu.api.GetErrorString || dk__cu.api.GetErrorString(r, &desc) != DK_CU_SUCCESS) desc = NULL;
+  if (desc) snprintf(b, 200, "%s (%u: %s)", dk__cuda_err_name(r), r, desc);
+  else snprintf(b, 200, "%s (%u)", dk__cuda_err_name(r), r);
+  return b;
+}
+
+/* errors the driver reports for work that already ran: the context is
+ * unusable afterwards, and every later call returns the same code */
+static int dk__cuda_is_fault(dk_cu_result r) {
+  return r == 700 || r == 702 || r == 709 || r == 710 || (r >= 714 && r <= 719) || r == 999;
+}
+
+/* The ops enqueued on ld since the last good sync, oldest first. */
+static void dk__cuda_recent_str(const dk__cuda_dev *ld, char *buf, size_t cap) {
+  dk__sb sb;
+  int i, start = (ld->recent_next - ld->recent_n + DK_CUDA_RECENT) % DK_CUDA_RECENT;
+  sb.buf = buf; sb.cap = cap; sb.len = 0; buf[0] = 0;
+  if (ld->recent_n == 0) { dk__sbf(&sb, "none"); return; }
+  if (ld->recent_dropped) dk__sbf(&sb, "(%lld earlier) ", ld->recent_dropped);
+  for (i = 0; i < ld->recent_n; i++) {
+    const int *e = ld->recent[(start + i) % DK_CUDA_RECENT];
+    dk__sbf(&sb, "%s%s [%s]", i ? ", " : "", e[0] >= 0 ? dk__op_name((dk_op)e[0]) : "transfer",
+            e[1] >= 0 ? dk__cuda_kernel_names[e[1]] : "copy");
+  }
+}
+
+static void dk__cuda_recent_add(dk__cuda_dev *ld, int op, int kid) {
+  ld->recent[ld->recent_next][0] = op;
+  ld->recent[ld->recent_next][1] = kid;
+  ld->recent_next = (ld->recent_next + 1) % DK_CUDA_RECENT;
+  if (ld->recent_n < DK_CUDA_RECENT) ld->recent_n++;
+  else ld->recent_dropped++;
+}
+
+static void dk__cuda_recent_clear(dk__cuda_dev *ld) {
+  ld->recent_n = 0;
+  ld->recent_dropped = 0;
+}
+
+/* Report a failed driver call on logical device `index`: what was being
+ * done, the driver's error, and for device faults the ops that may have
+ * caused it. */
+static dk_status dk__cuda_fail(int index, const char *what, dk_cu_result r) {
+  dk__cuda_dev *ld = index >= 0 ? dk__cu.dev[index] : NULL;
+  if (ld && dk__cuda_is_fault(r)) {
+    char recent[1536];
+    dk__cuda_recent_str(ld, recent, sizeof recent);
+    if (!ld->fault[0]) {
+      snprintf(ld->fault, sizeof ld->fault, "%s", dk__cuda_err(r));
+      return dk__error(DK_ERR_BACKEND,
+                       "cuda:%d: %s: the device failed while running queued work: %s. Ops enqueued since the "
+                       "last good sync, oldest first: %s. The CUDA context of this GPU is unusable from now on "
+                       "(a sticky driver error); restart the process to use it again",
+                       index, what, dk__cuda_err(r), recent);
+    }
+    return dk__error(DK_ERR_BACKEND, "cuda:%d: %s: %s; the device already failed earlier (%s) and stays unusable",
+                     index, what, dk__cuda_err(r), ld->fault);
+  }
+  if (index >= 0) return dk__error(DK_ERR_BACKEND, "cuda:%d: %s: %s", index, what, dk__cuda_err(r));
+  return dk__error(DK_ERR_BACKEND, "cuda: %s: %s", what, dk__cuda_err(r));
+}
+
+/* ==== probe ================================================================== */
+
+static int dk__cuda_probe(char *note, size_t note_len) {
+  const char *path = getenv("DEVKIT_CUDA_LIBRARY");
+  dk_cu_result r;
+  int n = 0;
+  size_t i;
+  if (!path || !*path) path = "libcuda.so.1";
+#ifndef DK_CUDA_HAVE_FATBIN
+  snprintf(note, note_len, "kernels/generated/dk_kernels.h is missing: run tools/gen_kernels.sh (needs nvcc)");
+  return 0;
+#endif
+  if (dk__cu.lib && strcmp(dk__cu.libname, path) != 0) {
+    snprintf(note, note_len, "%s is already loaded; DEVKIT_CUDA_LIBRARY cannot change within a process", dk__cu.libname);
+    return 0;
+  }
+  if (!dk__cu.lib) {
+    const char *e;
+    memset(&dk__cu.api, 0, sizeof dk__cu.api);
+    dlerror();
+    dk__cu.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dk__cu.lib) {
+      e = dlerror();
+      snprintf(note, note_len, "%s not found (%s)", path, e ? e : "dlopen failed");
+      return 0;
+    }
+    snprintf(dk__cu.libname, sizeof dk__cu.libname, "%s", path);
+    /* function pointers from dlsym: the object-pointer-to-function cast goes
+     * through the pointer's bytes (ISO C has no direct conversion) */
+    *(void **)&dk__cu.api.Init = dlsym(dk__cu.lib, "cuInit");
+    *(void **)&dk__cu.api.DriverGetVersion = dlsym(dk__cu.lib, "cuDriverGetVersion");
+    *(void **)&dk__cu.api.GetErrorName = dlsym(dk__cu.lib, "cuGetErrorName");
+    *(void **)&dk__cu.api.GetProcAddress = dlsym(dk__cu.lib, "cuGetProcAddress_v2");
+    if (!dk__cu.api.Init || !dk__cu.api.DriverGetVersion) {
+      snprintf(note, note_len, "%s has no cuInit/cuDriverGetVersion: not a CUDA driver", path);
+      goto unload;
+    }
+    r = dk__cu.api.Init(0);
+    if (r != DK_CU_SUCCESS) {
+      const char *why = r == DK_CU_ERROR_STUB_LIBRARY ? ": this is the CUDA toolkit's stub library, not a driver"
+                        : r == DK_CU_ERROR_NO_DEVICE ? ": the driver sees no NVIDIA GPU (check CUDA_VISIBLE_DEVICES)"
+                        : r == 35 ? ": the installed driver is older than this libcuda" : "";
+      snprintf(note, note_len, "cuInit: %s (%u)%s", dk__cuda_err_name(r), r, why);
+      goto unload;
+    }
+    dk__cu.cuinit_ok = 1;
+  }
+  if (dk__cu.api.DriverGetVersion(&dk__cu.driver_version) != DK_CU_SUCCESS) dk__cu.driver_version = 0;
+  if (!dk__cu.api.GetProcAddress) {
+    snprintf(note, note_len, "the CUDA driver (%d.%d) has no cuGetProcAddress_v2; devkit needs a CUDA 12.0 or newer driver",
+             dk__cu.driver_version / 1000, dk__cu.driver_version % 1000 / 10);
+    return 0;
+  }
+  for (i = 0; i < sizeof dk__cuda_syms / sizeof dk__cuda_syms[0]; i++) {
+    const dk__cuda_sym *s = &dk__cuda_syms[i];
+    void *fn = NULL;
+    unsigned int found = 0;
+    r = dk__cu.api.GetProcAddress(s->name, &fn, s->version, DK_CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    if (r != DK_CU_SUCCESS || found != 0) fn = NULL;
+    memcpy((char *)&dk__cu.api + s->offset, &fn, sizeof fn);
+    if (!fn && s->required) {
+      snprintf(note, note_len, "the CUDA driver %d.%d lacks %s (ABI %d.%d): %s", dk__cu.driver_version / 1000,
+               dk__cu.driver_version % 1000 / 10, s->name, s->version / 1000, s->version % 1000 / 10,
+               r != DK_CU_SUCCESS ? dk__cuda_err(r) : "not found");
+      return 0;
+    }
+  }
+  r = dk__cu.api.DeviceGetCount(&n);
+  if (r != DK_CU_SUCCESS || n <= 0) {
+    snprintf(note, note_len, "no CUDA devices (cuDeviceGetCount: %s, %d devices)", dk__cuda_err_name(r), n);
+    return 0;
+  }
+  if (n > DK_MAX_DEVICES) n = DK_MAX_DEVICES;
+  dk__cu.nphys = n;
+  return n;
+unload:
+  /* cuInit never succeeded: nothing of the driver is running, so it is safe
+   * to unload (a later dk_init may find another library) */
+  dlclose(dk__cu.lib);
+  dk__cu.lib = NULL;
+  dk__cu.libname[0] = 0;
+  memset(&dk__cu.api, 0, sizeof dk__cu.api);
+  return 0;
+}
+
+/* ==== devices ================================================================ */
+
+static dk_status dk__cuda_set_ctx(int physical, int index) {
+  dk_cu_result r = dk__cu.api.CtxSetCurrent(dk__cu.phys[physical].ctx);
+  return r == DK_CU_SUCCESS ? DK_OK : dk__cuda_fail(index, "cuCtxSetCurrent", r);
+}
+
+static dk_status dk__cuda_open_physical(int physical) {
+  dk__cuda_phys *ph = &dk__cu.phys[physical];
+  const dk__cuda_api_t *a = &dk__cu.api;
+  dk_cu_result r;
+  int k, pools = 0;
+  char what[160];
+  const char *nopool = getenv("DEVKIT_CUDA_NO_POOL");
+  memset(ph, 0, sizeof *ph);
+  if ((r = a->DeviceGet(&ph->dev, physical)) != DK_CU_SUCCESS) return dk__cuda_fail(-1, "cuDeviceGet", r);
+  if ((r = a->DeviceGetName(ph->name, (int)sizeof ph->name - 1, ph->dev)) != DK_CU_SUCCESS)
+    snprintf(ph->name, sizeof ph->name, "NVIDIA GPU %d", physical);
+  if (a->DeviceGetAttribute(&ph->cc_major, DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ph->dev) != DK_CU_SUCCESS ||
+      a->DeviceGetAttribute(&ph->cc_minor, DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ph->dev) != DK_CU_SUCCESS)
+    return dk__error(DK_ERR_BACKEND, "cuda: cannot read the compute capability of %s", ph->name);
+  if (a->DeviceGetAttribute(&ph->sm_count, DK_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ph->dev) != DK_CU_SUCCESS)
+    ph->sm_count = 0;
+  if (ph->cc_major < 8)
+    return dk__error(DK_ERR_UNSUPPORTED,
+                     "%s has compute capability %d.%d; devkit's CUDA kernels are built for 8.0 (Ampere) and newer",
+                     ph->name, ph->cc_major, ph->cc_minor);
+  if ((r = a->DevicePrimaryCtxRetain(&ph->ctx, ph->dev)) != DK_CU_SUCCESS)
+    return dk__cuda_fail(-1, "cuDevicePrimaryCtxRetain", r);
+  if ((r = a->CtxSetCurrent(ph->ctx)) != DK_CU_SUCCESS) {
+    a->DevicePrimaryCtxRelease(ph->dev);
+    return dk__cuda_fail(-1, "cuCtxSetCurrent", r);
+  }
+#ifdef DK_CUDA_HAVE_FATBIN
+  r = a->ModuleLoadData(&ph->mod, dk_cuda_fatbin);
+#else
+  r = DK_CU_ERROR_INVALID_VALUE;
+#endif
+  if (r != DK_CU_SUCCESS) {
+    a->DevicePrimaryCtxRelease(ph->dev);
+    return dk__error(DK_ERR_BACKEND,
+                     "cuModuleLoadData: %s: the embedded kernels (nvcc 13.0: cubins sm_80/86/89/90, PTX compute_90) do "
+                     "not load on %s (compute capability %d.%d) with CUDA driver %d.%d; they need a CUDA 13 driver "
+                     "(r580 or newer)",
+                     dk__cuda_err(r), ph->name, ph->cc_major, ph->cc_minor, dk__cu.driver_version / 1000,
+                     dk__cu.driver_version % 1000 / 10);
+  }
+  for (k = 0; k < DK_CUDA_NKERNELS; k++) {
+    if ((r = a->ModuleGetFunction(&ph->fn[k], ph->mod, dk__cuda_kernel_names[k])) != DK_CU_SUCCESS) {
+      a->ModuleUnload(ph->mod);
+      a->DevicePrimaryCtxRelease(ph->dev);
+      snprintf(what, sizeof what, "kernel %s is missing from the module (kernels/generated/dk_kernels.h is stale: "
+               "run tools/gen_kernels.sh)", dk__cuda_kernel_names[k]);
+      return dk__cuda_fail(-1, what, r);
+    }
+  }
+  if (a->MemAllocAsync && a->MemFreeAsync && a->DeviceGetDefaultMemPool && a->MemPoolSetAttribute &&
+      !(nopool && nopool[0] == '1') &&
+      a->DeviceGetAttribute(&pools, DK_CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, ph->dev) == DK_CU_SUCCESS && pools &&
+      a->DeviceGetDefaultMemPool(&ph->pool, ph->dev) == DK_CU_SUCCESS) {
+    /* keep freed memory in the pool instead of returning it at every sync:
+     * the pool is devkit's caching allocator */
+    uint64_t keep = ~(uint64_t)0;
+    ph->use_pool = a->MemPoolSetAttribute(ph->pool, DK_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == DK_CU_SUCCESS;
+  }
+  ph->inited = 1;
+  return DK_OK;
+}
+
+static void dk__cuda_close_physical(int physical) {
+  dk__cuda_phys *ph = &dk__cu.phys[physical];
+  if (!ph->inited) return;
+  if (dk__cu.api.CtxSetCurrent(ph->ctx) == DK_CU_SUCCESS) {
+    if (ph->use_pool && dk__cu.api.MemPoolTrimTo) dk__cu.api.MemPoolTrimTo(ph->pool, 0);
+    dk__cu.api.ModuleUnload(ph->mod);
+  }
+  dk__cu.api.CtxSetCurrent(NULL);
+  dk__cu.api.DevicePrimaryCtxRelease(ph->dev);
+  ph->inited = 0;
+}
+
+static void dk__cuda_free_cache(dk__cuda_dev *ld) {
+  while (ld->cache) {
+    dk__cuda_block *b = ld->cache;
+    ld->cache = b->next;
+    dk__cu.api.MemFree(b->ptr);
+    free(b);
+  }
+  ld->cache_bytes = 0;
+}
+
+static void dk__cuda_close_logical(int index) {
+  dk__cuda_dev *ld = dk__cu.dev[index];
+  int i;
+  if (!ld) return;
+  if (dk__cu.api.CtxSetCurrent(dk__cu.phys[ld->physical].ctx) == DK_CU_SUCCESS) {
+    if (ld->stream) dk__cu.api.StreamSynchronize(ld->stream);   /* errors: nothing left to report them to */
+    dk__cuda_free_cache(ld);
+    if (ld->status) dk__cu.api.MemFree(ld->status);
+    for (i = 0; i < 2; i++)
+      if (ld->ev_stage[i]) dk__cu.api.EventDestroy(ld->ev_stage[i]);
+    if (ld->ev_xfer) dk__cu.api.EventDestroy(ld->ev_xfer);
+    if (ld->stream) dk__cu.api.StreamDestroy(ld->stream);
+    if (ld->pinned) dk__cu.api.MemFreeHost(ld->pinned);
+  }
+  dk__cu.phys[ld->physical].refs--;
+  free(ld);
+  dk__cu.dev[index] = NULL;
+}
+
+static dk_status dk__cuda_open(int logical, int physical, int slot) {
+  const dk__cuda_api_t *a = &dk__cu.api;
+  dk__cuda_dev *ld;
+  dk_cu_result r;
+  dk_status s;
+  int i;
+  (void)slot;
+  if (logical < 0 || logical >= DK_MAX_DEVICES || physical < 0 || physical >= dk__cu.nphys)
+    return dk__error(DK_ERR_NO_DEVICE, "cuda: no physical device %d", physical);
+  if (!dk__cu.phys[physical].inited && (s = dk__cuda_open_physical(physical)) != DK_OK) return s;
+  ld = (dk__cuda_dev *)calloc(1, sizeof *ld);
+  if (!ld) return dk__error(DK_ERR_OUT_OF_MEMORY, "cuda:%d: no host memory for the device record", logical);
+  ld->physical = physical;
+  dk__cu.dev[logical] = ld;
+  dk__cu.phys[physical].refs++;
+  if ((s = dk__cuda_set_ctx(physical, logical)) != DK_OK) goto fail;
+  if ((r = a->StreamCreate(&ld->stream, DK_CU_STREAM_NON_BLOCKING)) != DK_CU_SUCCESS) { s = dk__cuda_fail(logical, "cuStreamCreate", r); goto fail; }
+  for (i = 0; i < 2; i++)
+    if ((r = a->EventCreate(&ld->ev_stage[i], DK_CU_EVENT_DISABLE_TIMING)) != DK_CU_SUCCESS) { s = dk__cuda_fail(logical, "cuEventCreate", r); goto fail; }
+  if ((r = a->EventCreate(&ld->ev_xfer, DK_CU_EVENT_DISABLE_TIMING)) != DK_CU_SUCCESS) { s = dk__cuda_fail(logical, "cuEventCreate", r); goto fail; }
+  if ((r = a->MemAlloc(&ld->status, 8 * DK_CUDA_STATUS_SLOTS)) != DK_CU_SUCCESS) { s = dk__cuda_fail(logical, "cuMemAlloc (status slots)", r); goto fail; }
+  if ((r = a->MemsetD32Async(ld->status, 0xffffffffu, 2 * DK_CUDA_STATUS_SLOTS, ld->stream)) != DK_CU_SUCCESS ||
+      (r = a->StreamSynchronize(ld->stream)) != DK_CU_SUCCESS) {
+    s = dk__cuda_fail(logical, "clearing the status slots", r);
+    goto fail;
+  }
+  return DK_OK;
+fail:
+  dk__cuda_close_logical(logical);
+  if (dk__cu.phys[physical].refs == 0) dk__cuda_close_physical(physical);
+  return s;
+}
+
+static void dk__cuda_close_all(void) {
+  int i;
+  if (!dk__cu.lib || !dk__cu.cuinit_ok) return;
+  for (i = 0; i < DK_MAX_DEVICES; i++) dk__cuda_close_logical(i);
+  for (i = 0; i < dk__cu.nphys; i++) dk__cuda_close_physical(i);
+  dk__cu.nphys = 0;
+  /* libcuda stays loaded: unloading a driver that has run is not safe, and
+   * a later dk_init reuses it */
+}
+
+static dk_status dk__cuda_properties(int physical, dk_device_props *p) {
+  const dk__cuda_phys *ph;
+  size_t total = 0, free_b = 0;
+  unsigned char uuid[16];
+  if (physical < 0 || physical >= dk__cu.nphys || !dk__cu.phys[physical].inited)
+    return dk__error(DK_ERR_NO_DEVICE, "cuda: physical device %d is not open", physical);
+  ph = &dk__cu.phys[physical];
+  snprintf(p->name, sizeof p->name, "%s", ph->name);
+  snprintf(p->vendor, sizeof p->vendor, "NVIDIA");
+  snprintf(p->driver, sizeof p->driver, "CUDA driver %d.%d (%.48s), compute capability %d.%d, %d SMs",
+           dk__cu.driver_version / 1000, dk__cu.driver_version % 1000 / 10, dk__cu.libname, ph->cc_major,
+           ph->cc_minor, ph->sm_count);
+  if (dk__cu.api.DeviceTotalMem(&total, ph->dev) == DK_CU_SUCCESS) p->memory_total = total;
+  if (dk__cu.api.CtxSetCurrent(ph->ctx) == DK_CU_SUCCESS && dk__cu.api.MemGetInfo(&free_b, &total) == DK_CU_SUCCESS)
+    p->memory_free = free_b;
+  if (dk__cu.api.DeviceGetUuid && dk__cu.api.DeviceGetUuid((struct CUuuid_st *)(void *)uuid, ph->dev) == DK_CU_SUCCESS) {
+    memcpy(p->uuid, uuid, 16);
+    p->has_uuid = 1;
+  }
+  p->is_software = 0;
+  p->supports_f16 = 1;
+  p->supports_bf16 = ph->cc_major >= 8;
+  p->supports_int8_dot = 1;   /* dp4a: every GPU devkit runs on (cc >= 8.0) */
+  p->subgroup_size = 32;
+  return DK_OK;
+}
+
+/* ==== memory ================================================================= */
+
+static dk__cuda_dev *dk__cuda_ld(dk_device d) { return dk__cu.dev[d.index]; }
+
+/* The context of d's GPU, current on this thread: every entry point starts here. */
+static dk_status dk__cuda_enter(dk_device d) {
+  const dk__cuda_dev *ld = dk__cuda_ld(d);
+  if (!ld) return dk__error(DK_ERR_NO_DEVICE, "cuda:%d is not open", d.index);
+  return dk__cuda_set_ctx(ld->physical, d.index);
+}
+
+/* bucket sizes for the free-list cache: powers of two up to 1 MiB, then
+ * whole MiB, so a freed block fits the next request of about its size */
+static size_t dk__cuda_bucket(size_t n) {
+  size_t b = 256;
+  if (n > ((size_t)1 << 20)) return (n + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+  while (b < n) b <<= 1;
+  return b;
+}
+
+static dk_cu_result dk__cuda_alloc_raw(dk__cuda_dev *ld, size_t n, dk_cu_ptr *p, size_t *got) {
+  const dk__cuda_phys *ph = &dk__cu.phys[ld->physical];
+  if (ph->use_pool) {
+    *got = n;
+    return dk__cu.api.MemAllocAsync(p, n, ld->stream);
+  } else {
+    size_t b = dk__cuda_bucket(n);
+    dk__cuda_block **pp;
+    for (pp = &ld->cache; *pp; pp = &(*pp)->next) {
+      if ((*pp)->size == b) {
+        dk__cuda_block *blk = *pp;
+        *pp = blk->next;
+        *p = blk->ptr;
+        *got = b;
+        ld->cache_bytes -= b;
+        free(blk);
+        return DK_CU_SUCCESS;   /* last used on this stream: stream order protects it */
+      }
+    }
+    *got = b;
+    return dk__cu.api.MemAlloc(p, b);
+  }
+}
+
+static dk_status dk__cuda_alloc(dk_device d, size_t nbytes, const char *tensor_name, dk_storage *st) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk__cuda_phys *ph;
+  size_t n = nbytes ? (nbytes + 255) & ~(size_t)255 : 256, got = 0, free_b = 0, total = 0;
+  dk_cu_ptr p = 0;
+  dk_cu_result r;
+  dk_status s;
+  if ((s = dk__cuda_enter(d)) != DK_OK) return s;
+  ph = &dk__cu.phys[ld->physical];
+  if (n < nbytes) return dk__error(DK_ERR_OUT_OF_MEMORY, "cuda:%d: tensor '%s': %zu bytes cannot be allocated", d.index, tensor_name, nbytes);
+  r = dk__cuda_alloc_raw(ld, n, &p, &got);
+  if (r == DK_CU_ERROR_OUT_OF_MEMORY) {
+    /* give back what the caches hold once, then try again */
+    dk__cu.api.StreamSynchronize(ld->stream);
+    dk__cuda_free_cache(ld);
+    if (ph->use_pool && dk__cu.api.MemPoolTrimTo) dk__cu.api.MemPoolTrimTo(ph->pool, 0);
+    r = dk__cuda_alloc_raw(ld, n, &p, &got);
+  }
+  if (r == DK_CU_ERROR_OUT_OF_MEMORY) {
+    uint64_t mine = __atomic_load_n(&dk__reg[DK_CUDA].dev[d.index].bytes, __ATOMIC_RELAXED);
+    dk__cu.api.MemGetInfo(&free_b, &total);
+    return dk__error(DK_ERR_OUT_OF_MEMORY,
+                     "out of memory on cuda:%d (%s): tensor '%s' needs %zu bytes; the driver reports %zu of %zu bytes "
+                     "free; devkit holds %llu bytes in tensors on this device. Free tensors you no longer need, or "
+                     "place some on another device",
+                     d.index, ph->name, tensor_name, nbytes, free_b, total, (unsigned long long)mine);
+  }
+  if (r != DK_CU_SUCCESS) {
+    char what[200];
+    snprintf(what, sizeof what, "allocating %zu bytes for tensor '%s'", nbytes, tensor_name);
+    return dk__cuda_fail(d.index, what, r);
+  }
+  st->addr = p;
+  st->ptr = (void *)(uintptr_t)p;
+  st->priv = (void *)(uintptr_t)got;   /* the block's real size, for the free-list cache */
+  return DK_OK;
+}
+
+static void dk__cuda_release(dk_storage *st) {
+  dk__cuda_dev *ld = dk__cuda_ld(st->device);
+  dk_cu_ptr p = st->addr;
+  if (!ld || !p || dk__cuda_enter(st->device) != DK_OK) return;
+  if (dk__cu.phys[ld->physical].use_pool) {
+    dk__cu.api.MemFreeAsync(p, ld->stream);   /* after the work already queued that uses it */
+  } else {
+    dk__cuda_block *b = (dk__cuda_block *)malloc(sizeof *b);
+    if (!b) { dk__cu.api.StreamSynchronize(ld->stream); dk__cu.api.MemFree(p); }
+    else {
+      b->ptr = p;
+      b->size = (size_t)(uintptr_t)st->priv;
+      b->next = ld->cache;
+      ld->cache = b;
+      ld->cache_bytes += b->size;
+    }
+  }
+  st->addr = 0;
+  st->ptr = NULL;
+}
+
+/* ==== errors found at a sync ================================================= */
+
+/* After the stream is idle: does any embedding op's status slot hold a bad
+ * id? The first one (in enqueue order) is written into msg; returns 1 then. */
+static int dk__cuda_scan_status(dk_device d, char *msg, size_t cap, dk_cu_result *fail) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  unsigned long long slots[DK_CUDA_STATUS_SLOTS];
+  int n = ld->status_used, i;
+  *fail = DK_CU_SUCCESS;
+  if (n == 0) return 0;
+  ld->status_used = 0;
+  if ((*fail = dk__cu.api.MemcpyDtoHAsync(slots, ld->status, 8 * (size_t)n, ld->stream)) != DK_CU_SUCCESS ||
+      (*fail = dk__cu.api.StreamSynchronize(ld->stream)) != DK_CU_SUCCESS)
+    return 0;
+  for (i = 0; i < n; i++)
+    if (slots[i] != ~0ull) break;
+  if (i == n) return 0;
+  if ((*fail = dk__cu.api.MemsetD32Async(ld->status, 0xffffffffu, 2 * (size_t)n, ld->stream)) != DK_CU_SUCCESS) return 0;
+  {
+    const dk__cuda_emb_note *e = &ld->notes[i];
+    unsigned long long pos = slots[i] >> 32;
+    int id = (int)(int32_t)(uint32_t)(slots[i] & 0xffffffffu);
+    snprintf(msg, cap,
+             "dk_embedding: ids '%s' holds %d at position %llu%s, outside table '%s' of %lld rows (%s); found by "
+             "cuda:%d and reported at this sync; that dk_embedding wrote nothing",
+             e->ids_name, id, pos, pos == 0xffffffffull ? " or later" : "", e->table_name, e->rows,
+             e->ids_site[0] ? e->ids_site : "site unknown", d.index);
+  }
+  return 1;
+}
+
+/* Wait for d's stream; report a device fault, then a bad embedding id (one
+ * found earlier by a check that could not report it, or one found now). */
+static dk_status dk__cuda_sync_dev(dk_device d, const char *what) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk_cu_result r = dk__cu.api.StreamSynchronize(ld->stream);
+  char msg[1024];
+  if (r != DK_CU_SUCCESS) return dk__cuda_fail(d.index, what, r);
+  dk__cuda_recent_clear(ld);
+  if (ld->pending[0]) {
+    dk_status s = dk__error(DK_ERR_INVALID, "%s", ld->pending);
+    ld->pending[0] = 0;
+    dk__cuda_scan_status(d, ld->pending, sizeof ld->pending, &r);   /* keep a later one for the next sync */
+    return s;
+  }
+  if (dk__cuda_scan_status(d, msg, sizeof msg, &r)) return dk__error(DK_ERR_INVALID, "%s", msg);
+  if (r != DK_CU_SUCCESS) return dk__cuda_fail(d.index, "reading the embedding status slots", r);
+  return DK_OK;
+}
+
+static dk_status dk__cuda_sync(dk_device d) {
+  dk_status s = dk__cuda_enter(d);
+  return s != DK_OK ? s : dk__cuda_sync_dev(d, "dk_sync");
+}
+
+/* ==== transfers ============================================================== */
+
+static int dk__cuda_staging(dk__cuda_dev *ld) {
+  void *p = NULL;
+  if (ld->pinned) return 1;
+  if (ld->pinned_failed) return 0;
+  if (dk__cu.api.MemHostAlloc(&p, 2 * DK_CUDA_STAGE_HALF, DK_CU_MEMHOSTALLOC_PORTABLE) != DK_CU_SUCCESS || !p) {
+    ld->pinned_failed = 1;   /* pageable copies from now on: slower, still correct */
+    return 0;
+  }
+  ld->pinned = (unsigned char *)p;
+  return 1;
+}
+
+static dk_status dk__cuda_upload(dk_storage *st, size_t off, const void *src, size_t n) {
+  dk_device d = st->device;
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk_cu_result r;
+  dk_status s;
+  size_t done = 0;
+  int h = 0;
+  if ((s = dk__cuda_enter(d)) != DK_OK) return s;
+  dk__cuda_recent_add(ld, -1, -1);
+  if (!dk__cuda_staging(ld)) {
+    /* from pageable memory the driver returns once it holds the bytes */
+    r = dk__cu.api.MemcpyHtoDAsync(st->addr + off, src, n, ld->stream);
+    return r == DK_CU_SUCCESS ? DK_OK : dk__cuda_fail(d.index, "dk_tensor_upload (cuMemcpyHtoDAsync)", r);
+  }
+  while (done < n) {
+    size_t k = n - done < DK_CUDA_STAGE_HALF ? n - done : DK_CUDA_STAGE_HALF;
+    unsigned char *buf = ld->pinned + (size_t)h * DK_CUDA_STAGE_HALF;
+    if (ld->stage_pending[h]) {   /* the last DMA out of this half must be done before we overwrite it */
+      if ((r = dk__cu.api.EventSynchronize(ld->ev_stage[h])) != DK_CU_SUCCESS)
+        return dk__cuda_fail(d.index, "dk_tensor_upload (waiting for the staging buffer)", r);
+      ld->stage_pending[h] = 0;
+    }
+    memcpy(buf, (const unsigned char *)src + done, k);
+    if ((r = dk__cu.api.MemcpyHtoDAsync(st->addr + off + done, buf, k, ld->stream)) != DK_CU_SUCCESS ||
+        (r = dk__cu.api.EventRecord(ld->ev_stage[h], ld->stream)) != DK_CU_SUCCESS)
+      return dk__cuda_fail(d.index, "dk_tensor_upload (cuMemcpyHtoDAsync)", r);
+    ld->stage_pending[h] = 1;
+    done += k;
+    h ^= 1;
+  }
+  return DK_OK;
+}
+
+static dk_status dk__cuda_download(dk_storage *st, size_t off, void *dst, size_t n) {
+  dk_device d = st->device;
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk_cu_result r;
+  dk_status s;
+  size_t done = 0, prev_k = 0, prev_off = 0;
+  int h = 0, have_prev = 0;
+  if ((s = dk__cuda_enter(d)) != DK_OK) return s;
+  if (!dk__cuda_staging(ld)) {
+    r = dk__cu.api.MemcpyDtoHAsync(dst, st->addr + off, n, ld->stream);
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(d.index, "dk_tensor_download (cuMemcpyDtoHAsync)", r);
+    return dk__cuda_sync_dev(d, "dk_tensor_download");
+  }
+  /* chunk i's DMA runs while chunk i-1 is copied out of the other half */
+  while (done < n || have_prev) {
+    size_t k = n - done < DK_CUDA_STAGE_HALF ? n - done : DK_CUDA_STAGE_HALF;
+    if (done < n) {
+      unsigned char *buf = ld->pinned + (size_t)h * DK_CUDA_STAGE_HALF;
+      if ((r = dk__cu.api.MemcpyDtoHAsync(buf, st->addr + off + done, k, ld->stream)) != DK_CU_SUCCESS ||
+          (r = dk__cu.api.EventRecord(ld->ev_stage[h], ld->stream)) != DK_CU_SUCCESS)
+        return dk__cuda_fail(d.index, "dk_tensor_download (cuMemcpyDtoHAsync)", r);
+      ld->stage_pending[h] = 1;
+    }
+    if (have_prev) {
+      int ph = h ^ 1;
+      if ((r = dk__cu.api.EventSynchronize(ld->ev_stage[ph])) != DK_CU_SUCCESS)
+        return dk__cuda_fail(d.index, "dk_tensor_download", r);
+      ld->stage_pending[ph] = 0;
+      memcpy((unsigned char *)dst + prev_off, ld->pinned + (size_t)ph * DK_CUDA_STAGE_HALF, prev_k);
+      have_prev = 0;
+    }
+    if (done < n) {
+      prev_k = k;
+      prev_off = done;
+      have_prev = 1;
+      done += k;
+      h ^= 1;
+    }
+  }
+  return dk__cuda_sync_dev(d, "dk_tensor_download");
+}
+
+/* Turn on peer access between two GPUs once, both ways, where the hardware
+ * allows it; cuMemcpyPeerAsync works either way (staged through the host
+ * when there is no peer path). */
+static void dk__cuda_enable_peer(int pa, int pb) {
+  dk__cuda_phys *a = &dk__cu.phys[pa], *b = &dk__cu.phys[pb];
+  int can_ab = 0, can_ba = 0;
+  pthread_mutex_lock(&dk__cuda_peer_lock);
+  if (a->peer[pb] == 0) {
+    dk__cu.api.DeviceCanAccessPeer(&can_ab, a->dev, b->dev);
+    dk__cu.api.DeviceCanAccessPeer(&can_ba, b->dev, a->dev);
+    a->peer[pb] = -1;
+    b->peer[pa] = -1;
+    if (can_ab && dk__cu.api.CtxSetCurrent(a->ctx) == DK_CU_SUCCESS) {
+      dk_cu_result r = dk__cu.api.CtxEnablePeerAccess(b->ctx, 0);
+      if (r == DK_CU_SUCCESS || r == DK_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED) a->peer[pb] = 1;
+    }
+    if (can_ba && dk__cu.api.CtxSetCurrent(b->ctx) == DK_CU_SUCCESS) {
+      dk_cu_result r = dk__cu.api.CtxEnablePeerAccess(a->ctx, 0);
+      if (r == DK_CU_SUCCESS || r == DK_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED) b->peer[pa] = 1;
+    }
+  }
+  pthread_mutex_unlock(&dk__cuda_peer_lock);
+}
+
+static dk_status dk__cuda_copy(dk_storage *dst, size_t doff, dk_storage *src, size_t soff, size_t n) {
+  dk_device dd = dst->device, sd = src->device;
+  dk__cuda_dev *ldd = dk__cuda_ld(dd), *lds = dk__cuda_ld(sd);
+  dk_cu_result r;
+  dk_status s;
+  if (!n) return DK_OK;
+  if (dd.index == sd.index) {
+    if ((s = dk__cuda_enter(dd)) != DK_OK) return s;
+    dk__cuda_recent_add(ldd, -1, -1);
+    r = dk__cu.api.MemcpyDtoDAsync(dst->addr + doff, src->addr + soff, n, ldd->stream);
+    return r == DK_CU_SUCCESS ? DK_OK : dk__cuda_fail(dd.index, "dk_copy_to (cuMemcpyDtoDAsync)", r);
+  }
+  /* 1. the destination's stream waits for the source's queued work */
+  if ((s = dk__cuda_enter(sd)) != DK_OK) return s;
+  if ((r = dk__cu.api.EventRecord(lds->ev_xfer, lds->stream)) != DK_CU_SUCCESS)
+    return dk__cuda_fail(sd.index, "dk_copy_to (cuEventRecord on the source)", r);
+  if (ldd->physical != lds->physical) dk__cuda_enable_peer(ldd->physical, lds->physical);
+  if ((s = dk__cuda_enter(dd)) != DK_OK) return s;
+  if ((r = dk__cu.api.StreamWaitEvent(ldd->stream, lds->ev_xfer, 0)) != DK_CU_SUCCESS)
+    return dk__cuda_fail(dd.index, "dk_copy_to (cuStreamWaitEvent)", r);
+  /* 2. the copy, on the destination's stream */
+  dk__cuda_recent_add(ldd, -1, -1);
+  if (ldd->physical == lds->physical)
+    r = dk__cu.api.MemcpyDtoDAsync(dst->addr + doff, src->addr + soff, n, ldd->stream);
+  else
+    r = dk__cu.api.MemcpyPeerAsync(dst->addr + doff, dk__cu.phys[ldd->physical].ctx, src->addr + soff,
+                                   dk__cu.phys[lds->physical].ctx, n, ldd->stream);
+  if (r != DK_CU_SUCCESS) return dk__cuda_fail(dd.index, "dk_copy_to (device to device)", r);
+  /* 3. the source's stream waits for the copy: a later free or overwrite of
+   *    the source stays behind it */
+  if ((r = dk__cu.api.EventRecord(ldd->ev_xfer, ldd->stream)) != DK_CU_SUCCESS)
+    return dk__cuda_fail(dd.index, "dk_copy_to (cuEventRecord on the destination)", r);
+  if ((s = dk__cuda_enter(sd)) != DK_OK) return s;
+  dk__cuda_recent_add(lds, -1, -1);
+  if ((r = dk__cu.api.StreamWaitEvent(lds->stream, ldd->ev_xfer, 0)) != DK_CU_SUCCESS)
+    return dk__cuda_fail(sd.index, "dk_copy_to (cuStreamWaitEvent)", r);
+  return DK_OK;
+}
+
+/* ==== ops ==================================================================== */
+
+static uint64_t dk__cuda_addr(const dk_tensor *t) { return t->st->addr + t->offset; }
+
+static unsigned int dk__cuda_grid(int64_t work, int64_t per_block) {
+  int64_t g = (work + per_block - 1) / per_block;
+  if (g < 1) g = 1;
+  if (g > (int64_t)DK_MAX_GRID_X) g = DK_MAX_GRID_X;
+  return (unsigned int)g;
+}
+static unsigned int dk__cuda_grid_yz(int64_t g) {
+  if (g < 1) g = 1;
+  if (g > (int64_t)DK_MAX_GRID_YZ) g = DK_MAX_GRID_YZ;
+  return (unsigned int)g;
+}
+
+/* Enqueue kernel kid with one parameter struct. A launch error is reported at
+ * once, naming the op and the kernel. */
+static dk_status dk__cuda_launch(const dk_call *c, int kid, unsigned int gx, unsigned int gy, unsigned int gz,
+                                 unsigned int threads, void *params) {
+  dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+  void *args[1];
+  dk_cu_result r;
+  args[0] = params;
+  dk__cuda_recent_add(ld, (int)c->op, kid);
+  r = dk__cu.api.LaunchKernel(dk__cu.phys[ld->physical].fn[kid], gx, gy, gz, threads, 1, 1, 0, ld->stream, args, NULL);
+  if (r != DK_CU_SUCCESS) {
+    char what[256];
+    snprintf(what, sizeof what, "%s: launching kernel %s (grid %u x %u x %u, block %u)", dk__op_name(c->op),
+             dk__cuda_kernel_names[kid], gx, gy, gz, threads);
+    return dk__cuda_fail(c->dev.index, what, r);
+  }
+  return DK_OK;
+}
+
+static int dk__cuda_kid3(dk_dtype t, int kf32, int kf16, int kbf16) {
+  return t == DK_F16 ? kf16 : t == DK_BF16 ? kbf16 : kf32;
+}
+
+static dk_status dk__cuda_binary(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  dk_kp_binary p;
+  int i, flat = a->ndim == o->ndim && b->ndim == o->ndim;
+  memset(&p, 0, sizeof p);
+  p.n = dk_tensor_numel(o);
+  if (p.n == 0) return DK_OK;
+  p.out = dk__cuda_addr(o);
+  p.a = dk__cuda_addr(a);
+  p.b = dk__cuda_addr(b);
+  p.ndim = o->ndim;
+  p.op = c->op == DK_OP_ADD ? DK_KB_ADD : c->op == DK_OP_SUB ? DK_KB_SUB : c->op == DK_OP_MUL ? DK_KB_MUL : DK_KB_DIV;
+  for (i = 0; i < o->ndim; i++) {
+    int ka = i - (o->ndim - a->ndim), kb = i - (o->ndim - b->ndim);
+    p.shape[i] = o->shape[i];
+    p.astr[i] = (ka < 0 || a->shape[ka] == 1) ? 0 : a->stride[ka];
+    p.bstr[i] = (kb < 0 || b->shape[kb] == 1) ? 0 : b->stride[kb];
+    if (flat && (a->shape[i] != o->shape[i] || b->shape[i] != o->shape[i])) flat = 0;
+  }
+  p.flat = flat;   /* every operand contiguous (the dispatcher's rule) with out's shape */
+  return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_binary_f32, DK_CUDA_K_dk_binary_f16, DK_CUDA_K_dk_binary_bf16),
+                         dk__cuda_grid(p.n, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
+}
+
+static dk_status dk__cuda_unary(const dk_call *c) {
+  const dk_tensor *o = c->t[0];
+  dk_kp_unary p;
+  memset(&p, 0, sizeof p);
+  p.n = dk_tensor_numel(o);
+  if (p.n == 0) return DK_OK;
+  p.out = dk__cuda_addr(o);
+  p.x = dk__cuda_addr(c->t[1]);
+  p.y = c->op == DK_OP_SWIGLU ? dk__cuda_addr(c->t[2]) : 0;
+  p.s = c->f[0];
+  switch (c->op) {
+  case DK_OP_SCALE: p.op = DK_KU_SCALE; break;
+  case DK_OP_SILU: p.op = DK_KU_SILU; break;
+  case DK_OP_GELU: p.op = DK_KU_GELU; break;
+  case DK_OP_GELU_TANH: p.op = DK_KU_GELU_TANH; break;
+  case DK_OP_RELU: p.op = DK_KU_RELU; break;
+  case DK_OP_SIGMOID: p.op = DK_KU_SIGMOID; break;
+  case DK_OP_TANH: p.op = DK_KU_TANH; break;
+  case DK_OP_EXP: p.op = DK_KU_EXP; break;
+  default: p.op = DK_KU_SWIGLU; break;
+  }
+  return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_unary_f32, DK_CUDA_K_dk_unary_f16, DK_CUDA_K_dk_unary_bf16),
+                         dk__cuda_grid(p.n, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
+}
+
+static dk_status dk__cuda_norm(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *b = c->op == DK_OP_LAYERNORM ? c->t[3] : NULL;
+  dk_kp_norm p;
+  memset(&p, 0, sizeof p);
+  p.cols = x->ndim ? x->shape[x->ndim - 1] : 1;
+  if (p.cols == 0 || dk_tensor_numel(x) == 0) return DK_OK;
+  p.rows = dk_tensor_numel(x) / p.cols;
+  p.out = dk__cuda_addr(o);
+  p.x = dk__cuda_addr(x);
+  p.w = w ? dk__cuda_addr(w) : 0;
+  p.b = b ? dk__cuda_addr(b) : 0;
+  p.wdt = w ? (int32_t)w->dtype : DK_KT_F32;
+  p.bdt = b ? (int32_t)b->dtype : DK_KT_F32;
+  p.eps = c->f[0];
+  p.layer = c->op == DK_OP_LAYERNORM;
+  return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_norm_f32, DK_CUDA_K_dk_norm_f16, DK_CUDA_K_dk_norm_bf16),
+                         dk__cuda_grid(p.rows, 1), 1, 1, DK_ROW_THREADS, &p);
+}
+
+static dk_status dk__cuda_softmax(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  dk_kp_softmax p;
+  memset(&p, 0, sizeof p);
+  p.cols = x->shape[x->ndim - 1];
+  if (p.cols == 0 || dk_tensor_numel(x) == 0) return DK_OK;
+  p.rows = dk_tensor_numel(x) / p.cols;
+  p.out = dk__cuda_addr(o);
+  p.x = dk__cuda_addr(x);
+  p.masked = c->op == DK_OP_SOFTMAX_MASKED;
+  p.rows_per = p.masked ? x->shape[x->ndim - 2] : 1;
+  if (p.rows_per < 1) p.rows_per = 1;
+  p.offset = p.masked ? c->i[0] : -1;
+  p.scale = p.masked ? c->f[0] : 1.0f;
+  return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_softmax_f32, DK_CUDA_K_dk_softmax_f16, DK_CUDA_K_dk_softmax_bf16),
+                         dk__cuda_grid(p.rows, 1), 1, 1, DK_ROW_THREADS, &p);
+}
+
+/* tiled GEMM launch: grid x over N tiles, y over M tiles, z over batch items */
+static dk_status dk__cuda_gemm_launch(const dk_call *c, int kid, dk_kp_gemm *p) {
+  return dk__cuda_launch(c, kid, dk__cuda_grid(p->N, DK_GEMM_BN), dk__cuda_grid_yz((p->M + DK_GEMM_BM - 1) / DK_GEMM_BM),
+                         dk__cuda_grid_yz(p->batch), DK_GEMM_THREADS, p);
+}
+
+static dk_status dk__cuda_linear(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  if (M == 0 || N == 0) return DK_OK;
+  if (M <= DK_GEMV_MAXM) {
+    /* decode: stream W once */
+    dk_kp_gemv p;
+    static const int kid[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv_w_f32, DK_CUDA_K_dk_gemv_w_f16, DK_CUDA_K_dk_gemv_w_bf16, 0,
+                                            DK_CUDA_K_dk_gemv_w_q8_0, DK_CUDA_K_dk_gemv_w_q4_0};
+    memset(&p, 0, sizeof p);
+    p.out = dk__cuda_addr(o);
+    p.x = dk__cuda_addr(x);
+    p.w = dk__cuda_addr(w);
+    p.bias = bias ? dk__cuda_addr(bias) : 0;
+    p.M = M; p.N = N; p.K = K;
+    p.w_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+    p.xdt = (int32_t)x->dtype;
+    p.odt = (int32_t)o->dtype;
+    p.bdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
+    p.has_bias = bias != NULL;
+    return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, DK_GEMV_ROWS_PER_BLOCK), 1, 1, DK_GEMV_THREADS, &p);
+  } else {
+    /* prompt: NT tiles; f32 x on the SIMT f32 kernel, f16/bf16 x on tensor cores */
+    dk_kp_gemm p;
+    memset(&p, 0, sizeof p);
+    p.a = dk__cuda_addr(x);
+    p.b = dk__cuda_addr(w);
+    p.c = dk__cuda_addr(o);
+    p.bias = bias ? dk__cuda_addr(bias) : 0;
+    p.M = M; p.N = N; p.K = K;
+    p.lda = K; p.ldb = K; p.ldc = N;
+    p.b_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+    p.batch = 1;
+    p.nbdims = 0;
+    p.wdt = (int32_t)w->dtype;
+    p.biasdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
+    p.has_bias = bias != NULL;
+    return dk__cuda_gemm_launch(c, dk__cuda_kid3(x->dtype, DK_CUDA_K_dk_gemm_f32_nt, DK_CUDA_K_dk_gemm_tc_f16_nt,
+                                                 DK_CUDA_K_dk_gemm_tc_bf16_nt), &p);
+  }
+}
+
+static dk_status dk__cuda_matmul(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int abat = a->ndim > 2 ? a->ndim - 2 : 0, bbat = b->ndim > 2 ? b->ndim - 2 : 0;
+  int nb = abat > bbat ? abat : bbat, i;
+  dk_kp_gemm p;
+  memset(&p, 0, sizeof p);
+  p.M = c->i[0]; p.N = c->i[1]; p.K = c->i[2]; p.batch = c->i[3];
+  if (p.M == 0 || p.N == 0 || p.batch == 0) return DK_OK;
+  p.a = dk__cuda_addr(a);
+  p.b = dk__cuda_addr(b);
+  p.c = dk__cuda_addr(o);
+  /* 1-D promotion: a 1-D a is one row (lda unused), a 1-D b one column
+   * (its K elements at stride 1) */
+  p.lda = a->ndim >= 2 ? a->stride[a->ndim - 2] : p.K;
+  p.ldb = b->ndim >= 2 ? b->stride[b->ndim - 2] : b->stride[0];
+  p.ldc = p.N;
+  /* batch dims after broadcasting, as dk__matmul_batch_offsets walks them */
+  p.nbdims = nb;
+  for (i = 0; i < nb; i++) {
+    int ia = i - (nb - abat), ib = i - (nb - bbat);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+    p.bshape[i] = da > db ? da : db;
+    p.abstr[i] = (ia >= 0 && da != 1) ? a->stride[ia] : 0;
+    p.bbstr[i] = (ib >= 0 && db != 1) ? b->stride[ib] : 0;
+  }
+  p.wdt = (int32_t)b->dtype;
+  return dk__cuda_gemm_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_gemm_f32_nn, DK_CUDA_K_dk_gemm_tc_f16_nn,
+                                               DK_CUDA_K_dk_gemm_tc_bf16_nn), &p);
+}
+
+static dk_status dk__cuda_embedding(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
+  dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+  dk__cuda_emb_note *note;
+  dk_kp_embedding p;
+  dk_status s;
+  int slot;
+  memset(&p, 0, sizeof p);
+  p.n_ids = dk_tensor_numel(ids);
+  if (p.n_ids == 0) return DK_OK;
+  if (ld->status_used == DK_CUDA_STATUS_SLOTS) {
+    /* every slot is taken since the last sync: read them now (this waits for
+     * the stream). A bad id found here belongs to an earlier op: it is kept
+     * and reported by the next call that synchronizes, not by this one. */
+    dk_cu_result r = dk__cu.api.StreamSynchronize(ld->stream);
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, "dk_embedding (waiting to reuse the status slots)", r);
+    if (ld->pending[0]) {
+      char later[1024];
+      (void)dk__cuda_scan_status(c->dev, later, sizeof later, &r);   /* the first bad id is the one kept */
+    } else {
+      dk__cuda_scan_status(c->dev, ld->pending, sizeof ld->pending, &r);
+    }
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, "dk_embedding (reading the status slots)", r);
+  }
+  slot = ld->status_used++;
+  note = &ld->notes[slot];
+  dk__copy_str(note->ids_name, sizeof note->ids_name, ids->name);
+  dk__copy_str(note->ids_site, sizeof note->ids_site, ids->site);
+  dk__copy_str(note->table_name, sizeof note->table_name, tab->name);
+  note->rows = (long long)tab->shape[0];
+  p.out = dk__cuda_addr(o);
+  p.table = dk__cuda_addr(tab);
+  p.ids = dk__cuda_addr(ids);
+  p.status = ld->status + 8 * (uint64_t)slot;
+  p.D = tab->shape[1];
+  p.rows = tab->shape[0];
+  p.row_bytes = (int64_t)dk__row_bytes(tab->dtype, p.D);
+  p.tdt = (int32_t)tab->dtype;
+  p.odt = (int32_t)o->dtype;
+  if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_embedding_check, dk__cuda_grid(p.n_ids, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p)) != DK_OK)
+    return s;
+  if (p.D == 0) return DK_OK;
+  return dk__cuda_launch(c, DK_CUDA_K_dk_embedding_gather, dk__cuda_grid(p.n_ids, 1), 1, 1, DK_EW_THREADS, &p);
+}
+
+static dk_status dk__cuda_rope(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *pos = c->t[2];
+  dk_kp_rope p;
+  memset(&p, 0, sizeof p);
+  p.D = x->shape[x->ndim - 1];
+  if (p.D == 0 || dk_tensor_numel(x) == 0) return DK_OK;
+  p.rows = dk_tensor_numel(x) / p.D;
+  p.H = x->ndim == 2 ? 1 : x->shape[x->ndim - 2];
+  p.T = pos->shape[0];
+  if (p.H == 0 || p.T == 0) return DK_OK;
+  p.out = dk__cuda_addr(o);
+  p.x = dk__cuda_addr(x);
+  p.pos = dk__cuda_addr(pos);
+  p.n_rot = (int32_t)c->i[0];
+  p.neox = c->i[1] == DK_ROPE_NEOX;
+  p.theta = c->f[0];
+  return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_rope_f32, DK_CUDA_K_dk_rope_f16, DK_CUDA_K_dk_rope_bf16),
+                         dk__cuda_grid(p.rows * (p.n_rot / 2 + (p.D - p.n_rot)), DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
+}
+
+static dk_status dk__cuda_concat(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  int dim = (int)c->i[0], i;
+  dk_kp_concat p;
+  memset(&p, 0, sizeof p);
+  if (dk_tensor_numel(o) == 0) return DK_OK;
+  p.outer = 1;
+  p.inner = 1;
+  for (i = 0; i < dim; i++) p.outer *= o->shape[i];
+  for (i = dim + 1; i < o->ndim; i++) p.inner *= o->shape[i];
+  p.ad = a->shape[dim];
+  p.bd = b->shape[dim];
+  p.out = dk__cuda_addr(o);
+  p.a = dk__cuda_addr(a);
+  p.b = dk__cuda_addr(b);
+  return dk__cuda_launch(c, dk_dtype_block_bytes(o->dtype) == 2 ? DK_CUDA_K_dk_concat_2 : DK_CUDA_K_dk_concat_4,
+                         dk__cuda_grid(dk_tensor_numel(o), DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
+}
+
+/* dst[idx] = src[idx] with src read through sstr (elements per dim) */
+static dk_status dk__cuda_strided(const dk_call *c, const dk_tensor *d, const dk_tensor *s, const int64_t *sstr,
+                                  int contiguous) {
+  dk_kp_copy p;
+  int i, kid;
+  memset(&p, 0, sizeof p);
+  p.n = dk_tensor_numel(d);
+  if (p.n == 0) return DK_OK;
+  p.dst = dk__cuda_addr(d);
+  p.src = dk__cuda_addr(s);
+  p.ndim = d->ndim;
+  for (i = 0; i < d->ndim; i++) {
+    p.shape[i] = d->shape[i];
+    p.dstr[i] = d->stride[i];
+    p.sstr[i] = sstr[i];
+  }
+  p.sdt = (int32_t)s->dtype;
+  p.ddt = (int32_t)d->dtype;
+  p.contiguous = contiguous;
+  if (d->dtype != s->dtype) kid = DK_CUDA_K_dk_copy_convert;
+  else kid = dk_dtype_block_bytes(d->dtype) == 2 ? DK_CUDA_K_dk_copy_raw2 : DK_CUDA_K_dk_copy_raw4;
+  return dk__cuda_launch(c, kid, dk__cuda_grid(p.n, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
+}
+
+static dk_status dk__cuda_copy_op(const dk_call *c) {
+  const dk_tensor *d = c->t[0], *s = c->t[1];
+  int dc = dk_tensor_is_contiguous(d), sc = dk_tensor_is_contiguous(s);
+  if (dc && sc && d->dtype == s->dtype) {
+    /* same bytes: a plain device copy (quantized tensors always take this path) */
+    dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+    size_t n = dk_tensor_nbytes(d);
+    dk_cu_result r;
+    if (n == 0 || dk__cuda_addr(d) == dk__cuda_addr(s)) return DK_OK;
+    dk__cuda_recent_add(ld, (int)c->op, -1);
+    r = dk__cu.api.MemcpyDtoDAsync(dk__cuda_addr(d), dk__cuda_addr(s), n, ld->stream);
+    return r == DK_CU_SUCCESS ? DK_OK : dk__cuda_fail(c->dev.index, "dk_copy (cuMemcpyDtoDAsync)", r);
+  }
+  return dk__cuda_strided(c, d, s, s->stride, dc && sc);
+}
+
+static dk_status dk__cuda_transpose(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int64_t sstr[DEVKIT_MAX_DIMS];
+  int i;
+  for (i = 0; i < x->ndim; i++) sstr[i] = x->stride[c->i[i]];
+  return dk__cuda_strided(c, o, x, sstr, 0);
+}
+
+static dk_status dk__cuda_pick(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  dk_kp_pick p;
+  memset(&p, 0, sizeof p);
+  p.n = x->shape[x->ndim - 1];
+  if (p.n == 0 || dk_tensor_numel(x) == 0) return DK_OK;
+  p.rows = dk_tensor_numel(x) / p.n;
+  p.out = dk__cuda_addr(o);
+  p.x = dk__cuda_addr(x);
+  p.xdt = (int32_t)x->dtype;
+  p.temp = c->f[0];
+  p.top_k = (int32_t)c->i[0];
+  p.top_p = c->f[1];
+  p.seed = c->u;
+  return dk__cuda_launch(c, c->op == DK_OP_ARGMAX ? DK_CUDA_K_dk_argmax : DK_CUDA_K_dk_sample, dk__cuda_grid(p.rows, 1), 1,
+                         1, DK_ROW_THREADS, &p);
+}
+
+static dk_status dk__cuda_attention(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  dk_kp_attention p;
+  memset(&p, 0, sizeof p);
+  p.T = q->shape[0];
+  p.Hq = q->shape[1];
+  p.D = q->shape[2];
+  p.S = k->shape[0];
+  p.Hkv = k->shape[1];
+  p.Dv = v->shape[2];
+  if (p.D > DK_ATTN_MAXD || p.Dv > DK_ATTN_MAXD)
+    return dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, "", "head dims %lld (q, k) and %lld (v): the cuda backend takes at most %d",
+                        (long long)p.D, (long long)p.Dv, DK_ATTN_MAXD);
+  if (p.T * p.Hq == 0 || p.Dv == 0) return DK_OK;
+  p.out = dk__cuda_addr(o);
+  p.q = dk__cuda_addr(q);
+  p.k = dk__cuda_addr(k);
+  p.v = dk__cuda_addr(v);
+  p.causal_offset = c->i[0];
+  p.scale = c->f[0];
+  p.qdt = (int32_t)q->dtype;
+  p.kdt = (int32_t)k->dtype;
+  p.odt = (int32_t)o->dtype;
+  return dk__cuda_launch(c, dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attention_kv_f32, DK_CUDA_K_dk_attention_kv_f16,
+                                          DK_CUDA_K_dk_attention_kv_bf16),
+                         dk__cuda_grid(p.T * p.Hq, 1), 1, 1, DK_ATTN_THREADS, &p);
+}
+
+/* Every op enters here: the context current, then the op's own function. */
+typedef dk_status (*dk__cuda_op_fn)(const dk_call *c);
+static dk__cuda_op_fn dk__cuda_ops[DK_OP_COUNT];
+
+static dk_status dk__cuda_op(const dk_call *c) {
+  dk_status s = dk__cuda_enter(c->dev);
+  if (s != DK_OK) return s;
+  return dk__cuda_ops[c->op](c);
+}
+
+/* ==== the table ============================================================== */
+
+static dk_backend_impl dk__cuda_impl_table;
+
+static const dk_backend_impl *dk__cuda_backend(void) {
+  dk_backend_impl *b = &dk__cuda_impl_table;
+  int op;
+  if (b->probe) return b;
+  b->kind = DK_CUDA;
+  b->probe = dk__cuda_probe;
+  b->properties = dk__cuda_properties;
+  b->open_device = dk__cuda_open;
+  b->close_all = dk__cuda_close_all;
+  b->alloc = dk__cuda_alloc;
+  b->release = dk__cuda_release;
+  b->upload = dk__cuda_upload;
+  b->download = dk__cuda_download;
+  b->copy = dk__cuda_copy;
+  b->sync = dk__cuda_sync;
+  for (op = DK_OP_ADD; op <= DK_OP_DIV; op++) dk__cuda_ops[op] = dk__cuda_binary;
+  for (op = DK_OP_SCALE; op <= DK_OP_SWIGLU; op++) dk__cuda_ops[op] = dk__cuda_unary;
+  dk__cuda_ops[DK_OP_RMSNORM] = dk__cuda_ops[DK_OP_LAYERNORM] = dk__cuda_norm;
+  dk__cuda_ops[DK_OP_SOFTMAX] = dk__cuda_ops[DK_OP_SOFTMAX_MASKED] = dk__cuda_softmax;
+  dk__cuda_ops[DK_OP_MATMUL] = dk__cuda_matmul;
+  dk__cuda_ops[DK_OP_LINEAR] = dk__cuda_linear;
+  dk__cuda_ops[DK_OP_EMBEDDING] = dk__cuda_embedding;
+  dk__cuda_ops[DK_OP_ROPE] = dk__cuda_rope;
+  dk__cuda_ops[DK_OP_CONCAT] = dk__cuda_concat;
+  dk__cuda_ops[DK_OP_COPY] = dk__cuda_copy_op;
+  dk__cuda_ops[DK_OP_TRANSPOSE] = dk__cuda_transpose;
+  dk__cuda_ops[DK_OP_ARGMAX] = dk__cuda_ops[DK_OP_SAMPLE] = dk__cuda_pick;
+  dk__cuda_ops[DK_OP_ATTENTION] = dk__cuda_attention;
+  for (op = 0; op < DK_OP_COUNT; op++) {
+    b->ops[op] = dk__cuda_ops[op] ? dk__cuda_op : NULL;
+    b->dtypes[op] = DK_FLOATS;
+    b->wdtypes[op] = DK_FLOATS;
+  }
+  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
+  b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
+  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
+  return b;
+}
+
+#endif /* DK_BACKEND_CUDA_H */

@@ -1,0 +1,277 @@
+/* examples/llama.c — text generation with a llama-family model on any devkit
+ * device. The model code is examples/llama_model.h, the tokenizer
+ * examples/tokenizer.c; both use devkit's public API only, so this one
+ * program runs on the CPU, Vulkan and CUDA backends alike.
+ *
+ *   build/llama -m stories260K.gguf -p "Once upon a time" -n 64 --temp 0
+ *   build/llama -m stories260K.bin -z tok512.bin -d vulkan:0 -p "Tom and Sue"
+ *   build/llama -m model.gguf -d cpu:0=0-11,vulkan:0=12-23 -p "..."   (layers split)
+ *
+ * -n N generates N tokens after the prompt (as llama.cpp's -n; run.c's -n
+ * counts the prompt's positions too). Generation stops early at the end-of-
+ * text token (and, for llama2.c checkpoints, at BOS, as run.c does) unless
+ * --ignore-eos. The prompt is processed in one batch, then one token at a
+ * time; sampling runs on the device and only the chosen id comes back.
+ * Text streams to stdout as it is produced; the timings go to stderr.
+ */
+#define _DEFAULT_SOURCE
+#define DEVKIT_IMPLEMENTATION
+#include "../devkit.h"
+#define LLAMA_MODEL_IMPLEMENTATION
+#include "llama_model.h"
+#include "tokenizer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *usage =
+  "usage: llama -m MODEL [-z TOKENIZER] [-d DEVICE] [-p PROMPT | --ids 1,2,3] [-n TOKENS]\n"
+  "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [--print-ids]\n"
+  "             [--ignore-eos] [--kv-f16] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
+  "  -m MODEL       a llama GGUF file (f32, f16, bf16, q8_0, q4_0) or a llama2.c checkpoint\n"
+  "  -z TOKENIZER   the llama2.c tokenizer file (tok512.bin) for a llama2.c checkpoint\n"
+  "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cuda:0,cuda:1' splits the layers in proportion\n"
+  "                 to the devices' free memory (--split 10,22 gives the counts);\n"
+  "                 'cpu:0=0-2,vulkan:0=3-4' places layer ranges (default: DEVKIT_DEVICE or the best device)\n"
+  "  -p PROMPT      the text to continue (default: empty, i.e. BOS only)\n"
+  "  --ids LIST     the prompt as token ids, comma-separated (no BOS is added)\n"
+  "  -n TOKENS      tokens to generate after the prompt (default 256)\n"
+  "  --temp T       temperature; 0 is greedy (default 0.8)\n"
+  "  --top-k K      keep the K most likely tokens; 0 is off (default 40)\n"
+  "  --top-p P      keep the smallest set holding P of the probability; 1 is off (default 0.95)\n"
+  "  --seed S       sampling seed (default 42); step i uses S + i\n"
+  "  -c CONTEXT     KV cache length (default: the file's context length)\n"
+  "  --print-ids    print the token ids (prompt and generated) instead of text\n"
+  "  --ignore-eos   do not stop at the end-of-text token\n"
+  "  --kv-f16       keep the KV cache in f16\n"
+  "  --split LIST   layers per device for a -d list, e.g. --split 10,22\n"
+  "  --allow-same-gpu  allow a split over one GPU seen through two backends (cuda:0 and vulkan:0)\n"
+  "  --list-devices print the devices present and exit\n"
+  "  -q             no timings on stderr\n";
+
+/* what an early exit frees, so that a sanitizer sees no leak on error paths */
+static llm_model *g_model;
+static tokenizer *g_tok;
+static int32_t *g_ids;
+
+static void cleanup(void) {
+  free(g_ids);
+  tokenizer_free(g_tok);
+  llm_free(g_model);
+  g_ids = NULL; g_tok = NULL; g_model = NULL;
+  dk_shutdown();
+}
+
+static void die(const char *fmt, const char *a, const char *b) {
+  fprintf(stderr, "llama: error: ");
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, "\n");
+  cleanup();
+  exit(1);
+}
+
+/* a whole-string number, or an error naming the option and what it takes */
+static double num_arg(const char *opt, const char *v, double lo, double hi) {
+  char *end;
+  double x;
+  errno = 0;
+  x = strtod(v, &end);
+  if (errno || end == v || *end || !(x >= lo && x <= hi)) {
+    fprintf(stderr, "llama: error: %s '%s' is not a number in [%.10g, %.10g]\n", opt, v, lo, hi);
+    exit(2);
+  }
+  return x;
+}
+
+static int parse_ids(const char *s, int32_t **out) {
+  int n = 0, cap = 16;
+  int32_t *ids = (int32_t *)malloc(sizeof *ids * (size_t)cap);
+  const char *p = s;
+  while (ids && *p) {
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(p, &end, 10);
+    if (end == p || errno || v < 0 || v > 0x7fffffff || (*end && *end != ',')) {
+      fprintf(stderr, "llama: error: --ids '%s' is not a comma-separated list of token ids (e.g. 1,403,407)\n", s);
+      exit(2);
+    }
+    if (n == cap) ids = (int32_t *)realloc(ids, sizeof *ids * (size_t)(cap *= 2));
+    if (ids) ids[n++] = (int32_t)v;
+    p = *end ? end + 1 : end;
+  }
+  if (!ids) die("%s%s", "out of memory", "");
+  *out = ids;
+  return n;
+}
+
+static void list_devices(void) {
+  dk_device d[64];
+  int n = dk_device_list(d, 64), i, b;
+  for (i = 0; i < n && i < 64; i++) {
+    dk_device_props p;
+    if (dk_device_properties(d[i], &p) == DK_OK)
+      printf("%-10s %s%s\n", dk_device_name(d[i]), p.name, p.is_software ? " (software)" : "");
+  }
+  for (b = 0; b < DK_BACKEND_COUNT; b++)
+    if (dk_device_count((dk_backend)b) == 0)
+      printf("%-10s none: %s\n", dk_backend_name((dk_backend)b), dk_backend_note((dk_backend)b));
+}
+
+int main(int argc, char **argv) {
+  const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL;
+  int n_gen = 256, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0;
+  llm_options opt;
+  int split[LLM_MAX_DEVICES];
+  llm_sampler sp;
+  llm_model *m = NULL;
+  tokenizer *tok = NULL;
+  int32_t *ids = NULL, prev, token, stop2 = -1;
+  dk_tensor *logits;
+  double t0, t1, t2;
+  int generated = 0;
+  memset(&opt, 0, sizeof opt);
+  sp.temperature = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.seed = 42;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int has = i + 1 < argc;
+#define VAL() (has ? argv[++i] : (fprintf(stderr, "llama: error: %s needs a value\n%s", a, usage), exit(2), ""))
+    if (!strcmp(a, "-m")) model_path = VAL();
+    else if (!strcmp(a, "-z")) tok_path = VAL();
+    else if (!strcmp(a, "-d")) opt.devices = VAL();
+    else if (!strcmp(a, "-p")) prompt = VAL();
+    else if (!strcmp(a, "--ids")) ids_arg = VAL();
+    else if (!strcmp(a, "-n")) n_gen = (int)num_arg(a, VAL(), 0, 1 << 24);
+    else if (!strcmp(a, "--temp")) sp.temperature = (float)num_arg(a, VAL(), 0, 1e6);
+    else if (!strcmp(a, "--top-k")) sp.top_k = (int)num_arg(a, VAL(), 0, 1 << 30);
+    else if (!strcmp(a, "--top-p")) sp.top_p = (float)num_arg(a, VAL(), 1e-6, 1);
+    else if (!strcmp(a, "--seed")) sp.seed = (uint64_t)num_arg(a, VAL(), 0, 1.8e19);
+    else if (!strcmp(a, "-c")) opt.n_ctx = (int)num_arg(a, VAL(), 1, 1 << 24);
+    else if (!strcmp(a, "--print-ids")) print_ids = 1;
+    else if (!strcmp(a, "--ignore-eos")) ignore_eos = 1;
+    else if (!strcmp(a, "--kv-f16")) opt.kv_f16 = 1;
+    else if (!strcmp(a, "--allow-same-gpu")) opt.allow_same_gpu = 1;
+    else if (!strcmp(a, "--split")) {
+      const char *v = VAL();
+      char *end;
+      opt.n_split = 0;
+      while (*v) {
+        long k = strtol(v, &end, 10);
+        if (end == v || k < 1 || k > 1 << 20 || opt.n_split == LLM_MAX_DEVICES || (*end && *end != ',')) {
+          fprintf(stderr, "llama: error: --split '%s' is not a list of layer counts like 10,22\n", argv[i]);
+          return 2;
+        }
+        split[opt.n_split++] = (int)k;
+        v = *end ? end + 1 : end;
+      }
+      opt.split = split;
+    }
+    else if (!strcmp(a, "-q")) quiet = 1;
+    else if (!strcmp(a, "--list-devices")) { list_devices(); return 0; }
+    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); return 0; }
+    else { fprintf(stderr, "llama: error: unknown option '%s'\n%s", a, usage); return 2; }
+#undef VAL
+  }
+  if (!model_path) { fprintf(stderr, "llama: error: no model: give -m MODEL (a llama GGUF file or a llama2.c checkpoint)\n"); return 2; }
+  if (ids_arg) { n_prompt = parse_ids(ids_arg, &ids); g_ids = ids; }
+
+  /* the tokenizer: -z, or the model file's own vocabulary */
+  if (!ids_arg || tok_path) {
+    dk_file *tf;
+    const char *tp = tok_path ? tok_path : model_path;
+    if (dk_file_open_as(tp, tok_path ? DK_FILE_LLAMA2C_TOKENIZER : DK_FILE_AUTO, &tf) != DK_OK)
+      die("%s%s", dk_last_error(), "");
+    if (!tok_path && dk_file_format_of(tf) == DK_FILE_LLAMA2C) {
+      dk_file_close(tf);
+      die("%s is a llama2.c checkpoint, which holds no vocabulary: pass its tokenizer with -z (e.g. -z tok512.bin), or "
+          "the prompt as --ids%s", model_path, "");
+    }
+    if (tokenizer_load(tf, &tok) != DK_OK) { dk_file_close(tf); die("%s%s", tokenizer_last_error(), ""); }
+    dk_file_close(tf);
+    g_tok = tok;
+    if (!tok_path) stop2 = -1;
+    else stop2 = tokenizer_bos(tok);   /* run.c ends a llama2.c story at BOS */
+  }
+
+  if (llm_load(model_path, &opt, &m) != DK_OK) die("%s%s", llm_last_error(), "");
+  g_model = m;
+  /* before anything runs: is every weight and cache where its layer is? */
+  if (llm_check_placement(m) != DK_OK) die("%s%s", llm_last_error(), "");
+  if (tok && tokenizer_count(tok) != m->c.vocab) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%d", m->c.vocab);
+    die("the tokenizer has a different vocabulary size than the model (%s tokens): is -z the model's tokenizer? (%s)", msg,
+        tok_path ? tok_path : model_path);
+  }
+  if (!ids_arg && tokenizer_encode(tok, prompt, strlen(prompt), tokenizer_wants_bos(tok), &ids, &n_prompt) != DK_OK)
+    die("%s%s", tokenizer_last_error(), "");
+  g_ids = ids;
+  if (!tok) print_ids = 1;   /* --ids without a tokenizer: ids are all there is to print */
+  if (n_prompt == 0) die("the prompt is empty and the tokenizer adds no BOS: give -p TEXT or --ids%s%s", "", "");
+  for (i = 0; i < n_prompt; i++)
+    if (ids[i] >= m->c.vocab) {
+      fprintf(stderr, "llama: error: --ids: token id %d is outside the vocabulary (0..%d)\n", ids[i], m->c.vocab - 1);
+      cleanup();
+      return 1;
+    }
+  if (n_prompt + n_gen > m->n_ctx) {
+    fprintf(stderr, "llama: error: the prompt (%d tokens) and -n %d need %d positions; the context holds %d "
+            "(raise it with -c, or lower -n)\n", n_prompt, n_gen, n_prompt + n_gen, m->n_ctx);
+    cleanup();
+    return 1;
+  }
+  if (!quiet) {
+    fprintf(stderr, "llama: %s: %d layers, dim %d, %d heads (%d kv), vocab %d, context %d; %.1f MB of weights on",
+            m->name, m->c.n_layers, m->c.dim, m->c.n_heads, m->c.n_kv_heads, m->c.vocab, m->n_ctx,
+            (double)m->weight_bytes / 1e6);
+    for (i = 0; i < m->n_ws; i++) fprintf(stderr, "%s%s", i ? "," : " ", dk_device_name(m->ws[i].dev));
+    fprintf(stderr, "; loaded in %.2f s\n", m->load_seconds);
+  }
+
+  /* the prompt: echo it, then run it in one batch */
+  for (i = 0; i < n_prompt; i++) {
+    if (print_ids) printf("%s%d", i ? " " : "", ids[i]);
+    else if (tok) {
+      char piece[512];
+      tokenizer_piece(tok, i ? ids[i - 1] : -1, ids[i], piece, sizeof piece);
+      fputs(piece, stdout);
+    }
+  }
+  fflush(stdout);
+  if (!quiet) llm_print_device_map(m, stderr);
+  t0 = llm_now();
+  t1 = t0;
+  prev = ids[n_prompt - 1];
+  if (n_gen > 0) {
+    if (llm_forward(m, ids, n_prompt, 0, &logits) != DK_OK) die("%s%s", llm_last_error(), "");
+    for (i = 0; i < n_gen; i++) {
+      if (llm_sample(m, logits, 0, &sp, (uint64_t)i, &token) != DK_OK) die("%s%s", llm_last_error(), "");
+      if (i == 0) t1 = llm_now();   /* the prompt's time ends with its first token */
+      generated++;
+      if (!ignore_eos && tok && (token == tokenizer_eos(tok) || token == stop2)) break;
+      if (print_ids) printf(" %d", token);
+      else if (tok) {
+        char piece[512];
+        tokenizer_piece(tok, prev, token, piece, sizeof piece);
+        fputs(piece, stdout);
+      }
+      fflush(stdout);
+      prev = token;
+      if (i + 1 < n_gen && llm_forward(m, &token, 1, 0, &logits) != DK_OK) die("%s%s", llm_last_error(), "");
+    }
+  }
+  t2 = llm_now();
+  printf("\n");
+  fflush(stdout);
+  if (!quiet) {
+    fprintf(stderr, "llama: prompt %d tokens in %.3f s (%.1f tok/s); generated %d tokens in %.3f s (%.1f tok/s) on",
+            n_prompt, t1 - t0, n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), generated, t2 - t1,
+            generated > 1 ? (generated - 1) / (t2 - t1 > 0 ? t2 - t1 : 1e-9) : 0.0);
+    for (i = 0; i < m->n_ws; i++) fprintf(stderr, "%s%s", i ? "," : " ", dk_device_name(m->ws[i].dev));
+    fprintf(stderr, "\n");
+  }
+  cleanup();
+  return 0;
+}

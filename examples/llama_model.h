@@ -1,0 +1,738 @@
+/* examples/llama_model.h — a llama-family model on devkit devices, written
+ * only against devkit's public API, so the same code runs on every backend.
+ * examples/llama.c (the command-line runner) and tests/test_models.c use it.
+ *
+ * In exactly one file:
+ *     #define LLAMA_MODEL_IMPLEMENTATION
+ *     #include "llama_model.h"
+ *
+ * It reads llama GGUF files (f32, f16, bf16, q8_0 and q4_0 weights) and
+ * llama2.c checkpoints. Weights go from the file's mapping straight to their
+ * device. Placement is per layer: every layer has its own device, and its KV
+ * cache lives there; the token embedding sits on the first layer's device,
+ * the final norm and classifier on the last one's. The hidden state crosses
+ * devices with dk_copy_to where consecutive layers differ, and nowhere else.
+ *
+ * One forward pass takes T tokens at positions pos..pos+T-1 (the prompt in
+ * one batch, then one token at a time):
+ *     x = embedding(ids)
+ *     per layer: h = rmsnorm(x); q, k, v = h·Wq, h·Wk, h·Wv; rope(q, k);
+ *       K/V cache rows [pos, pos+T) = k, v; a = attention(q, cache[0, pos+T));
+ *       x += a·Wo; h = rmsnorm(x); x += swiglu(h·Wgate, h·Wup)·Wdown
+ *     logits = rmsnorm(x)·Wout   (Wout may be the embedding: tied)
+ * Sampling runs on the last device (dk_argmax or dk_sample); only the chosen
+ * id is downloaded.
+ */
+#ifndef EXAMPLES_LLAMA_MODEL_H
+#define EXAMPLES_LLAMA_MODEL_H
+
+#include "../devkit.h"
+#include <stdio.h>
+
+#define LLM_MAX_DEVICES 16
+
+typedef struct {
+  int dim, hidden, n_layers, n_heads, n_kv_heads, head_dim, vocab;
+  int ctx_train;           /* the context the file declares */
+  int rope_dim, rope_mode; /* DK_ROPE_NORMAL for llama GGUF and llama2.c */
+  float rope_theta, eps;
+  int tied;                /* the classifier is the token embedding */
+} llm_config;
+
+typedef struct {
+  dk_device dev;
+  int ws;                  /* index of this device's workspace */
+  dk_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+  dk_tensor *k_cache, *v_cache;   /* [n_ctx, n_kv_heads, head_dim], on dev */
+} llm_layer;
+
+/* activations for T tokens on one device */
+typedef struct {
+  int T;
+  dk_tensor *x, *xn, *q, *k, *v, *att, *o, *g, *u, *pos;
+  dk_tensor *q3, *k3, *v3, *att3;  /* [T, heads, head_dim] views */
+} llm_acts;
+
+typedef struct {
+  dk_device dev;
+  llm_acts one;            /* T = 1, kept for decoding */
+} llm_ws;
+
+typedef struct {
+  const char *devices;     /* "cpu:0"; "cuda:0,cuda:1" splits the layers in proportion to the
+                              devices' free memory; "cpu:0=0-2,vulkan:0=3-4" gives ranges;
+                              NULL: dk_device_best() */
+  const int *split;        /* with several devices and no ranges: layers per device (--split 10,22) */
+  int n_split;
+  int allow_same_gpu;      /* allow two parts on one physical GPU seen through two backends */
+  int n_ctx;               /* KV cache length; 0: the file's context length */
+  int kv_f16;              /* keep the KV cache in f16 */
+} llm_options;
+
+typedef struct {
+  llm_config c;
+  char name[256];          /* the file's base name */
+  dk_device *layer_dev;    /* where each layer was meant to go */
+  int n_ctx, pos;          /* cache length; tokens held in it */
+  llm_layer *layers;
+  llm_ws ws[LLM_MAX_DEVICES];
+  int n_ws;
+  dk_tensor *tok_embd, *out_norm, *output;   /* output == tok_embd or a copy of it when tied */
+  dk_tensor *ids1, *logits1, *next;          /* decode-sized: ids [1] first device; logits [1,vocab], next [1] last */
+  dk_tensor *logits_all;                     /* [T, vocab] of the last all_logits call */
+  double load_seconds;
+  uint64_t weight_bytes;
+} llm_model;
+
+typedef struct {
+  float temperature;       /* <= 0: greedy (argmax) */
+  int top_k;               /* 0: off */
+  float top_p;             /* 1: off */
+  uint64_t seed;
+} llm_sampler;
+
+/* Loads a llama GGUF file or a llama2.c checkpoint (o may be NULL). */
+dk_status llm_load(const char *path, const llm_options *o, llm_model **out);
+void      llm_free(llm_model *m);
+const char *llm_last_error(void);
+/* Each layer's device, from o->devices, o->split and the devices' memory. */
+dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev);
+/* Every weight and cache of the model against the device its layer was
+ * given: DK_OK, or the message of dk_check_placement naming each misplaced
+ * tensor. */
+dk_status llm_check_placement(const llm_model *m);
+/* The device map: layer ranges and bytes per device, one line each. */
+void llm_print_device_map(const llm_model *m, FILE *out);
+
+/* Runs T tokens at positions m->pos..; advances m->pos. *logits (on the last
+ * device, owned by the model until the next call) is [1, vocab] for the last
+ * token, or [T, vocab] with all_logits. */
+dk_status llm_forward(llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits);
+/* Chooses a token from row `row` of logits on the device; step varies the
+ * seed (seed + step), so a run is reproducible. */
+dk_status llm_sample(llm_model *m, const dk_tensor *logits, int row, const llm_sampler *s, uint64_t step, int32_t *token);
+void      llm_reset(llm_model *m);   /* empties the KV cache */
+
+#endif /* EXAMPLES_LLAMA_MODEL_H */
+
+/* ======================================================================== */
+#ifdef LLAMA_MODEL_IMPLEMENTATION
+#undef LLAMA_MODEL_IMPLEMENTATION
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static _Thread_local char llm_err[8192];   /* as large as devkit's own message */
+
+const char *llm_last_error(void) { return llm_err; }
+
+static dk_status llm_fail(dk_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(llm_err, sizeof llm_err, fmt, ap);
+  va_end(ap);
+  return s;
+}
+/* a devkit call failed: its message is the model's */
+static dk_status llm_dk(dk_status s) {
+  if (s != DK_OK) snprintf(llm_err, sizeof llm_err, "%s", dk_last_error());
+  return s;
+}
+#define LLM_TRY(expr) do { dk_status llm_s_ = (expr); if (llm_s_ != DK_OK) return llm_dk(llm_s_); } while (0)
+
+static double llm_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- configuration ---------------------------------------------------------- */
+
+static dk_status llm_meta_int(const dk_file *f, const char *key, int required, int64_t def, int *out) {
+  int64_t v = def;
+  dk_meta m;
+  if (dk_file_meta_find(f, key, &m)) {
+    if (dk_meta_int(&m, &v) != DK_OK)
+      return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; an integer was expected", dk_file_name(f), key,
+                      dk_meta_type_name(m.type));
+  } else if (required) {
+    return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is missing", dk_file_name(f), key);
+  }
+  if (v < 0 || v > (1 << 30)) return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is %lld", dk_file_name(f), key, (long long)v);
+  *out = (int)v;
+  return DK_OK;
+}
+
+static dk_status llm_meta_float(const dk_file *f, const char *key, double def, float *out) {
+  double v = def;
+  dk_meta m;
+  if (dk_file_meta_find(f, key, &m) && dk_meta_float(&m, &v) != DK_OK)
+    return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; a number was expected", dk_file_name(f), key,
+                    dk_meta_type_name(m.type));
+  *out = (float)v;
+  return DK_OK;
+}
+
+static dk_status llm_read_config(const dk_file *f, llm_config *c) {
+  dk_status s;
+  memset(c, 0, sizeof *c);
+  c->rope_mode = DK_ROPE_NORMAL;   /* llama GGUF and llama2.c rotate adjacent pairs */
+  if (dk_file_format_of(f) == DK_FILE_LLAMA2C) {
+    int64_t h[7];
+    static const char *k[7] = {"llama2c.dim", "llama2c.hidden_dim", "llama2c.n_layers", "llama2c.n_heads",
+                               "llama2c.n_kv_heads", "llama2c.vocab_size", "llama2c.seq_len"};
+    int i;
+    for (i = 0; i < 7; i++)
+      if (dk_file_meta_int(f, k[i], &h[i]) != DK_OK) return llm_dk(DK_ERR_FORMAT);
+    c->dim = (int)h[0]; c->hidden = (int)h[1]; c->n_layers = (int)h[2]; c->n_heads = (int)h[3];
+    c->n_kv_heads = (int)h[4]; c->vocab = (int)(h[5] < 0 ? -h[5] : h[5]); c->ctx_train = (int)h[6];
+    c->tied = h[5] > 0;
+    c->rope_theta = 10000.0f;   /* run.c's constants */
+    c->eps = 1e-5f;
+    c->head_dim = c->dim / c->n_heads;
+    c->rope_dim = c->head_dim;
+    return DK_OK;
+  }
+  if (dk_file_format_of(f) == DK_FILE_GGUF) {
+    const char *arch;
+    size_t alen;
+    dk_meta m;
+    int64_t ti;
+    if (dk_file_meta_string(f, "general.architecture", &arch, &alen) != DK_OK) return llm_dk(DK_ERR_FORMAT);
+    if (alen != 5 || memcmp(arch, "llama", 5))
+      return llm_fail(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s' is not one this runner runs (it runs 'llama' GGUF "
+                      "files and llama2.c checkpoints)", dk_file_name(f), (int)(alen > 40 ? 40 : alen), arch);
+    if ((s = llm_meta_int(f, "llama.embedding_length", 1, 0, &c->dim)) ||
+        (s = llm_meta_int(f, "llama.feed_forward_length", 1, 0, &c->hidden)) ||
+        (s = llm_meta_int(f, "llama.block_count", 1, 0, &c->n_layers)) ||
+        (s = llm_meta_int(f, "llama.attention.head_count", 1, 0, &c->n_heads)) ||
+        (s = llm_meta_int(f, "llama.attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads)) ||
+        (s = llm_meta_int(f, "llama.context_length", 0, 2048, &c->ctx_train)) ||
+        (s = llm_meta_float(f, "llama.rope.freq_base", 10000.0, &c->rope_theta)) ||
+        (s = llm_meta_float(f, "llama.attention.layer_norm_rms_epsilon", 1e-5, &c->eps)))
+      return s;
+    if (dk_file_meta_find(f, "llama.rope.scaling.type", &m)) {
+      const char *st;
+      size_t sl;
+      if (dk_meta_string(&m, &st, &sl) != DK_OK || !(sl == 4 && !memcmp(st, "none", 4)))
+        return llm_fail(DK_ERR_UNSUPPORTED, "%s: RoPE scaling (llama.rope.scaling.type) is not supported", dk_file_name(f));
+    }
+    if (c->n_heads <= 0 || c->dim % c->n_heads)
+      return llm_fail(DK_ERR_FORMAT, "%s: embedding_length %d is not a multiple of head_count %d", dk_file_name(f), c->dim,
+                      c->n_heads);
+    c->head_dim = c->dim / c->n_heads;
+    if ((s = llm_meta_int(f, "llama.rope.dimension_count", 0, c->head_dim, &c->rope_dim))) return s;
+    ti = dk_file_tensor_find(f, "token_embd.weight");
+    if (ti >= 0) {
+      dk_file_tensor t;
+      dk_file_tensor_at(f, ti, &t);
+      c->vocab = t.ndim == 2 ? (int)t.shape[0] : 0;
+    }
+    c->tied = dk_file_tensor_find(f, "output.weight") < 0;
+    return DK_OK;
+  }
+  return llm_fail(DK_ERR_UNSUPPORTED, "%s: a %s file; this runner runs llama GGUF files and llama2.c checkpoints",
+                  dk_file_name(f), dk_file_format_name(dk_file_format_of(f)));
+}
+
+static dk_status llm_check_config(const char *name, const llm_config *c) {
+  if (c->dim <= 0 || c->hidden <= 0 || c->n_layers <= 0 || c->n_heads <= 0 || c->n_kv_heads <= 0 || c->vocab <= 0)
+    return llm_fail(DK_ERR_FORMAT, "%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d: all must be > 0", name,
+                    c->dim, c->hidden, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab);
+  if (c->dim % c->n_heads || c->n_heads % c->n_kv_heads)
+    return llm_fail(DK_ERR_FORMAT, "%s: dim %d, heads %d, kv heads %d do not divide", name, c->dim, c->n_heads, c->n_kv_heads);
+  if (c->rope_dim <= 0 || c->rope_dim % 2 || c->rope_dim > c->head_dim)
+    return llm_fail(DK_ERR_FORMAT, "%s: rope dimension %d must be even and at most the head size %d", name, c->rope_dim,
+                    c->head_dim);
+  if (!(c->rope_theta > 0) || !(c->eps >= 0))
+    return llm_fail(DK_ERR_FORMAT, "%s: rope theta %g and eps %g are out of range", name, (double)c->rope_theta, (double)c->eps);
+  return DK_OK;
+}
+
+/* ---- placement -------------------------------------------------------------- */
+
+/* Layers in proportion to weights w[i] (free memory), at least one each,
+ * by largest remainder. */
+static void llm_proportional(int n_layers, int n, const double *w, int *count) {
+  double total = 0, rem[LLM_MAX_DEVICES];
+  int i, given = 0;
+  for (i = 0; i < n; i++) total += w[i] > 0 ? w[i] : 0;
+  for (i = 0; i < n; i++) {
+    double share = total > 0 ? (w[i] > 0 ? w[i] : 0) / total * (n_layers - n) : (double)(n_layers - n) / n;
+    count[i] = 1 + (int)share;
+    rem[i] = share - (int)share;
+    given += count[i];
+  }
+  while (given < n_layers) {
+    int best = 0;
+    for (i = 1; i < n; i++) if (rem[i] >= rem[best]) best = i;   /* ties: later devices, as an even split */
+    count[best]++;
+    rem[best] = -1;
+    given++;
+  }
+}
+
+dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
+  char item[128];
+  const char *text = o ? o->devices : NULL, *p = text;
+  dk_device devs[LLM_MAX_DEVICES];
+  int first[LLM_MAX_DEVICES], last[LLM_MAX_DEVICES], n = 0, ranged = 0, i, j, l;
+  if (!text || !*text) {
+    dk_device d;
+    if (dk_device_best(&d) != DK_OK) return llm_dk(DK_ERR_NO_DEVICE);
+    for (l = 0; l < n_layers; l++) layer_dev[l] = d;
+    return DK_OK;
+  }
+  while (*p) {
+    size_t k = 0;
+    char *eq;
+    while (*p && *p != ',' && k + 1 < sizeof item) item[k++] = *p++;
+    item[k] = 0;
+    if (*p == ',') p++;
+    if (n == LLM_MAX_DEVICES) return llm_fail(DK_ERR_INVALID, "devices '%s': at most %d parts", text, LLM_MAX_DEVICES);
+    first[n] = last[n] = -1;
+    eq = strchr(item, '=');
+    if (eq) {
+      *eq = 0;
+      if (sscanf(eq + 1, "%d-%d", &first[n], &last[n]) != 2 && sscanf(eq + 1, "%d", &first[n]) == 1) last[n] = first[n];
+      if (first[n] < 0 || last[n] < first[n] || last[n] >= n_layers)
+        return llm_fail(DK_ERR_INVALID, "devices '%s': '%s' is not a layer range within 0-%d (write DEVICE=FIRST-LAST)", text,
+                        eq + 1, n_layers - 1);
+      ranged++;
+    }
+    {
+      dk_status s = dk_device_parse(item, &devs[n]);
+      if (s != DK_OK) return llm_dk(s);
+    }
+    for (j = 0; j < n; j++)
+      if (dk_device_equal(devs[j], devs[n]) && !ranged)
+        return llm_fail(DK_ERR_INVALID, "devices '%s': %s is named twice", text, dk_device_name(devs[n]));
+    n++;
+  }
+  if (n == 0) return llm_fail(DK_ERR_INVALID, "devices '%s': no device named", text);
+  if (ranged && ranged != n)
+    return llm_fail(DK_ERR_INVALID, "devices '%s': give every part a layer range, or none (a split by memory)", text);
+  if (ranged && o->n_split)
+    return llm_fail(DK_ERR_INVALID, "devices '%s' has layer ranges; --split is for a list of devices without them", text);
+  /* one physical GPU seen through two backends (cuda:0 and vulkan:0 of the
+   * same card): a split over it only doubles the memory it needs */
+  for (i = 0; i < n; i++)
+    for (j = i + 1; j < n; j++) {
+      dk_device_props a, b;
+      if (devs[i].backend == devs[j].backend || o->allow_same_gpu) continue;
+      if (dk_device_properties(devs[i], &a) || dk_device_properties(devs[j], &b)) continue;
+      if (a.has_uuid && b.has_uuid && !memcmp(a.uuid, b.uuid, 16))
+        return llm_fail(DK_ERR_INVALID,
+                        "devices '%s': %s and %s are one physical GPU (%s) seen through two backends; a split over them "
+                        "gains nothing. Name one of them, or pass --allow-same-gpu",
+                        text, dk_device_name(devs[i]), dk_device_name(devs[j]), a.name);
+    }
+  if (!ranged) {
+    int count[LLM_MAX_DEVICES], total = 0;
+    if (n > n_layers) return llm_fail(DK_ERR_INVALID, "devices '%s': %d devices for %d layers", text, n, n_layers);
+    if (o->n_split) {
+      if (o->n_split != n)
+        return llm_fail(DK_ERR_INVALID, "--split gives %d counts for %d devices", o->n_split, n);
+      for (i = 0; i < n; i++) {
+        if (o->split[i] < 1) return llm_fail(DK_ERR_INVALID, "--split: every device takes at least one layer");
+        count[i] = o->split[i];
+        total += count[i];
+      }
+      if (total != n_layers)
+        return llm_fail(DK_ERR_INVALID, "--split counts add up to %d; the model has %d layers", total, n_layers);
+    } else {
+      double w[LLM_MAX_DEVICES];
+      for (i = 0; i < n; i++) {
+        dk_device_props pr;
+        /* logical devices of one physical device report its free memory
+         * each; share it among them */
+        w[i] = dk_device_properties(devs[i], &pr) == DK_OK ? (double)pr.memory_free / (pr.logical_count > 0 ? pr.logical_count : 1) : 1.0;
+      }
+      llm_proportional(n_layers, n, w, count);
+    }
+    for (i = 0, l = 0; i < n; i++) {
+      first[i] = l;
+      last[i] = l + count[i] - 1;
+      l += count[i];
+    }
+  }
+  for (l = 0; l < n_layers; l++) layer_dev[l].index = -1;
+  for (i = 0; i < n; i++)
+    for (l = first[i]; l <= last[i]; l++) {
+      if (layer_dev[l].index >= 0) return llm_fail(DK_ERR_INVALID, "devices '%s': layer %d is placed twice", text, l);
+      layer_dev[l] = devs[i];
+    }
+  for (l = 0; l < n_layers; l++)
+    if (layer_dev[l].index < 0) return llm_fail(DK_ERR_INVALID, "devices '%s': layer %d is on no device", text, l);
+  return DK_OK;
+}
+
+/* ---- loading ----------------------------------------------------------------- */
+
+/* a weight of the file on d, checked against the shape the config implies */
+static dk_status llm_weight(const dk_file *f, const char *name, dk_device d, int ndim, int64_t d0, int64_t d1,
+                            dk_tensor **out, uint64_t *bytes) {
+  int64_t i = dk_file_tensor_find(f, name);
+  dk_file_tensor t;
+  if (i < 0) return llm_fail(DK_ERR_FORMAT, "%s: the model has no tensor '%s'", dk_file_name(f), name);
+  dk_file_tensor_at(f, i, &t);
+  if (t.ndim != ndim || t.shape[0] != d0 || (ndim == 2 && t.shape[1] != d1)) {
+    if (ndim == 2)
+      return llm_fail(DK_ERR_FORMAT, "%s: tensor '%s' is %dD [%lld%s%lld]; the model's dimensions need [%lld,%lld]",
+                      dk_file_name(f), name, t.ndim, (long long)t.shape[0], t.ndim > 1 ? "," : "",
+                      t.ndim > 1 ? (long long)t.shape[1] : 0LL, (long long)d0, (long long)d1);
+    return llm_fail(DK_ERR_FORMAT, "%s: tensor '%s' must be [%lld]", dk_file_name(f), name, (long long)d0);
+  }
+  if (!t.supported || (ndim == 1 && !dk_dtype_is_float(t.dtype)) || t.dtype == DK_I32)
+    return llm_fail(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which this runner does not take there", dk_file_name(f), name,
+                    t.type_name);
+  *bytes += t.nbytes;
+  return llm_dk(dk_file_load_tensor(f, name, d, out));
+}
+
+static void llm_acts_free(llm_acts *a) {
+  dk_tensor **all[14];
+  int i;
+  all[0] = &a->x; all[1] = &a->xn; all[2] = &a->q; all[3] = &a->k; all[4] = &a->v; all[5] = &a->att; all[6] = &a->o;
+  all[7] = &a->g; all[8] = &a->u; all[9] = &a->pos; all[10] = &a->q3; all[11] = &a->k3; all[12] = &a->v3; all[13] = &a->att3;
+  for (i = 0; i < 14; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
+  a->T = 0;
+}
+
+static dk_status llm_acts_new(const llm_config *c, dk_device d, int T, llm_acts *a) {
+  int64_t sx[2], sq[2], skv[2], sh[2], s3q[3], s3kv[3], sp[1];
+  dk_status s;
+  memset(a, 0, sizeof *a);
+  sx[0] = T; sx[1] = c->dim;
+  sq[0] = T; sq[1] = (int64_t)c->n_heads * c->head_dim;
+  skv[0] = T; skv[1] = (int64_t)c->n_kv_heads * c->head_dim;
+  sh[0] = T; sh[1] = c->hidden;
+  s3q[0] = T; s3q[1] = c->n_heads; s3q[2] = c->head_dim;
+  s3kv[0] = T; s3kv[1] = c->n_kv_heads; s3kv[2] = c->head_dim;
+  sp[0] = T;
+  a->T = T;
+  if ((s = dk_tensor_new(d, DK_F32, 2, sx, "x", &a->x)) || (s = dk_tensor_new(d, DK_F32, 2, sx, "x_norm", &a->xn)) ||
+      (s = dk_tensor_new(d, DK_F32, 2, sq, "q", &a->q)) || (s = dk_tensor_new(d, DK_F32, 2, skv, "k", &a->k)) ||
+      (s = dk_tensor_new(d, DK_F32, 2, skv, "v", &a->v)) || (s = dk_tensor_new(d, DK_F32, 2, sq, "attn", &a->att)) ||
+      (s = dk_tensor_new(d, DK_F32, 2, sx, "proj", &a->o)) || (s = dk_tensor_new(d, DK_F32, 2, sh, "ffn_gate", &a->g)) ||
+      (s = dk_tensor_new(d, DK_F32, 2, sh, "ffn_up", &a->u)) || (s = dk_tensor_new(d, DK_I32, 1, sp, "positions", &a->pos)) ||
+      (s = dk_reshape(a->q, 3, s3q, &a->q3)) || (s = dk_reshape(a->k, 3, s3kv, &a->k3)) ||
+      (s = dk_reshape(a->v, 3, s3kv, &a->v3)) || (s = dk_reshape(a->att, 3, s3q, &a->att3))) {
+    llm_dk(s);
+    llm_acts_free(a);
+    return s;
+  }
+  return DK_OK;
+}
+
+void llm_free(llm_model *m) {
+  int l, i;
+  if (!m) return;
+  if (m->layers)
+    for (l = 0; l < m->c.n_layers; l++) {
+      llm_layer *L = &m->layers[l];
+      dk_tensor_free(L->attn_norm); dk_tensor_free(L->wq); dk_tensor_free(L->wk); dk_tensor_free(L->wv);
+      dk_tensor_free(L->wo); dk_tensor_free(L->ffn_norm); dk_tensor_free(L->gate); dk_tensor_free(L->up);
+      dk_tensor_free(L->down); dk_tensor_free(L->k_cache); dk_tensor_free(L->v_cache);
+    }
+  free(m->layers);
+  free(m->layer_dev);
+  for (i = 0; i < m->n_ws; i++) llm_acts_free(&m->ws[i].one);
+  if (m->output != m->tok_embd) dk_tensor_free(m->output);
+  dk_tensor_free(m->tok_embd);
+  dk_tensor_free(m->out_norm);
+  dk_tensor_free(m->ids1);
+  dk_tensor_free(m->logits1);
+  dk_tensor_free(m->next);
+  dk_tensor_free(m->logits_all);
+  free(m);
+}
+
+static int llm_ws_of(llm_model *m, dk_device d) {
+  int i;
+  for (i = 0; i < m->n_ws; i++)
+    if (dk_device_equal(m->ws[i].dev, d)) return i;
+  m->ws[m->n_ws].dev = d;
+  return m->n_ws++;
+}
+
+static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model *m) {
+  llm_config *c = &m->c;
+  dk_device *ldev;
+  int l, kvd;
+  dk_status s;
+  uint64_t *wb = &m->weight_bytes;
+  dk_device first, last;
+  if ((s = llm_read_config(f, c)) || (s = llm_check_config(dk_file_name(f), c))) return s;
+  m->n_ctx = o && o->n_ctx > 0 ? o->n_ctx : c->ctx_train;
+  if (m->n_ctx <= 0 || m->n_ctx > (1 << 24)) return llm_fail(DK_ERR_INVALID, "a context of %d tokens is out of range", m->n_ctx);
+  kvd = c->n_kv_heads * c->head_dim;
+  ldev = (dk_device *)calloc((size_t)c->n_layers, sizeof *ldev);
+  m->layers = (llm_layer *)calloc((size_t)c->n_layers, sizeof *m->layers);
+  m->layer_dev = ldev;   /* owned by the model from here on: llm_free frees it */
+  if (!ldev || !m->layers) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers);
+  if ((s = llm_place(o, c->n_layers, ldev))) return s;
+  for (l = 0; l < c->n_layers; l++) {
+    llm_layer *L = &m->layers[l];
+    char nm[96];
+    int64_t kv_shape[3];
+    L->dev = ldev[l];
+    L->ws = llm_ws_of(m, ldev[l]);
+#define LLM_W(field, kind, nd, a, b)                                                    \
+    snprintf(nm, sizeof nm, "blk.%d." kind ".weight", l);                                \
+    if ((s = llm_weight(f, nm, L->dev, nd, a, b, &L->field, wb))) return s;
+    LLM_W(attn_norm, "attn_norm", 1, c->dim, 0)
+    LLM_W(wq, "attn_q", 2, (int64_t)c->n_heads * c->head_dim, c->dim)
+    LLM_W(wk, "attn_k", 2, kvd, c->dim)
+    LLM_W(wv, "attn_v", 2, kvd, c->dim)
+    LLM_W(wo, "attn_output", 2, c->dim, (int64_t)c->n_heads * c->head_dim)
+    LLM_W(ffn_norm, "ffn_norm", 1, c->dim, 0)
+    LLM_W(gate, "ffn_gate", 2, c->hidden, c->dim)
+    LLM_W(up, "ffn_up", 2, c->hidden, c->dim)
+    LLM_W(down, "ffn_down", 2, c->dim, c->hidden)
+#undef LLM_W
+    kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
+    snprintf(nm, sizeof nm, "blk.%d.k_cache", l);
+    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) return llm_dk(s);
+    snprintf(nm, sizeof nm, "blk.%d.v_cache", l);
+    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->v_cache))) return llm_dk(s);
+  }
+  first = ldev[0];
+  last = ldev[c->n_layers - 1];
+  if ((s = llm_weight(f, "token_embd.weight", first, 2, c->vocab, c->dim, &m->tok_embd, wb))) return s;
+  if ((s = llm_weight(f, "output_norm.weight", last, 1, c->dim, 0, &m->out_norm, wb))) return s;
+  if (!c->tied) {
+    if ((s = llm_weight(f, "output.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
+  } else if (dk_device_equal(first, last)) {
+    m->output = m->tok_embd;
+  } else {
+    /* tied, but the classifier's device is another: it gets its own copy */
+    if ((s = llm_weight(f, "token_embd.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
+  }
+  {
+    int64_t one = 1, lg[2];
+    int i;
+    lg[0] = 1; lg[1] = c->vocab;
+    for (i = 0; i < m->n_ws; i++)
+      if ((s = llm_acts_new(c, m->ws[i].dev, 1, &m->ws[i].one))) return s;
+    if ((s = dk_tensor_new(first, DK_I32, 1, &one, "token_ids", &m->ids1)) ||
+        (s = dk_tensor_new(last, DK_F32, 2, lg, "logits", &m->logits1)) ||
+        (s = dk_tensor_new(last, DK_I32, 1, &one, "next_token", &m->next)))
+      return llm_dk(s);
+  }
+  return DK_OK;
+}
+
+dk_status llm_load(const char *path, const llm_options *o, llm_model **out) {
+  dk_file *f;
+  llm_model *m;
+  dk_status s;
+  const char *b;
+  double t0 = llm_now();
+  *out = NULL;
+  if ((s = dk_file_open(path, &f)) != DK_OK) return llm_dk(s);
+  m = (llm_model *)calloc(1, sizeof *m);
+  if (!m) { dk_file_close(f); return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory for the model"); }
+  b = strrchr(path, '/');
+  snprintf(m->name, sizeof m->name, "%s", b ? b + 1 : path);
+  s = llm_load_file(f, o, m);
+  dk_file_close(f);
+  if (s != DK_OK) { llm_free(m); return s; }
+  /* weights are uploaded; wait for the devices so the load time is honest */
+  {
+    int i;
+    for (i = 0; i < m->n_ws; i++)
+      if ((s = dk_sync(m->ws[i].dev)) != DK_OK) { llm_free(m); return llm_dk(s); }
+  }
+  m->load_seconds = llm_now() - t0;
+  *out = m;
+  return DK_OK;
+}
+
+void llm_reset(llm_model *m) { m->pos = 0; }
+
+/* ---- placement check and device map --------------------------------------- */
+
+/* every tensor of the model with the device it belongs on; returns the count */
+static int llm_placements(const llm_model *m, dk_placement *p, int max) {
+  int l, n = 0;
+#define LLM_P(t, d) do { if ((t) && n < max) { p[n].tensor = (t); p[n].expected = (d); n++; } } while (0)
+  for (l = 0; l < m->c.n_layers; l++) {
+    const llm_layer *L = &m->layers[l];
+    dk_device d = m->layer_dev[l];
+    LLM_P(L->attn_norm, d); LLM_P(L->wq, d); LLM_P(L->wk, d); LLM_P(L->wv, d); LLM_P(L->wo, d);
+    LLM_P(L->ffn_norm, d); LLM_P(L->gate, d); LLM_P(L->up, d); LLM_P(L->down, d);
+    LLM_P(L->k_cache, d); LLM_P(L->v_cache, d);
+  }
+  LLM_P(m->tok_embd, m->layer_dev[0]);
+  LLM_P(m->out_norm, m->layer_dev[m->c.n_layers - 1]);
+  if (m->output != m->tok_embd) LLM_P(m->output, m->layer_dev[m->c.n_layers - 1]);
+#undef LLM_P
+  return n;
+}
+
+dk_status llm_check_placement(const llm_model *m) {
+  int n = m->c.n_layers * 11 + 3;
+  dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
+  dk_status s;
+  if (!p) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  n = llm_placements(m, p, n);
+  s = dk_check_placement(p, n, NULL, NULL);
+  free(p);
+  return llm_dk(s);
+}
+
+void llm_print_device_map(const llm_model *m, FILE *out) {
+  int n = m->c.n_layers * 11 + 3, i, k, l;
+  dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
+  if (!p) return;
+  n = llm_placements(m, p, n);
+  fprintf(out, "device map:\n");
+  for (i = 0; i < m->n_ws; i++) {
+    dk_device d = m->ws[i].dev;
+    double wb = 0, kb = 0;
+    int runs = 0;
+    for (k = 0; k < n; k++) {
+      if (!dk_device_equal(dk_tensor_device(p[k].tensor), d)) continue;
+      if (strstr(dk_tensor_name(p[k].tensor), "_cache")) kb += (double)dk_tensor_nbytes(p[k].tensor);
+      else wb += (double)dk_tensor_nbytes(p[k].tensor);
+    }
+    fprintf(out, "  %-10s layers ", dk_device_name(d));
+    for (l = 0; l < m->c.n_layers; l++) {
+      int b = l;
+      if (!dk_device_equal(m->layer_dev[l], d)) continue;
+      while (l + 1 < m->c.n_layers && dk_device_equal(m->layer_dev[l + 1], d)) l++;
+      fprintf(out, "%s%d-%d", runs++ ? "," : "", b, l);
+    }
+    fprintf(out, "  weights %.2f MiB, kv cache %.2f MiB\n", wb / 1048576.0, kb / 1048576.0);
+  }
+  free(p);
+}
+
+/* ---- the forward pass ------------------------------------------------------- */
+
+static dk_status llm_layer_forward(llm_model *m, llm_layer *L, llm_acts *a, int pos) {
+  const llm_config *c = &m->c;
+  int T = a->T;
+  dk_tensor *kslot = NULL, *vslot = NULL, *kall = NULL, *vall = NULL;
+  dk_status s;
+  LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
+  LLM_TRY(dk_linear(a->q, a->xn, L->wq, NULL));
+  LLM_TRY(dk_linear(a->k, a->xn, L->wk, NULL));
+  LLM_TRY(dk_linear(a->v, a->xn, L->wv, NULL));
+  LLM_TRY(dk_rope(a->q3, a->q3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+  LLM_TRY(dk_rope(a->k3, a->k3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+  /* the new keys and values go into rows [pos, pos+T) of the cache; the
+   * queries attend over rows [0, pos+T) */
+  if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) || (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) ||
+      (s = dk_narrow(L->k_cache, 0, 0, pos + T, &kall)) || (s = dk_narrow(L->v_cache, 0, 0, pos + T, &vall)) ||
+      (s = dk_copy(kslot, a->k3)) || (s = dk_copy(vslot, a->v3)) ||
+      (s = dk_attention(a->att3, a->q3, kall, vall, 1.0f / sqrtf((float)c->head_dim), pos))) {
+    llm_dk(s);
+  }
+  dk_tensor_free(kslot); dk_tensor_free(vslot); dk_tensor_free(kall); dk_tensor_free(vall);
+  if (s != DK_OK) return s;
+  LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
+  LLM_TRY(dk_add(a->x, a->x, a->o));
+  LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
+  LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
+  LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
+  LLM_TRY(dk_swiglu(a->g, a->g, a->u));
+  LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
+  LLM_TRY(dk_add(a->x, a->x, a->o));
+  return DK_OK;
+}
+
+dk_status llm_forward(llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits) {
+  const llm_config *c = &m->c;
+  llm_acts big[LLM_MAX_DEVICES], *acts[LLM_MAX_DEVICES];
+  int32_t *pos = NULL;
+  dk_tensor *ids_t = NULL, *lg = NULL, *xl = NULL, *xnl = NULL;
+  int i, l, cur = -1;
+  dk_status s = DK_OK;
+  *logits = NULL;
+  if (T <= 0) return llm_fail(DK_ERR_INVALID, "llm_forward: %d tokens", T);
+  if (m->pos + T > m->n_ctx)
+    return llm_fail(DK_ERR_INVALID, "the context holds %d tokens: %d are in it and %d more do not fit (raise it with -c)",
+                    m->n_ctx, m->pos, T);
+  for (i = 0; i < T; i++)
+    if (ids[i] < 0 || ids[i] >= c->vocab)
+      return llm_fail(DK_ERR_INVALID, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, c->vocab - 1);
+  memset(big, 0, sizeof big);
+  dk_tensor_free(m->logits_all);
+  m->logits_all = NULL;
+  pos = (int32_t *)malloc(sizeof *pos * (size_t)T);
+  if (!pos) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  for (i = 0; i < T; i++) pos[i] = m->pos + i;
+  /* decode reuses the T=1 activations; a batch gets its own, freed at the end */
+  for (i = 0; i < m->n_ws && s == DK_OK; i++) {
+    if (T == 1) acts[i] = &m->ws[i].one;
+    else { s = llm_acts_new(c, m->ws[i].dev, T, &big[i]); acts[i] = &big[i]; }
+    if (s == DK_OK) s = llm_dk(dk_tensor_upload(acts[i]->pos, pos, sizeof *pos * (size_t)T));
+  }
+  if (s != DK_OK) goto done;
+  if (T == 1) ids_t = m->ids1;
+  else {
+    int64_t st = T;
+    if ((s = llm_dk(dk_tensor_new(m->layers[0].dev, DK_I32, 1, &st, "token_ids", &ids_t)))) goto done;
+  }
+  if ((s = llm_dk(dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T)))) goto done;
+  cur = m->layers[0].ws;
+  if ((s = llm_dk(dk_embedding(acts[cur]->x, m->tok_embd, ids_t)))) goto done;
+  for (l = 0; l < c->n_layers; l++) {
+    llm_layer *L = &m->layers[l];
+    if (L->ws != cur) {
+      /* the hidden state moves to the next layer's device: the one crossing */
+      if ((s = llm_dk(dk_copy_to(acts[L->ws]->x, acts[cur]->x)))) goto done;
+      cur = L->ws;
+    }
+    if ((s = llm_layer_forward(m, L, acts[cur], m->pos))) goto done;
+  }
+  if (all_logits || T == 1) {
+    int64_t sh[2];
+    sh[0] = T; sh[1] = c->vocab;
+    if (T == 1) lg = m->logits1;
+    else if ((s = llm_dk(dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg)))) goto done;
+    else m->logits_all = lg;
+    if ((s = llm_dk(dk_rmsnorm(acts[cur]->xn, acts[cur]->x, m->out_norm, c->eps))) ||
+        (s = llm_dk(dk_linear(lg, acts[cur]->xn, m->output, NULL))))
+      goto done;
+  } else {
+    /* only the last token's logits are needed */
+    lg = m->logits1;
+    if ((s = llm_dk(dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl))) || (s = llm_dk(dk_narrow(acts[cur]->xn, 0, T - 1, 1, &xnl))) ||
+        (s = llm_dk(dk_rmsnorm(xnl, xl, m->out_norm, c->eps))) || (s = llm_dk(dk_linear(lg, xnl, m->output, NULL))))
+      goto done;
+  }
+  m->pos += T;
+  *logits = lg;
+done:
+  dk_tensor_free(xl);
+  dk_tensor_free(xnl);
+  if (ids_t != m->ids1) dk_tensor_free(ids_t);
+  for (i = 0; i < m->n_ws; i++) llm_acts_free(&big[i]);
+  free(pos);
+  return s;
+}
+
+dk_status llm_sample(llm_model *m, const dk_tensor *logits, int row, const llm_sampler *sp, uint64_t step, int32_t *token) {
+  dk_tensor *r = NULL;
+  dk_status s;
+  if (dk_tensor_dim(logits, 0) == 1) s = DK_OK;
+  else s = dk_narrow(logits, 0, row, 1, &r);
+  if (s == DK_OK) {
+    const dk_tensor *x = r ? r : logits;
+    if (!sp || !(sp->temperature > 0.0f)) s = dk_argmax(m->next, x);
+    else s = dk_sample(m->next, x, sp->temperature, sp->top_k, sp->top_p, sp->seed + step);
+  }
+  /* the one value that crosses to the host each step */
+  if (s == DK_OK) s = dk_tensor_download(m->next, token, sizeof *token);
+  dk_tensor_free(r);
+  return llm_dk(s);
+}
+
+#endif /* LLAMA_MODEL_IMPLEMENTATION */

@@ -1,0 +1,206 @@
+/* kernels/dk_params.h — the contract between backends/cuda.h (host, C) and
+ * the .cu files in kernels/ (device, CUDA C++).
+ *
+ * Every kernel takes exactly one parameter: one of the structs below, by
+ * value. The host fills it and passes its address to cuLaunchKernel. The
+ * layout must be identical on both sides, so the structs hold only int64_t /
+ * uint64_t (first), then int32_t / float, and each is padded by hand to a
+ * multiple of 8 bytes: no implicit padding, no pointers (device addresses
+ * travel as uint64_t, so the host never needs a device pointer type).
+ *
+ * Strides and shapes are in elements; "addresses" already include the
+ * tensor's byte offset into its storage. DK_KMAXD is the most dimensions the
+ * kernels handle; it is DEVKIT_MAX_DIMS's upper bound, so any build of
+ * devkit.h fits.
+ *
+ * The kernel list (DK_CUDA_KERNELS) is the single source of the names: the
+ * host builds its function table from it, and tools/gen_kernels.sh checks
+ * that every name is an entry point of the compiled PTX.
+ *
+ * This header is plain C89-compatible C and is also included by nvcc.
+ */
+#ifndef DK_KERNEL_PARAMS_H
+#define DK_KERNEL_PARAMS_H
+
+#include <stdint.h>
+
+#define DK_KMAXD 8
+
+/* dtype codes: the same numbers as dk_dtype in devkit.h */
+#define DK_KT_F32 0
+#define DK_KT_F16 1
+#define DK_KT_BF16 2
+#define DK_KT_I32 3
+#define DK_KT_Q8_0 4
+#define DK_KT_Q4_0 5
+
+/* launch geometry shared by host and device (the kernels assume exactly
+ * these block sizes; each kernel file's header comment says why) */
+#define DK_EW_THREADS 256          /* elementwise, copy, concat, rope, embedding */
+#define DK_ROW_THREADS 256         /* norms, softmax, argmax, sample: one block per row */
+#define DK_GEMV_THREADS 128        /* 4 warps */
+#define DK_GEMV_ROWS_PER_WARP 2
+#define DK_GEMV_ROWS_PER_BLOCK 8   /* 4 warps x 2 rows */
+#define DK_GEMV_MAXM 4             /* rows of x the decode path takes */
+#define DK_GEMV_KC 1024            /* k values per staged chunk */
+#define DK_GEMM_THREADS 256
+#define DK_GEMM_BM 128
+#define DK_GEMM_BN 128
+#define DK_ATTN_THREADS 128
+#define DK_ATTN_MAXD 512           /* largest head dim (q/k and v) */
+#define DK_MAX_GRID_X 1048576u     /* grid-stride loops cover the rest */
+#define DK_MAX_GRID_YZ 65535u
+
+/* binary ops */
+#define DK_KB_ADD 0
+#define DK_KB_SUB 1
+#define DK_KB_MUL 2
+#define DK_KB_DIV 3
+
+/* unary ops */
+#define DK_KU_SCALE 0
+#define DK_KU_SILU 1
+#define DK_KU_GELU 2
+#define DK_KU_GELU_TANH 3
+#define DK_KU_RELU 4
+#define DK_KU_SIGMOID 5
+#define DK_KU_TANH 6
+#define DK_KU_EXP 7
+#define DK_KU_SWIGLU 8
+
+/* out[i] = a[bcast(i)] op b[bcast(i)], all of one float dtype */
+typedef struct {
+  uint64_t out, a, b;
+  int64_t n;                         /* elements of out */
+  int64_t shape[DK_KMAXD];           /* out's shape, ndim entries */
+  int64_t astr[DK_KMAXD];            /* a's stride per out dim, 0 where a broadcasts */
+  int64_t bstr[DK_KMAXD];
+  int32_t ndim, op;
+  int32_t flat;                      /* a, b and out have one shape: index directly */
+  int32_t pad_;
+} dk_kp_binary;
+
+typedef struct {
+  uint64_t out, x, y;                /* y: swiglu's up */
+  int64_t n;
+  float s;                           /* scale */
+  int32_t op;
+} dk_kp_unary;
+
+/* rmsnorm / layernorm over rows of `cols` */
+typedef struct {
+  uint64_t out, x, w, b;             /* w, b: 0 when absent */
+  int64_t rows, cols;
+  float eps;
+  int32_t layer;                     /* 1: layernorm, 0: rmsnorm */
+  int32_t wdt, bdt;
+} dk_kp_norm;
+
+typedef struct {
+  uint64_t out, x;
+  int64_t rows, cols;
+  int64_t rows_per;                  /* size of the last-but-one dim (masked) */
+  int64_t offset;                    /* causal offset; < 0: no mask */
+  float scale;
+  int32_t masked;
+} dk_kp_softmax;
+
+/* out[M,N] = x[M,K] . w[N,K]^T (+ bias), M <= DK_GEMV_MAXM */
+typedef struct {
+  uint64_t out, x, w, bias;
+  int64_t M, N, K;
+  int64_t w_row_bytes;
+  int32_t xdt, odt, bdt, has_bias;
+} dk_kp_gemv;
+
+/* C[b][M,N] = A[b][M,K] . B[b] (+ bias[N]); C has A's dtype.
+ * NN (matmul): B is [K,N] with row stride ldb (elements), A's dtype.
+ * NT (linear): B is W [N,K], rows of b_row_bytes bytes, dtype wdt (any
+ * weight dtype: the kernels switch on it at run time).
+ * Batch item z: A at a + sum_d idx_d*abstr[d] elements (idx over bshape),
+ * B likewise with bbstr, C at c + z*M*N elements. */
+typedef struct {
+  uint64_t a, b, c, bias;
+  int64_t M, N, K;
+  int64_t lda, ldb, ldc;
+  int64_t b_row_bytes;
+  int64_t batch;
+  int64_t bshape[DK_KMAXD];
+  int64_t abstr[DK_KMAXD];
+  int64_t bbstr[DK_KMAXD];
+  int32_t nbdims, wdt, biasdt, has_bias;
+} dk_kp_gemm;
+
+typedef struct {
+  uint64_t out, table, ids, status;  /* status: one 64-bit slot, ~0 = no bad id */
+  int64_t n_ids, D, rows, row_bytes;
+  int32_t tdt, odt;
+} dk_kp_embedding;
+
+typedef struct {
+  uint64_t out, x, pos;
+  int64_t rows, D, H, T;
+  float theta;
+  int32_t n_rot, neox;
+  int32_t pad_;
+} dk_kp_rope;
+
+typedef struct {
+  uint64_t out, a, b;
+  int64_t outer, inner, ad, bd;      /* out is [outer, (ad + bd) * inner] */
+} dk_kp_concat;
+
+/* dst[idx] = convert(src[idx]) over a shape with any strides */
+typedef struct {
+  uint64_t dst, src;
+  int64_t n;
+  int64_t shape[DK_KMAXD];
+  int64_t dstr[DK_KMAXD];
+  int64_t sstr[DK_KMAXD];
+  int32_t ndim, sdt, ddt;
+  int32_t contiguous;                /* both dense in row-major order */
+} dk_kp_copy;
+
+/* argmax and sample: one block per row of n values */
+typedef struct {
+  uint64_t out, x;
+  int64_t rows, n;
+  uint64_t seed;
+  float temp, top_p;
+  int32_t top_k, xdt;
+} dk_kp_pick;
+
+typedef struct {
+  uint64_t out, q, k, v;
+  int64_t T, S, Hq, Hkv, D, Dv;
+  int64_t causal_offset;             /* < 0: no mask */
+  float scale;
+  int32_t qdt, kdt, odt;
+} dk_kp_attention;
+
+/* Every kernel, by name. X(name, param struct). */
+#define DK_CUDA_KERNELS(X)                                                   \
+  X(dk_binary_f32, dk_kp_binary) X(dk_binary_f16, dk_kp_binary)              \
+  X(dk_binary_bf16, dk_kp_binary)                                            \
+  X(dk_unary_f32, dk_kp_unary) X(dk_unary_f16, dk_kp_unary)                  \
+  X(dk_unary_bf16, dk_kp_unary)                                              \
+  X(dk_norm_f32, dk_kp_norm) X(dk_norm_f16, dk_kp_norm)                      \
+  X(dk_norm_bf16, dk_kp_norm)                                                \
+  X(dk_softmax_f32, dk_kp_softmax) X(dk_softmax_f16, dk_kp_softmax)          \
+  X(dk_softmax_bf16, dk_kp_softmax)                                          \
+  X(dk_gemv_w_f32, dk_kp_gemv) X(dk_gemv_w_f16, dk_kp_gemv)                  \
+  X(dk_gemv_w_bf16, dk_kp_gemv) X(dk_gemv_w_q8_0, dk_kp_gemv)                \
+  X(dk_gemv_w_q4_0, dk_kp_gemv)                                              \
+  X(dk_gemm_f32_nn, dk_kp_gemm) X(dk_gemm_f32_nt, dk_kp_gemm)               \
+  X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
+  X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \
+  X(dk_embedding_check, dk_kp_embedding) X(dk_embedding_gather, dk_kp_embedding) \
+  X(dk_rope_f32, dk_kp_rope) X(dk_rope_f16, dk_kp_rope) X(dk_rope_bf16, dk_kp_rope) \
+  X(dk_concat_2, dk_kp_concat) X(dk_concat_4, dk_kp_concat)                  \
+  X(dk_copy_raw2, dk_kp_copy) X(dk_copy_raw4, dk_kp_copy)                    \
+  X(dk_copy_convert, dk_kp_copy)                                             \
+  X(dk_argmax, dk_kp_pick) X(dk_sample, dk_kp_pick)                          \
+  X(dk_attention_kv_f32, dk_kp_attention) X(dk_attention_kv_f16, dk_kp_attention) \
+  X(dk_attention_kv_bf16, dk_kp_attention)
+
+#endif /* DK_KERNEL_PARAMS_H */

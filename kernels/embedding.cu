@@ -1,0 +1,54 @@
+// kernels/embedding.cu — dk_embedding: out[i, :] = table[ids[i], :], table
+// f32/f16/bf16/q8_0/q4_0, out f32/f16/bf16.
+//
+// Two launches on the device's stream, in this order:
+//   1. dk_embedding_check — 1-D grid of DK_EW_THREADS threads,
+//      grid.x = min(ceil(n_ids / DK_EW_THREADS), DK_MAX_GRID_X), grid-stride
+//      over positions i. An id outside [0, rows) is recorded in the op's
+//      status slot (p.status, a 64-bit word the host set to ~0) with
+//      atomicMin((i << 32) | (uint32)id): the slot ends up holding the first
+//      bad position and its id. The host reads the slot at the next sync and
+//      reports DK_ERR_INVALID naming the id and the position.
+//   2. dk_embedding_gather — grid.x = min(n_ids, DK_MAX_GRID_X) blocks of
+//      DK_EW_THREADS threads; block g copies rows i = g, g + gridDim.x, ...;
+//      threads stride over the D columns. It first reads the status slot,
+//      which launch 1 finished writing (stream order): if any id was bad,
+//      nothing is written at all, as on the CPU, where the op refuses before
+//      writing.
+//
+// Indexing invariants: ids contiguous i32 [n_ids]; out contiguous
+// [n_ids, D]; table row id starts at byte id * row_bytes (row_bytes = D *
+// size, or (D / 32) * block bytes, D % 32 == 0 for the block formats).
+// Values are decoded exactly as dk__cpu_dequant_row does (d * q in f32) and
+// rounded once to out's dtype.
+#include "dk_common.cuh"
+
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_check(const __grid_constant__ dk_kp_embedding p) {
+  const int32_t *ids = (const int32_t *)p.ids;
+  for (int64_t i = dk_gtid(); i < p.n_ids; i += dk_gstride()) {
+    const int32_t id = ids[i];
+    if (id < 0 || (int64_t)id >= p.rows) {
+      const unsigned long long pos = i < 0xffffffffll ? (unsigned long long)i : 0xffffffffull;
+      atomicMin((unsigned long long *)p.status, (pos << 32) | (unsigned long long)(uint32_t)id);
+    }
+  }
+}
+
+DK_DEV float dk_table_value(const uint8_t *row, int64_t d, int tdt) {
+  switch (tdt) {
+  case DK_KT_Q8_0: return dk_q8_value(row + (d >> 5) * DK_Q8_BYTES, (int)(d & 31));
+  case DK_KT_Q4_0: return dk_q4_value(row + (d >> 5) * DK_Q4_BYTES, (int)(d & 31));
+  default: return dk_ld_rt(row, d, tdt);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_gather(const __grid_constant__ dk_kp_embedding p) {
+  if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
+  const int32_t *ids = (const int32_t *)p.ids;
+  const uint8_t *table = (const uint8_t *)p.table;
+  for (int64_t i = blockIdx.x; i < p.n_ids; i += gridDim.x) {
+    const uint8_t *row = table + (int64_t)ids[i] * p.row_bytes;
+    for (int64_t d = threadIdx.x; d < p.D; d += blockDim.x)
+      dk_st_rt((void *)p.out, i * p.D + d, dk_table_value(row, d, p.tdt), p.odt);
+  }
+}

@@ -1,0 +1,311 @@
+// kernels/linear.cu — dk_linear: out[M, N] = x[M, K] . W[N, K]^T (+ bias[N]).
+//
+// Two paths, chosen by the host (backends/cuda.h, dk__cuda_linear):
+//   * M <= DK_GEMV_MAXM (decode): dk_gemv_w_<wdtype>, below. It streams W
+//     once, at close to memory bandwidth, with the dequantization done in
+//     registers and f32 accumulation; every x dtype, every weight dtype.
+//     Exact f32 arithmetic, whatever the dtypes.
+//   * larger M (prompts): the tiled kernels of gemm.cuh in their NT form:
+//     dk_gemm_f32_nt for f32 x (SIMT f32), dk_gemm_tc_<x>_nt for f16/bf16 x
+//     (tensor cores; see gemm.cuh for the precision choice).
+//
+// ---- GEMV launch geometry ---------------------------------------------------------
+// DK_GEMV_THREADS = 128 threads = 4 warps; each warp owns
+// DK_GEMV_ROWS_PER_WARP = 2 consecutive rows of W (output columns n), so a
+// block owns DK_GEMV_ROWS_PER_BLOCK = 8 rows: block g covers rows
+// [8g, 8g + 8), grid.x = min(ceil(N / 8), DK_MAX_GRID_X), grid-stride over g.
+//
+// K is walked in chunks of DK_GEMV_KC = 1024 values. Per chunk:
+//   0. (warp) the 16-byte loads of the chunk's weights are issued into
+//      registers first (dk_gemv_load), so that their DRAM latency overlaps
+//      the x staging and its two barriers.
+//   1. (block) x[0..M)[c0, c0 + kc) is converted to f32 into shared memory
+//      xs[m][k + (k / 32) * 4]: four floats of padding after every 32, so
+//      that the two read patterns below are free of bank conflicts.
+//   2. (warp) float weights: lane l reads groups of 8 consecutive values
+//      k = 8 (l + 32 t), t < 4, with one 16-byte load each (two for f32)
+//      when the row is 16-byte aligned, and dots them with xs; values past
+//      the last full group (kc % 8) and unaligned rows go one by one.
+//      Block formats: the warp copies the chunk's bytes of its 2 rows
+//      (32 blocks = 576 bytes for q4_0, 1088 for q8_0) from global memory
+//      into its own shared buffer with coalesced 16-byte loads (4- or 2-byte
+//      ones when the row is less aligned: blocks are only 2-byte aligned),
+//      then lane l decodes block l of each row from there and dots its 32
+//      values with xs[m][l * 36 ..]. The scale d is applied once per block:
+//      acc += d * sum_j q_j x_j, with q_j - 8 (q4_0) or the int8 value (q8_0)
+//      formed exactly in f32.
+//   3. Partial sums stay in registers (acc[row][m]); after the last chunk
+//      they are reduced across the warp and lane 0 writes out[m * N + n]
+//      (+ bias[n]) in the output dtype.
+// Every warp runs the barriers of step 1 even when its rows are past N
+// (then it computes nothing): the barrier count is uniform per block.
+//
+// Indexing invariants: x is contiguous [M, K]; out contiguous [M, N]; W row
+// n starts at byte n * w_row_bytes (w_row_bytes = K * size, or (K / 32) *
+// block bytes); for q8_0/q4_0, K % 32 == 0, so a chunk (1024 values, or the
+// rest) is a whole number of blocks. xs holds M * 1152 floats (<= 18 KiB).
+#include "gemm.cuh"
+
+#define DK_GEMV_XPAD (DK_GEMV_KC + DK_GEMV_KC / 32 * 4)
+#define DK_GEMV_WARPS (DK_GEMV_THREADS / 32)
+#define DK_GEMV_R DK_GEMV_ROWS_PER_WARP
+
+static_assert(DK_GEMV_ROWS_PER_BLOCK == DK_GEMV_WARPS * DK_GEMV_R, "rows per block");
+static_assert(DK_GEMV_KC % 256 == 0, "a chunk is whole 8-value groups for every lane");
+
+DK_DEV int dk_xpad(int k) { return k + (k >> 5) * 4; }
+
+// The weights of one chunk, loaded before the block stages x (so the DRAM
+// latency of W overlaps the x staging and its barriers), consumed after.
+// u[r][t][.]: float weights: group t of row r (f32: two 16-byte halves);
+// block formats: the t-th 16-byte piece of row r's chunk (t < 3).
+struct dk_gemv_w {
+  uint4 u[DK_GEMV_R][4][2];
+  const uint8_t *src[DK_GEMV_R];   // row r's chunk
+  int kvec[DK_GEMV_R];             // float: values covered by 16-byte loads; -1: row past N
+  bool ok[DK_GEMV_R], a16[DK_GEMV_R];
+};
+
+template <int WT> struct dk_gemv_fmt {
+  static constexpr bool QUANT = WT == DK_KT_Q8_0 || WT == DK_KT_Q4_0;
+  static constexpr int ES = WT == DK_KT_F32 ? 4 : 2;                     // float element size
+  static constexpr int BB = WT == DK_KT_Q8_0 ? DK_Q8_BYTES : DK_Q4_BYTES; // block bytes
+  static constexpr int NV = (32 * BB + 16 * 32 - 1) / (16 * 32);         // 16-byte pieces per lane: 3 (q8_0), 2 (q4_0)
+  static constexpr int GROUPS = DK_GEMV_KC / 8 / 32;                     // 8-value groups per lane per full chunk
+};
+static_assert(dk_gemv_fmt<DK_KT_Q8_0>::NV <= 4 && dk_gemv_fmt<DK_KT_F16>::GROUPS <= 4, "dk_gemv_w holds 4 pieces per row");
+
+template <int WT> DK_DEV void dk_gemv_load(const dk_kp_gemv &p, int64_t nbase, int64_t c0, int kc, dk_gemv_w &w, int lane) {
+  typedef dk_gemv_fmt<WT> F;
+#pragma unroll
+  for (int r = 0; r < DK_GEMV_R; r++) {
+    w.ok[r] = nbase + r < p.N;
+    const uint8_t *row = (const uint8_t *)p.w + (w.ok[r] ? (nbase + r) * p.w_row_bytes : 0);
+    if constexpr (F::QUANT) {
+      const int n16 = (kc / 32) * F::BB / 16;
+      w.src[r] = row + (c0 / 32) * F::BB;
+      w.a16[r] = w.ok[r] && dk_aligned16(w.src[r]);
+      w.kvec[r] = 0;
+#pragma unroll
+      for (int t = 0; t < F::NV; t++) {
+        const int i = lane + 32 * t;
+        w.u[r][t][0] = w.a16[r] && i < n16 ? __ldg((const uint4 *)w.src[r] + i) : make_uint4(0, 0, 0, 0);
+      }
+    } else {
+      w.src[r] = row + c0 * F::ES;
+      w.a16[r] = w.ok[r] && dk_aligned16(w.src[r]);
+      w.kvec[r] = !w.ok[r] ? -1 : w.a16[r] ? (kc / 8) * 8 : 0;
+#pragma unroll
+      for (int t = 0; t < F::GROUPS; t++) {
+        const int k = (lane + 32 * t) * 8;
+        const bool in = k < w.kvec[r];
+        const uint4 *q = (const uint4 *)(w.src[r] + (int64_t)k * F::ES);
+        w.u[r][t][0] = in ? __ldg(q) : make_uint4(0, 0, 0, 0);
+        if (F::ES == 4) w.u[r][t][1] = in ? __ldg(q + 1) : make_uint4(0, 0, 0, 0);
+      }
+    }
+  }
+}
+
+// 8 values of a float weight type from its raw 16 (f32: 32) bytes
+template <int WT> DK_DEV void dk_gemv_cvt8(const uint4 &a, const uint4 &b, float *v) {
+  if constexpr (WT == DK_KT_F32) {
+    v[0] = __uint_as_float(a.x); v[1] = __uint_as_float(a.y); v[2] = __uint_as_float(a.z); v[3] = __uint_as_float(a.w);
+    v[4] = __uint_as_float(b.x); v[5] = __uint_as_float(b.y); v[6] = __uint_as_float(b.z); v[7] = __uint_as_float(b.w);
+  } else {
+    const uint32_t w4[4] = {a.x, a.y, a.z, a.w};
+    (void)b;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      if constexpr (WT == DK_KT_F16) {
+        const float2 f = __half22float2(*(const __half2 *)&w4[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+      } else {
+        v[2 * i] = __uint_as_float(w4[i] << 16);
+        v[2 * i + 1] = __uint_as_float(w4[i] & 0xffff0000u);
+      }
+    }
+  }
+}
+
+// ---- float weights: one chunk of the warp's rows ----------------------------------
+template <int WT>
+DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int kc, const float (*xs)[DK_GEMV_XPAD], const dk_gemv_w &w,
+                                float (&acc)[DK_GEMV_R][DK_GEMV_MAXM], int lane) {
+  typedef dk_gemv_fmt<WT> F;
+  const int M = (int)p.M;
+#pragma unroll
+  for (int t = 0; t < F::GROUPS; t++) {
+    const int k = (lane + 32 * t) * 8;
+    if (k >= kc) break;
+    const int xo = dk_xpad(k);   // k % 32 is a multiple of 8: 8 contiguous, 16-byte aligned floats
+    float v[DK_GEMV_R][8];
+#pragma unroll
+    for (int r = 0; r < DK_GEMV_R; r++) dk_gemv_cvt8<WT>(w.u[r][t][0], w.u[r][t][1], v[r]);
+#pragma unroll
+    for (int m = 0; m < DK_GEMV_MAXM; m++) {
+      if (m >= M) break;
+      const float4 x0 = *(const float4 *)&xs[m][xo], x1 = *(const float4 *)&xs[m][xo + 4];
+#pragma unroll
+      for (int r = 0; r < DK_GEMV_R; r++) {
+        if (k >= w.kvec[r]) continue;   // not loaded: an unaligned row, or past N (0 * inf must not reach acc)
+        float s = acc[r][m];
+        s = fmaf(v[r][0], x0.x, s); s = fmaf(v[r][1], x0.y, s);
+        s = fmaf(v[r][2], x0.z, s); s = fmaf(v[r][3], x0.w, s);
+        s = fmaf(v[r][4], x1.x, s); s = fmaf(v[r][5], x1.y, s);
+        s = fmaf(v[r][6], x1.z, s); s = fmaf(v[r][7], x1.w, s);
+        acc[r][m] = s;
+      }
+    }
+  }
+  // scalar part: the tail after the last full group, or a whole unaligned row
+#pragma unroll
+  for (int r = 0; r < DK_GEMV_R; r++) {
+    if (w.kvec[r] < 0) continue;
+    for (int k = w.kvec[r] + lane; k < kc; k += 32) {
+      const float v = dk_ld<WT>(w.src[r], k);
+      const int xo = dk_xpad(k);
+#pragma unroll
+      for (int m = 0; m < DK_GEMV_MAXM; m++)
+        if (m < M) acc[r][m] = fmaf(v, xs[m][xo], acc[r][m]);
+    }
+  }
+}
+
+// ---- block formats: one chunk of the warp's rows -------------------------------------
+template <int WT>
+DK_DEV void dk_gemv_chunk_quant(const dk_kp_gemv &p, int kc, const float (*xs)[DK_GEMV_XPAD],
+                                uint8_t (*wb)[32 * DK_Q8_BYTES], const dk_gemv_w &w,
+                                float (&acc)[DK_GEMV_R][DK_GEMV_MAXM], int lane) {
+  typedef dk_gemv_fmt<WT> F;
+  const int M = (int)p.M, nb = kc / 32, nbytes = nb * F::BB, n16 = nbytes / 16;
+  __syncwarp();   // the previous chunk's decode has finished reading wb
+  // aligned rows: the 16-byte pieces loaded before the x staging
+#pragma unroll
+  for (int r = 0; r < DK_GEMV_R; r++)
+#pragma unroll
+    for (int t = 0; t < F::NV; t++) {
+      const int i = lane + 32 * t;
+      if (w.a16[r] && i < n16) ((uint4 *)wb[r])[i] = w.u[r][t][0];
+    }
+  // the rest: the tail of an aligned row, or all of an unaligned one, by
+  // 4-byte words where the row allows it, else by 16-bit words
+#pragma unroll
+  for (int r = 0; r < DK_GEMV_R; r++) {
+    if (!w.ok[r]) continue;
+    int start = w.a16[r] ? n16 * 16 : 0;
+    if (!w.a16[r] && ((uintptr_t)w.src[r] & 3u) == 0) {
+      const int n4 = nbytes / 4;
+      for (int i = lane; i < n4; i += 32) ((uint32_t *)wb[r])[i] = __ldg((const uint32_t *)w.src[r] + i);
+      start = n4 * 4;
+    }
+    for (int i = start / 2 + lane; i < nbytes / 2; i += 32) ((uint16_t *)wb[r])[i] = __ldg((const uint16_t *)w.src[r] + i);
+  }
+  __syncwarp();
+  if (lane >= nb) return;
+  // lane decodes block `lane` of each row (32 exact f32 values) and dots it
+  // with the M rows of x; one row at a time keeps 32 values live, not 64
+  const int xo = lane * 36;   // dk_xpad(lane * 32)
+#pragma unroll
+  for (int r = 0; r < DK_GEMV_R; r++) {
+    if (!w.ok[r]) continue;
+    float q[32];
+    const uint16_t *h = (const uint16_t *)(wb[r] + lane * F::BB);   // BB even: 2-byte aligned
+    const float d = dk_h2f(h[0]);
+    if constexpr (WT == DK_KT_Q4_0) {
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const uint32_t word = (uint32_t)h[1 + 2 * i] | ((uint32_t)h[2 + 2 * i] << 16);   // qs[4i .. 4i+3]
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+          const uint32_t lo = (word >> (8 * b)) & 15u, hi = (word >> (8 * b + 4)) & 15u;
+          // 2^23 + n as a float, minus 2^23 + 8: exactly n - 8
+          q[4 * i + b] = __uint_as_float(0x4b000000u | lo) - 8388616.0f;
+          q[16 + 4 * i + b] = __uint_as_float(0x4b000000u | hi) - 8388616.0f;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+        // flipping the sign bit of each byte maps int8 q to q + 128 in 0..255
+        const uint32_t word = ((uint32_t)h[1 + 2 * i] | ((uint32_t)h[2 + 2 * i] << 16)) ^ 0x80808080u;
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+          q[4 * i + b] = __uint_as_float(0x4b000000u | ((word >> (8 * b)) & 0xffu)) - 8388736.0f;
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < DK_GEMV_MAXM; m++) {
+      if (m >= M) break;
+      float s = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 32; j += 4) {
+        const float4 xv = *(const float4 *)&xs[m][xo + j];
+        s = fmaf(q[j], xv.x, s);
+        s = fmaf(q[j + 1], xv.y, s);
+        s = fmaf(q[j + 2], xv.z, s);
+        s = fmaf(q[j + 3], xv.w, s);
+      }
+      acc[r][m] = fmaf(d, s, acc[r][m]);
+    }
+  }
+}
+
+template <int WT> __device__ void dk_gemv_impl(const dk_kp_gemv &p) {
+  __shared__ __align__(16) float xs[DK_GEMV_MAXM][DK_GEMV_XPAD];
+  constexpr bool QUANT = dk_gemv_fmt<WT>::QUANT;
+  // per-warp staging for the block formats (sized for q8_0, the larger)
+  __shared__ __align__(16) uint8_t wbuf[QUANT ? DK_GEMV_WARPS : 1][DK_GEMV_R][32 * DK_Q8_BYTES];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, M = (int)p.M;
+  const void *x = (const void *)p.x;
+  for (int64_t g = blockIdx.x; g * DK_GEMV_ROWS_PER_BLOCK < p.N; g += gridDim.x) {
+    const int64_t nbase = g * DK_GEMV_ROWS_PER_BLOCK + warp * DK_GEMV_R;
+    float acc[DK_GEMV_R][DK_GEMV_MAXM];
+#pragma unroll
+    for (int r = 0; r < DK_GEMV_R; r++)
+#pragma unroll
+      for (int m = 0; m < DK_GEMV_MAXM; m++) acc[r][m] = 0.0f;
+    for (int64_t c0 = 0; c0 < p.K; c0 += DK_GEMV_KC) {
+      const int kc = (int)(p.K - c0 < DK_GEMV_KC ? p.K - c0 : DK_GEMV_KC);
+      dk_gemv_w w;
+      dk_gemv_load<WT>(p, nbase, c0, kc, w, lane);   // in flight across the barriers below
+      __syncthreads();   // every warp is done with the previous chunk of xs
+      for (int idx = threadIdx.x; idx < M * kc; idx += blockDim.x) {
+        const int m = idx / kc, k = idx - m * kc;
+        xs[m][dk_xpad(k)] = dk_ld_rt(x, (int64_t)m * p.K + c0 + k, p.xdt);
+      }
+      __syncthreads();
+      if (nbase < p.N) {
+        if constexpr (QUANT) dk_gemv_chunk_quant<WT>(p, kc, xs, wbuf[warp], w, acc, lane);
+        else dk_gemv_chunk_float<WT>(p, kc, xs, w, acc, lane);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < DK_GEMV_R; r++)
+#pragma unroll
+      for (int m = 0; m < DK_GEMV_MAXM; m++) {
+        if (m >= M) break;
+        const float s = dk_warp_reduce(acc[r][m], dk_op_sum());
+        const int64_t n = nbase + r;
+        if (lane == 0 && n < p.N) {
+          float v = s;
+          if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.bdt);
+          dk_st_rt((void *)p.out, (int64_t)m * p.N + n, v, p.odt);
+        }
+      }
+  }
+}
+
+#define DK_GEMV_KERNEL(name, WT) \
+  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_gemv_impl<WT>(p); }
+DK_GEMV_KERNEL(dk_gemv_w_f32, DK_KT_F32)
+DK_GEMV_KERNEL(dk_gemv_w_f16, DK_KT_F16)
+DK_GEMV_KERNEL(dk_gemv_w_bf16, DK_KT_BF16)
+DK_GEMV_KERNEL(dk_gemv_w_q8_0, DK_KT_Q8_0)
+DK_GEMV_KERNEL(dk_gemv_w_q4_0, DK_KT_Q4_0)
+
+// ---- prompt-sized linear: NT tiles (the weight dtype is p.wdt) ------------------------
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_simt<true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_f16_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_tc<DK_KT_F16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_tc<DK_KT_BF16, true>(p); }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tools/check_cuda_host.sh — check the CUDA backend's host code without a GPU:
+# builds the mock driver (tools/cuda_mock/libcuda_mock.c) and the driver
+# program (tools/cuda_mock/host_check.c) with AddressSanitizer and
+# UndefinedBehaviorSanitizer, runs it, and fails on any failed check, any
+# complaint of the mock (a call without a current context, a range outside
+# an allocation, a leaked allocation, a wrong ABI version) or any sanitizer
+# report. Also checks the no-driver and stub-library paths of the probe, and
+# runs the suite's tests that need no kernel result (build/tests, if built)
+# with the mock as cuda:0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CC=${CC:-gcc}
+OUT=${BUILD:-build}/cuda_mock
+mkdir -p "$OUT"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+$CC -std=c11 -Wall -Wextra -Werror $SAN -fPIC -shared -o "$OUT/libcuda_mock.so" tools/cuda_mock/libcuda_mock.c
+$CC -std=c11 -Wall -Wextra -Werror $SAN -o "$OUT/host_check" tools/cuda_mock/host_check.c -ldl -lm -lpthread
+export ASAN_OPTIONS=detect_leaks=1
+LOG="$OUT/host_check.log"
+status=0
+"$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$LOG" 2>&1 || status=$?
+cat "$LOG"
+if grep -q "libcuda_mock:" "$LOG"; then echo "[check_cuda_host] the mock driver complained (above)"; status=1; fi
+if grep -q "ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer" "$LOG"; then echo "[check_cuda_host] sanitizer report (above)"; status=1; fi
+
+# the probe's notes without a driver, and with the toolkit's stub
+printf '#define DEVKIT_IMPLEMENTATION\n#include "devkit.h"\n#include <stdio.h>\nint main(void) { printf("%%d|%%s\\n", dk_device_count(DK_CUDA), dk_backend_note(DK_CUDA)); dk_shutdown(); return 0; }\n' > "$OUT/note.c"
+$CC -std=c11 -Wall -Wextra -Werror $SAN -I. -o "$OUT/note" "$OUT/note.c" -ldl -lm -lpthread
+n=$(DEVKIT_CUDA_LIBRARY=/nonexistent/libcuda.so.1 "$OUT/note")
+echo "no driver:    $n"
+case "$n" in "0|/nonexistent/libcuda.so.1 not found"*) ;; *) echo "[check_cuda_host] unexpected no-driver note"; status=1 ;; esac
+STUB=${CUDA_STUB:-/usr/local/cuda/lib/stubs/libcuda.so}
+if [ -f "$STUB" ]; then
+  n=$(DEVKIT_CUDA_LIBRARY=$STUB "$OUT/note")
+  echo "stub library: $n"
+  case "$n" in "0|cuInit: CUDA_ERROR_STUB_LIBRARY (34)"*) ;; *) echo "[check_cuda_host] unexpected stub note"; status=1 ;; esac
+fi
+n=$(DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock.so MOCK_CUDA_DEVICES=0 "$OUT/note")
+echo "no GPU:       $n"
+case "$n" in "0|cuInit: CUDA_ERROR_NO_DEVICE (100)"*) ;; *) echo "[check_cuda_host] unexpected no-GPU note"; status=1 ;; esac
+# the suite's tests that need no kernel result (refusals, transfers, devices,
+# threads, OOM, the embedding id check), on the mock as cuda:0 (a plain build
+# of the mock: the runner is not built with ASan)
+if [ -x "${BUILD:-build}/tests" ]; then
+  $CC -std=c11 -O1 -g -fPIC -shared -o "$OUT/libcuda_mock_plain.so" tools/cuda_mock/libcuda_mock.c
+  DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+    "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape \
+    > "$OUT/suite.log" 2>&1 || true
+  grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
+  if ! tail -1 "$OUT/suite.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite.log"; then
+    echo "[check_cuda_host] the suite's host-level tests failed on the mock ($OUT/suite.log)"; status=1
+  fi
+fi
+[ $status = 0 ] && echo "[check_cuda_host] passed" || echo "[check_cuda_host] FAILED"
+exit $status

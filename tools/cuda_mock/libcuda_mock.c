@@ -1,0 +1,590 @@
+/* tools/cuda_mock/libcuda_mock.c — a fake libcuda.so.1 for checking the
+ * CUDA backend's host code on a machine without a GPU.
+ *
+ * It runs no kernels. It implements the driver entry points backends/cuda.h
+ * uses, on host memory (a device pointer is a host pointer), strictly:
+ *   - every call that needs a context checks that one is current, and that
+ *     the stream / function / event it is given belongs to that context
+ *     (the real driver fails such calls; a missing dk__cuda_enter shows up);
+ *   - every device range a copy, memset or kernel parameter touches must lie
+ *     inside one live allocation (wrong offsets and sizes show up);
+ *   - allocations are counted per device against MOCK_CUDA_MEM bytes (OOM
+ *     is real), and live ones are reported at exit (leaks show up);
+ *   - launches check grid and block limits;
+ *   - cuGetProcAddress checks the ABI version asked for each symbol against
+ *     the one the mock implements.
+ * Two kernels are emulated, dk_embedding_check and dk_embedding_gather (f32
+ * table and output), so the device status slot path can be followed end to
+ * end. Streams execute at once, in order.
+ *
+ * Environment: MOCK_CUDA_DEVICES (2), MOCK_CUDA_MEM (bytes per device, 1 GiB),
+ * MOCK_CUDA_NO_POOLS=1, MOCK_CUDA_NO_PINNED=1, MOCK_CUDA_LAUNCH_FAIL=<kernel>
+ * (that launch returns CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
+ * MOCK_CUDA_FAULT_AFTER=<kernel> (after that launch, the context is "faulted":
+ * every later call returns CUDA_ERROR_ILLEGAL_ADDRESS, as the driver's sticky
+ * errors do), MOCK_CUDA_VERBOSE=1.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kernels/dk_params.h"
+
+typedef unsigned int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+#define OK 0u
+#define E_INVALID_VALUE 1u
+#define E_OUT_OF_MEMORY 2u
+#define E_NOT_INITIALIZED 3u
+#define E_INVALID_DEVICE 101u
+#define E_INVALID_IMAGE 200u
+#define E_INVALID_CONTEXT 201u
+#define E_INVALID_HANDLE 400u
+#define E_NOT_FOUND 500u
+#define E_ILLEGAL_ADDRESS 700u
+#define E_LAUNCH_OUT_OF_RESOURCES 701u
+#define E_PEER_ALREADY 704u
+
+#define MAXDEV 8
+
+typedef struct mock_ctx { int magic, dev; } mock_ctx;
+typedef struct mock_stream { int magic; mock_ctx *ctx; } mock_stream;
+typedef struct mock_event { int magic; mock_ctx *ctx; } mock_event;
+typedef struct mock_module { int magic; mock_ctx *ctx; } mock_module;
+typedef struct mock_func { int magic; mock_ctx *ctx; char name[64]; } mock_func;
+typedef struct mock_alloc { struct mock_alloc *next; unsigned char *p; size_t n; int dev; } mock_alloc;
+
+static int g_init, g_ndev = 2, g_faulted, g_verbose;
+static size_t g_mem = (size_t)1 << 30, g_used[MAXDEV];
+static mock_ctx g_ctx[MAXDEV];
+static int g_ctx_refs[MAXDEV];
+static __thread mock_ctx *g_cur;
+static mock_alloc *g_allocs;
+static long g_live_hosts;
+static int g_peer[MAXDEV][MAXDEV];
+
+#define MAGIC_CTX 0x11
+#define MAGIC_STREAM 0x22
+#define MAGIC_EVENT 0x33
+#define MAGIC_MOD 0x44
+#define MAGIC_FUNC 0x55
+
+static CUresult bad(const char *fn, const char *why, CUresult r) {
+  fprintf(stderr, "libcuda_mock: %s: %s\n", fn, why);
+  return r;
+}
+
+#define NEED_INIT(fn) do { if (!g_init) return bad(fn, "cuInit was not called", E_NOT_INITIALIZED); \
+                           if (g_faulted) return E_ILLEGAL_ADDRESS; } while (0)
+#define NEED_CTX(fn) do { NEED_INIT(fn); if (!g_cur) return bad(fn, "no current context", E_INVALID_CONTEXT); } while (0)
+
+static CUresult check_stream(const char *fn, void *s) {
+  mock_stream *st = (mock_stream *)s;
+  if (!st || st->magic != MAGIC_STREAM) return bad(fn, "not a stream (devkit never uses the NULL stream)", E_INVALID_HANDLE);
+  if (st->ctx != g_cur) return bad(fn, "the stream belongs to another context than the current one", E_INVALID_CONTEXT);
+  return OK;
+}
+
+/* the allocation holding [p, p + n), or NULL */
+static mock_alloc *find(CUdeviceptr p, size_t n) {
+  mock_alloc *a;
+  for (a = g_allocs; a; a = a->next)
+    if ((uintptr_t)p >= (uintptr_t)a->p && (uintptr_t)p + n <= (uintptr_t)a->p + a->n) return a;
+  return NULL;
+}
+
+static CUresult check_range(const char *fn, const char *what, CUdeviceptr p, size_t n) {
+  char buf[256];
+  if (n == 0 && p == 0) return OK;
+  if (find(p, n ? n : 1)) return OK;
+  snprintf(buf, sizeof buf, "%s: [%#llx, +%zu) is not inside one live device allocation", what, p, n);
+  return bad(fn, buf, E_INVALID_VALUE);
+}
+
+/* ---- init, versions, errors ------------------------------------------------ */
+
+CUresult cuInit(unsigned int flags) {
+  const char *e = getenv("MOCK_CUDA_DEVICES"), *m = getenv("MOCK_CUDA_MEM");
+  int i;
+  if (flags != 0) return bad("cuInit", "flags must be 0", E_INVALID_VALUE);
+  if (e) g_ndev = atoi(e);
+  if (g_ndev < 0) g_ndev = 0;
+  if (g_ndev > MAXDEV) g_ndev = MAXDEV;
+  if (m) g_mem = (size_t)strtoull(m, NULL, 10);
+  g_verbose = getenv("MOCK_CUDA_VERBOSE") != NULL;
+  for (i = 0; i < MAXDEV; i++) { g_ctx[i].magic = MAGIC_CTX; g_ctx[i].dev = i; }
+  g_init = 1;
+  return g_ndev ? OK : 100u;
+}
+
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+
+static const char *err_name(CUresult r) {
+  switch (r) {
+  case OK: return "CUDA_SUCCESS";
+  case E_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+  case E_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+  case E_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+  case E_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
+  case E_ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case E_LAUNCH_OUT_OF_RESOURCES: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+  default: return NULL;
+  }
+}
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  *s = err_name(r);
+  return *s ? OK : E_INVALID_VALUE;
+}
+static CUresult m_GetErrorString(CUresult r, const char **s) {
+  *s = err_name(r) ? "mock error text" : NULL;
+  return *s ? OK : E_INVALID_VALUE;
+}
+
+/* ---- devices ------------------------------------------------------------------ */
+
+static CUresult m_DeviceGetCount(int *n) { NEED_INIT("cuDeviceGetCount"); *n = g_ndev; return OK; }
+static CUresult m_DeviceGet(int *d, int ord) {
+  NEED_INIT("cuDeviceGet");
+  if (ord < 0 || ord >= g_ndev) return E_INVALID_DEVICE;
+  *d = ord;
+  return OK;
+}
+static CUresult m_DeviceGetName(char *name, int len, int dev) {
+  NEED_INIT("cuDeviceGetName");
+  snprintf(name, (size_t)len, "Mock GPU %d", dev);
+  return OK;
+}
+static CUresult m_DeviceTotalMem(size_t *b, int dev) { NEED_INIT("cuDeviceTotalMem"); (void)dev; *b = g_mem; return OK; }
+static CUresult m_DeviceGetAttribute(int *v, unsigned int attr, int dev) {
+  NEED_INIT("cuDeviceGetAttribute");
+  (void)dev;
+  switch (attr) {
+  case 16: *v = 132; return OK;
+  case 75: *v = 9; return OK;
+  case 76: *v = 0; return OK;
+  case 115: *v = getenv("MOCK_CUDA_NO_POOLS") ? 0 : 1; return OK;
+  default: return bad("cuDeviceGetAttribute", "an attribute the mock does not know", E_INVALID_VALUE);
+  }
+}
+static CUresult m_DeviceGetUuid(void *uuid, int dev) {
+  NEED_INIT("cuDeviceGetUuid");
+  memset(uuid, 0xa0 + dev, 16);
+  return OK;
+}
+static CUresult m_DeviceCanAccessPeer(int *can, int a, int b) { NEED_INIT("cuDeviceCanAccessPeer"); *can = a != b; return OK; }
+static CUresult m_DevicePrimaryCtxRetain(void **ctx, int dev) {
+  NEED_INIT("cuDevicePrimaryCtxRetain");
+  if (dev < 0 || dev >= g_ndev) return E_INVALID_DEVICE;
+  g_ctx_refs[dev]++;
+  *ctx = &g_ctx[dev];
+  return OK;
+}
+static CUresult m_DevicePrimaryCtxRelease(int dev) {
+  if (!g_init) return E_NOT_INITIALIZED;
+  if (g_ctx_refs[dev] <= 0) return bad("cuDevicePrimaryCtxRelease", "released more often than retained", E_INVALID_CONTEXT);
+  g_ctx_refs[dev]--;
+  return OK;
+}
+static CUresult m_CtxSetCurrent(void *ctx) {
+  if (!g_init) return E_NOT_INITIALIZED;
+  if (ctx && ((mock_ctx *)ctx)->magic != MAGIC_CTX) return bad("cuCtxSetCurrent", "not a context", E_INVALID_CONTEXT);
+  if (ctx && g_ctx_refs[((mock_ctx *)ctx)->dev] <= 0) return bad("cuCtxSetCurrent", "the context is not retained", E_INVALID_CONTEXT);
+  g_cur = (mock_ctx *)ctx;
+  return g_faulted ? E_ILLEGAL_ADDRESS : OK;
+}
+static CUresult m_CtxEnablePeerAccess(void *peer, unsigned int flags) {
+  NEED_CTX("cuCtxEnablePeerAccess");
+  if (flags) return E_INVALID_VALUE;
+  if (g_peer[g_cur->dev][((mock_ctx *)peer)->dev]) return E_PEER_ALREADY;
+  g_peer[g_cur->dev][((mock_ctx *)peer)->dev] = 1;
+  return OK;
+}
+
+/* ---- modules and launches ------------------------------------------------------ */
+
+static CUresult m_ModuleLoadData(void **mod, const void *image) {
+  mock_module *m;
+  NEED_CTX("cuModuleLoadData");
+  if (((uintptr_t)image & 15) != 0) return bad("cuModuleLoadData", "the image is not 16-byte aligned", E_INVALID_IMAGE);
+  if (memcmp(image, "\x50\xed\x55\xba", 4) != 0) return bad("cuModuleLoadData", "no fatbin magic", E_INVALID_IMAGE);
+  m = (mock_module *)calloc(1, sizeof *m);
+  m->magic = MAGIC_MOD;
+  m->ctx = g_cur;
+  *mod = m;
+  return OK;
+}
+static CUresult m_ModuleUnload(void *mod) {
+  if (!mod || ((mock_module *)mod)->magic != MAGIC_MOD) return E_INVALID_HANDLE;
+  ((mock_module *)mod)->magic = 0;
+  free(mod);
+  return OK;
+}
+static mock_func *g_funcs[256];
+static int g_nfuncs;
+static CUresult m_ModuleGetFunction(void **fn, void *mod, const char *name) {
+  mock_func *f;
+  NEED_CTX("cuModuleGetFunction");
+  if (!mod || ((mock_module *)mod)->magic != MAGIC_MOD) return E_INVALID_HANDLE;
+  if (strncmp(name, "dk_", 3) != 0) return E_NOT_FOUND;
+  f = (mock_func *)calloc(1, sizeof *f);
+  f->magic = MAGIC_FUNC;
+  f->ctx = ((mock_module *)mod)->ctx;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  if (g_nfuncs < 256) g_funcs[g_nfuncs++] = f;
+  *fn = f;
+  return OK;
+}
+__attribute__((destructor)) static void free_funcs(void) {
+  int i;
+  mock_alloc *a;
+  long live = 0;
+  for (i = 0; i < g_nfuncs; i++) free(g_funcs[i]);
+  for (a = g_allocs; a; a = a->next) live++;
+  if (live || g_live_hosts) fprintf(stderr, "libcuda_mock: at exit %ld device allocation(s) and %ld pinned buffer(s) are live\n", live, g_live_hosts);
+}
+
+static size_t es_of(int dt) { return dt == DK_KT_F16 || dt == DK_KT_BF16 ? 2 : 4; }
+
+/* bounds of what a kernel will touch, from its parameter struct */
+static CUresult check_params(const char *k, void *param) {
+  CUresult r = OK;
+#define RANGE(what, p, n) do { if (r == OK) r = check_range(k, what, (p), (size_t)(n)); } while (0)
+  if (!strncmp(k, "dk_binary_", 10)) {
+    const dk_kp_binary *p = (const dk_kp_binary *)param;
+    size_t es = strstr(k, "f32") ? 4 : 2;
+    RANGE("out", p->out, p->n * es);
+    if (p->flat) { RANGE("a", p->a, p->n * es); RANGE("b", p->b, p->n * es); }
+  } else if (!strncmp(k, "dk_unary_", 9)) {
+    const dk_kp_unary *p = (const dk_kp_unary *)param;
+    size_t es = strstr(k, "f32") ? 4 : 2;
+    RANGE("out", p->out, p->n * es);
+    RANGE("x", p->x, p->n * es);
+    if (p->op == DK_KU_SWIGLU) RANGE("y", p->y, p->n * es);
+  } else if (!strncmp(k, "dk_gemv_", 8)) {
+    const dk_kp_gemv *p = (const dk_kp_gemv *)param;
+    if (p->M < 1 || p->M > DK_GEMV_MAXM) r = bad(k, "M outside 1..DK_GEMV_MAXM", E_INVALID_VALUE);
+    RANGE("out", p->out, p->M * p->N * (int64_t)es_of(p->odt));
+    RANGE("x", p->x, p->M * p->K * (int64_t)es_of(p->xdt));
+    RANGE("w", p->w, p->N * p->w_row_bytes);
+    if (p->has_bias) RANGE("bias", p->bias, p->N * (int64_t)es_of(p->bdt));
+  } else if (!strncmp(k, "dk_gemm_", 8)) {
+    const dk_kp_gemm *p = (const dk_kp_gemm *)param;
+    size_t es = strstr(k, "f32") ? 4 : 2;
+    if (p->batch == 1 && p->nbdims == 0) {
+      RANGE("a", p->a, ((p->M - 1) * p->lda + p->K) * (int64_t)es);
+      if (strstr(k, "_nt")) { RANGE("w", p->b, p->N * p->b_row_bytes); }
+      else { RANGE("b", p->b, ((p->K - 1) * p->ldb + p->N) * (int64_t)es); }
+    }
+    RANGE("c", p->c, p->batch * p->M * p->N * (int64_t)es);
+  } else if (!strncmp(k, "dk_embedding_", 13)) {
+    const dk_kp_embedding *p = (const dk_kp_embedding *)param;
+    RANGE("ids", p->ids, p->n_ids * 4);
+    RANGE("status", p->status, 8);
+    RANGE("out", p->out, p->n_ids * p->D * (int64_t)es_of(p->odt));
+    RANGE("table", p->table, p->rows * p->row_bytes);
+  } else if (!strncmp(k, "dk_attention_", 13)) {
+    const dk_kp_attention *p = (const dk_kp_attention *)param;
+    RANGE("q", p->q, p->T * p->Hq * p->D * (int64_t)es_of(p->qdt));
+    RANGE("k", p->k, p->S * p->Hkv * p->D * (int64_t)es_of(p->kdt));
+    RANGE("v", p->v, p->S * p->Hkv * p->Dv * (int64_t)es_of(p->kdt));
+    RANGE("out", p->out, p->T * p->Hq * p->Dv * (int64_t)es_of(p->odt));
+  } else if (!strncmp(k, "dk_norm_", 8)) {
+    const dk_kp_norm *p = (const dk_kp_norm *)param;
+    size_t es = strstr(k, "f32") ? 4 : 2;
+    RANGE("x", p->x, p->rows * p->cols * (int64_t)es);
+    RANGE("out", p->out, p->rows * p->cols * (int64_t)es);
+    if (p->w) RANGE("w", p->w, p->cols * (int64_t)es_of(p->wdt));
+    if (p->b) RANGE("b", p->b, p->cols * (int64_t)es_of(p->bdt));
+  } else if (!strncmp(k, "dk_softmax_", 11)) {
+    const dk_kp_softmax *p = (const dk_kp_softmax *)param;
+    size_t es = strstr(k, "f32") ? 4 : 2;
+    RANGE("x", p->x, p->rows * p->cols * (int64_t)es);
+    RANGE("out", p->out, p->rows * p->cols * (int64_t)es);
+  } else if (!strcmp(k, "dk_argmax") || !strcmp(k, "dk_sample")) {
+    const dk_kp_pick *p = (const dk_kp_pick *)param;
+    RANGE("x", p->x, p->rows * p->n * (int64_t)es_of(p->xdt));
+    RANGE("out", p->out, p->rows * 4);
+  } else if (!strncmp(k, "dk_copy_", 8)) {
+    const dk_kp_copy *p = (const dk_kp_copy *)param;
+    if (p->contiguous) { RANGE("src", p->src, p->n * (int64_t)es_of(p->sdt)); RANGE("dst", p->dst, p->n * (int64_t)es_of(p->ddt)); }
+    else {
+      int64_t smax = 0, dmax = 0;
+      int i;
+      for (i = 0; i < p->ndim; i++) { smax += (p->shape[i] - 1) * p->sstr[i]; dmax += (p->shape[i] - 1) * p->dstr[i]; }
+      RANGE("src", p->src, (smax + 1) * (int64_t)es_of(p->sdt));
+      RANGE("dst", p->dst, (dmax + 1) * (int64_t)es_of(p->ddt));
+    }
+  } else if (!strncmp(k, "dk_rope_", 8)) {
+    const dk_kp_rope *p = (const dk_kp_rope *)param;
+    size_t es = strstr(k, "f32") ? 4 : 2;
+    RANGE("x", p->x, p->rows * p->D * (int64_t)es);
+    RANGE("out", p->out, p->rows * p->D * (int64_t)es);
+    RANGE("pos", p->pos, p->T * 4);
+  } else if (!strncmp(k, "dk_concat_", 10)) {
+    const dk_kp_concat *p = (const dk_kp_concat *)param;
+    size_t es = k[10] == '2' ? 2 : 4;
+    RANGE("a", p->a, p->outer * p->ad * p->inner * (int64_t)es);
+    RANGE("b", p->b, p->outer * p->bd * p->inner * (int64_t)es);
+    RANGE("out", p->out, p->outer * (p->ad + p->bd) * p->inner * (int64_t)es);
+  }
+#undef RANGE
+  return r;
+}
+
+/* the two emulated kernels (f32 table and output only) */
+static void emulate(const char *k, void *param) {
+  if (!strcmp(k, "dk_embedding_check")) {
+    const dk_kp_embedding *p = (const dk_kp_embedding *)param;
+    const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
+    unsigned long long *st = (unsigned long long *)(uintptr_t)p->status;
+    int64_t i;
+    for (i = 0; i < p->n_ids; i++)
+      if (ids[i] < 0 || ids[i] >= p->rows) {
+        unsigned long long v = ((unsigned long long)i << 32) | (uint32_t)ids[i];
+        if (v < *st) *st = v;
+      }
+  } else if (!strcmp(k, "dk_embedding_gather")) {
+    const dk_kp_embedding *p = (const dk_kp_embedding *)param;
+    const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
+    int64_t i, d;
+    if (*(unsigned long long *)(uintptr_t)p->status != ~0ull) return;
+    if (p->tdt != DK_KT_F32 || p->odt != DK_KT_F32) return;
+    for (i = 0; i < p->n_ids; i++)
+      for (d = 0; d < p->D; d++)
+        ((float *)(uintptr_t)p->out)[i * p->D + d] = ((const float *)(uintptr_t)(p->table + (uint64_t)ids[i] * (uint64_t)p->row_bytes))[d];
+  }
+}
+
+static CUresult m_LaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                               unsigned smem, void *stream, void **params, void **extra) {
+  mock_func *f = (mock_func *)fn;
+  const char *fail = getenv("MOCK_CUDA_LAUNCH_FAIL"), *fault = getenv("MOCK_CUDA_FAULT_AFTER");
+  CUresult r;
+  NEED_CTX("cuLaunchKernel");
+  if (!f || f->magic != MAGIC_FUNC) return bad("cuLaunchKernel", "not a function", E_INVALID_HANDLE);
+  if (f->ctx != g_cur) return bad("cuLaunchKernel", "the function's module belongs to another context", E_INVALID_CONTEXT);
+  if ((r = check_stream("cuLaunchKernel", stream)) != OK) return r;
+  if (!gx || !gy || !gz || gx > 0x7fffffffu || gy > 65535 || gz > 65535) return bad(f->name, "grid dimensions out of range", E_INVALID_VALUE);
+  if (!bx || !by || !bz || bx * by * bz > 1024 || bx % 32) return bad(f->name, "block size out of range", E_INVALID_VALUE);
+  if (smem) return bad(f->name, "devkit launches with static shared memory only", E_INVALID_VALUE);
+  if (!params || !params[0] || extra) return bad(f->name, "expected one parameter struct", E_INVALID_VALUE);
+  if (g_verbose) fprintf(stderr, "libcuda_mock: launch %s grid %u,%u,%u block %u\n", f->name, gx, gy, gz, bx);
+  if (fail && !strcmp(fail, f->name)) return E_LAUNCH_OUT_OF_RESOURCES;
+  if ((r = check_params(f->name, params[0])) != OK) return r;
+  emulate(f->name, params[0]);
+  if (fault && !strcmp(fault, f->name)) g_faulted = 1;   /* reported by the next call, like an asynchronous fault */
+  return OK;
+}
+
+/* ---- streams and events ----------------------------------------------------------- */
+
+static CUresult m_StreamCreate(void **s, unsigned int flags) {
+  mock_stream *st;
+  NEED_CTX("cuStreamCreate");
+  if (flags != 1) return bad("cuStreamCreate", "devkit's streams should be non-blocking", E_INVALID_VALUE);
+  st = (mock_stream *)calloc(1, sizeof *st);
+  st->magic = MAGIC_STREAM;
+  st->ctx = g_cur;
+  *s = st;
+  return OK;
+}
+static CUresult m_StreamDestroy(void *s) {
+  if (!s || ((mock_stream *)s)->magic != MAGIC_STREAM) return E_INVALID_HANDLE;
+  ((mock_stream *)s)->magic = 0;
+  free(s);
+  return OK;
+}
+static CUresult m_StreamSynchronize(void *s) {
+  if (!s || ((mock_stream *)s)->magic != MAGIC_STREAM) return bad("cuStreamSynchronize", "not a stream", E_INVALID_HANDLE);
+  return g_faulted ? E_ILLEGAL_ADDRESS : OK;
+}
+static CUresult m_StreamWaitEvent(void *s, void *e, unsigned int flags) {
+  CUresult r;
+  NEED_CTX("cuStreamWaitEvent");
+  if ((r = check_stream("cuStreamWaitEvent", s)) != OK) return r;
+  if (!e || ((mock_event *)e)->magic != MAGIC_EVENT || flags) return E_INVALID_HANDLE;   /* any context's event */
+  return OK;
+}
+static CUresult m_EventCreate(void **e, unsigned int flags) {
+  mock_event *ev;
+  NEED_CTX("cuEventCreate");
+  (void)flags;
+  ev = (mock_event *)calloc(1, sizeof *ev);
+  ev->magic = MAGIC_EVENT;
+  ev->ctx = g_cur;
+  *e = ev;
+  return OK;
+}
+static CUresult m_EventRecord(void *e, void *s) {
+  CUresult r;
+  NEED_CTX("cuEventRecord");
+  if ((r = check_stream("cuEventRecord", s)) != OK) return r;
+  if (!e || ((mock_event *)e)->magic != MAGIC_EVENT) return E_INVALID_HANDLE;
+  if (((mock_event *)e)->ctx != ((mock_stream *)s)->ctx) return bad("cuEventRecord", "event and stream of different contexts", E_INVALID_HANDLE);
+  return OK;
+}
+static CUresult m_EventSynchronize(void *e) {
+  if (!e || ((mock_event *)e)->magic != MAGIC_EVENT) return E_INVALID_HANDLE;
+  return g_faulted ? E_ILLEGAL_ADDRESS : OK;
+}
+static CUresult m_EventDestroy(void *e) {
+  if (!e || ((mock_event *)e)->magic != MAGIC_EVENT) return E_INVALID_HANDLE;
+  ((mock_event *)e)->magic = 0;
+  free(e);
+  return OK;
+}
+
+/* ---- memory ----------------------------------------------------------------------- */
+
+static CUresult do_alloc(const char *fn, CUdeviceptr *p, size_t n) {
+  mock_alloc *a;
+  int dev = g_cur->dev;
+  if (n == 0) return bad(fn, "zero-byte allocation", E_INVALID_VALUE);
+  if (g_used[dev] + n > g_mem) return E_OUT_OF_MEMORY;
+  a = (mock_alloc *)calloc(1, sizeof *a);
+  a->p = (unsigned char *)malloc(n);
+  if (!a->p) { free(a); return E_OUT_OF_MEMORY; }
+  memset(a->p, 0xcd, n);   /* garbage, as fresh device memory is */
+  a->n = n;
+  a->dev = dev;
+  a->next = g_allocs;
+  g_allocs = a;
+  g_used[dev] += n;
+  *p = (CUdeviceptr)(uintptr_t)a->p;
+  if (((uintptr_t)a->p & 15) != 0) return bad(fn, "host malloc gave less than 16-byte alignment", E_INVALID_VALUE);
+  return OK;
+}
+static CUresult do_free(const char *fn, CUdeviceptr p) {
+  mock_alloc **pp;
+  for (pp = &g_allocs; *pp; pp = &(*pp)->next)
+    if ((uintptr_t)(*pp)->p == (uintptr_t)p) {
+      mock_alloc *a = *pp;
+      *pp = a->next;
+      g_used[a->dev] -= a->n;
+      free(a->p);
+      free(a);
+      return OK;
+    }
+  return bad(fn, "not the start of a live allocation", E_INVALID_VALUE);
+}
+static CUresult m_MemAlloc(CUdeviceptr *p, size_t n) { NEED_CTX("cuMemAlloc"); return do_alloc("cuMemAlloc", p, n); }
+static CUresult m_MemFree(CUdeviceptr p) { NEED_CTX("cuMemFree"); return do_free("cuMemFree", p); }
+static CUresult m_MemAllocAsync(CUdeviceptr *p, size_t n, void *s) {
+  CUresult r;
+  NEED_CTX("cuMemAllocAsync");
+  if ((r = check_stream("cuMemAllocAsync", s)) != OK) return r;
+  return do_alloc("cuMemAllocAsync", p, n);
+}
+static CUresult m_MemFreeAsync(CUdeviceptr p, void *s) {
+  CUresult r;
+  NEED_CTX("cuMemFreeAsync");
+  if ((r = check_stream("cuMemFreeAsync", s)) != OK) return r;
+  return do_free("cuMemFreeAsync", p);
+}
+static CUresult m_MemGetInfo(size_t *f, size_t *t) {
+  NEED_CTX("cuMemGetInfo");
+  *t = g_mem;
+  *f = g_mem - g_used[g_cur->dev];
+  return OK;
+}
+static CUresult m_MemHostAlloc(void **p, size_t n, unsigned int flags) {
+  NEED_INIT("cuMemHostAlloc");
+  (void)flags;
+  if (getenv("MOCK_CUDA_NO_PINNED")) return E_OUT_OF_MEMORY;
+  *p = malloc(n);
+  if (*p) g_live_hosts++;
+  return *p ? OK : E_OUT_OF_MEMORY;
+}
+static CUresult m_MemFreeHost(void *p) { free(p); g_live_hosts--; return OK; }
+static CUresult m_MemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, void *st) {
+  CUresult r;
+  NEED_CTX("cuMemcpyHtoDAsync");
+  if ((r = check_stream("cuMemcpyHtoDAsync", st)) != OK || (r = check_range("cuMemcpyHtoDAsync", "dst", d, n)) != OK) return r;
+  memcpy((void *)(uintptr_t)d, s, n);
+  return OK;
+}
+static CUresult m_MemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, void *st) {
+  CUresult r;
+  NEED_CTX("cuMemcpyDtoHAsync");
+  if ((r = check_stream("cuMemcpyDtoHAsync", st)) != OK || (r = check_range("cuMemcpyDtoHAsync", "src", s, n)) != OK) return r;
+  memcpy(d, (const void *)(uintptr_t)s, n);
+  return OK;
+}
+static CUresult m_MemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
+  CUresult r;
+  NEED_CTX("cuMemcpyDtoDAsync");
+  if ((r = check_stream("cuMemcpyDtoDAsync", st)) != OK || (r = check_range("cuMemcpyDtoDAsync", "src", s, n)) != OK ||
+      (r = check_range("cuMemcpyDtoDAsync", "dst", d, n)) != OK)
+    return r;
+  if (find(s, n)->dev != g_cur->dev || find(d, n)->dev != g_cur->dev)
+    return bad("cuMemcpyDtoDAsync", "a pointer of another GPU (use cuMemcpyPeerAsync)", E_INVALID_VALUE);
+  memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+  return OK;
+}
+static CUresult m_MemcpyPeerAsync(CUdeviceptr d, void *dctx, CUdeviceptr s, void *sctx, size_t n, void *st) {
+  CUresult r;
+  NEED_CTX("cuMemcpyPeerAsync");
+  if ((r = check_stream("cuMemcpyPeerAsync", st)) != OK || (r = check_range("cuMemcpyPeerAsync", "src", s, n)) != OK ||
+      (r = check_range("cuMemcpyPeerAsync", "dst", d, n)) != OK)
+    return r;
+  if (find(s, n)->dev != ((mock_ctx *)sctx)->dev || find(d, n)->dev != ((mock_ctx *)dctx)->dev)
+    return bad("cuMemcpyPeerAsync", "a pointer does not belong to the context given with it", E_INVALID_VALUE);
+  memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+  return OK;
+}
+static CUresult m_MemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, void *st) {
+  CUresult r;
+  size_t i;
+  NEED_CTX("cuMemsetD32Async");
+  if ((r = check_stream("cuMemsetD32Async", st)) != OK || (r = check_range("cuMemsetD32Async", "dst", d, n * 4)) != OK) return r;
+  for (i = 0; i < n; i++) ((unsigned int *)(uintptr_t)d)[i] = v;
+  return OK;
+}
+static CUresult m_DeviceGetDefaultMemPool(void **pool, int dev) { NEED_INIT("cuDeviceGetDefaultMemPool"); *pool = &g_ctx[dev]; return OK; }
+static CUresult m_MemPoolSetAttribute(void *pool, unsigned int attr, void *value) {
+  NEED_INIT("cuMemPoolSetAttribute");
+  (void)pool;
+  if (attr != 4 || *(uint64_t *)value != ~(uint64_t)0) return bad("cuMemPoolSetAttribute", "unexpected attribute", E_INVALID_VALUE);
+  return OK;
+}
+static CUresult m_MemPoolTrimTo(void *pool, size_t keep) { NEED_INIT("cuMemPoolTrimTo"); (void)pool; (void)keep; return OK; }
+
+/* ---- cuGetProcAddress ---------------------------------------------------------------- */
+
+typedef struct { const char *name; int version; void *fn; } mock_sym;
+#define S(n, v) {"cu" #n, v, (void *)m_##n}
+static const mock_sym g_syms[] = {
+  S(GetErrorString, 6000), S(DeviceGetCount, 2000), S(DeviceGet, 2000), S(DeviceGetName, 2000),
+  S(DeviceTotalMem, 3020), S(DeviceGetAttribute, 2000), S(DeviceGetUuid, 11040), S(DeviceCanAccessPeer, 4000),
+  S(DevicePrimaryCtxRetain, 7000), S(DevicePrimaryCtxRelease, 11000), S(CtxSetCurrent, 4000),
+  S(CtxEnablePeerAccess, 4000), S(ModuleLoadData, 2000), S(ModuleUnload, 2000), S(ModuleGetFunction, 2000),
+  S(LaunchKernel, 4000), S(StreamCreate, 2000), S(StreamDestroy, 4000), S(StreamSynchronize, 2000),
+  S(StreamWaitEvent, 3020), S(EventCreate, 2000), S(EventRecord, 2000), S(EventSynchronize, 2000),
+  S(EventDestroy, 4000), S(MemAlloc, 3020), S(MemFree, 3020), S(MemGetInfo, 3020), S(MemHostAlloc, 2020),
+  S(MemFreeHost, 2000), S(MemcpyHtoDAsync, 3020), S(MemcpyDtoHAsync, 3020), S(MemcpyDtoDAsync, 3020),
+  S(MemcpyPeerAsync, 4000), S(MemsetD32Async, 3020), S(MemAllocAsync, 11020), S(MemFreeAsync, 11020),
+  S(DeviceGetDefaultMemPool, 11020), S(MemPoolSetAttribute, 11020), S(MemPoolTrimTo, 11020),
+};
+#undef S
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, unsigned int *status) {
+  size_t i;
+  if (flags != 0) return bad("cuGetProcAddress", "flags should be CU_GET_PROC_ADDRESS_DEFAULT", E_INVALID_VALUE);
+  for (i = 0; i < sizeof g_syms / sizeof g_syms[0]; i++) {
+    if (strcmp(g_syms[i].name, symbol)) continue;
+    if (version != g_syms[i].version) {
+      char buf[160];
+      snprintf(buf, sizeof buf, "%s asked with ABI version %d; the mock implements %d", symbol, version, g_syms[i].version);
+      return bad("cuGetProcAddress", buf, E_INVALID_VALUE);
+    }
+    *pfn = g_syms[i].fn;
+    if (status) *status = 0;
+    return OK;
+  }
+  *pfn = NULL;
+  if (status) *status = 1;   /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+  return E_NOT_FOUND;
+}

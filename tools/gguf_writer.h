@@ -1,0 +1,100 @@
+/* tools/gguf_writer.h — builds the header of a GGUF v3 file in memory:
+ * metadata of every type, then tensor infos. tools/make_model.c streams the
+ * tensor data after it; the tests and the fuzz seeds build whole small files
+ * with it. Header-only, static functions; shapes are given in devkit's
+ * order (outermost first) and written ne0-first as GGUF wants.
+ *
+ * Follows the GGUF specification (ggml's docs/gguf.md): little-endian,
+ * strings are a u64 length and bytes, arrays a u32 element type, a u64
+ * count and the elements, tensor data aligned to general.alignment (32).
+ */
+#ifndef TOOLS_GGUF_WRITER_H
+#define TOOLS_GGUF_WRITER_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* GGUF metadata value types */
+enum { GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32, GW_BOOL, GW_STRING, GW_ARRAY, GW_U64, GW_I64, GW_F64 };
+/* GGML tensor types this writer is used with */
+enum { GW_T_F32 = 0, GW_T_F16 = 1, GW_T_Q4_0 = 2, GW_T_Q8_0 = 8, GW_T_I32 = 26, GW_T_BF16 = 30 };
+
+typedef struct {
+  unsigned char *p;
+  size_t n, cap;
+  int failed;             /* out of memory somewhere: the buffer is useless */
+} gw_buf;
+
+static void gw_bytes(gw_buf *b, const void *src, size_t n) {
+  if (b->failed) return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 1024;
+    unsigned char *p;
+    while (cap < b->n + n) cap *= 2;
+    p = (unsigned char *)realloc(b->p, cap);
+    if (!p) { b->failed = 1; return; }
+    b->p = p;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->p + b->n, src, n);
+  b->n += n;
+}
+static void gw_u8(gw_buf *b, uint8_t v) { gw_bytes(b, &v, 1); }
+static void gw_u32(gw_buf *b, uint32_t v) {
+  unsigned char c[4];
+  c[0] = (unsigned char)v; c[1] = (unsigned char)(v >> 8); c[2] = (unsigned char)(v >> 16); c[3] = (unsigned char)(v >> 24);
+  gw_bytes(b, c, 4);
+}
+static void gw_u64(gw_buf *b, uint64_t v) { gw_u32(b, (uint32_t)v); gw_u32(b, (uint32_t)(v >> 32)); }
+static void gw_f32(gw_buf *b, float f) { uint32_t u; memcpy(&u, &f, 4); gw_u32(b, u); }
+static void gw_strn(gw_buf *b, const char *s, size_t n) { gw_u64(b, n); gw_bytes(b, s, n); }
+static void gw_str(gw_buf *b, const char *s) { gw_strn(b, s, strlen(s)); }
+
+/* the file header: magic, version, tensor count, metadata count */
+static void gw_header(gw_buf *b, uint32_t version, uint64_t n_tensors, uint64_t n_kv) {
+  gw_bytes(b, "GGUF", 4);
+  gw_u32(b, version);
+  gw_u64(b, n_tensors);
+  gw_u64(b, n_kv);
+}
+
+static void gw_key(gw_buf *b, const char *key, uint32_t type) { gw_str(b, key); gw_u32(b, type); }
+static void gw_kv_u32(gw_buf *b, const char *key, uint32_t v) { gw_key(b, key, GW_U32); gw_u32(b, v); }
+static void gw_kv_f32(gw_buf *b, const char *key, float v) { gw_key(b, key, GW_F32); gw_f32(b, v); }
+static void gw_kv_bool(gw_buf *b, const char *key, int v) { gw_key(b, key, GW_BOOL); gw_u8(b, (uint8_t)(v != 0)); }
+static void gw_kv_str(gw_buf *b, const char *key, const char *v) { gw_key(b, key, GW_STRING); gw_str(b, v); }
+static void gw_arr_head(gw_buf *b, const char *key, uint32_t elem, uint64_t n) {
+  gw_key(b, key, GW_ARRAY);
+  gw_u32(b, elem);
+  gw_u64(b, n);
+}
+
+/* a tensor info; offset is from the start of the data section */
+static void gw_tensor_info(gw_buf *b, const char *name, int ndim, const int64_t *shape, uint32_t type, uint64_t offset) {
+  int d;
+  gw_str(b, name);
+  gw_u32(b, (uint32_t)ndim);
+  for (d = ndim - 1; d >= 0; d--) gw_u64(b, (uint64_t)shape[d]);
+  gw_u32(b, type);
+  gw_u64(b, offset);
+}
+
+/* zero bytes up to the next multiple of align */
+static void gw_pad(gw_buf *b, size_t align) {
+  static const unsigned char zero[64] = {0};
+  while (b->n % align) gw_bytes(b, zero, align - b->n % align < 64 ? align - b->n % align : 64);
+}
+
+/* bytes of a tensor of n elements of a GGML type */
+static uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
+  switch (type) {
+  case GW_T_F32: case GW_T_I32: return 4 * n;
+  case GW_T_F16: case GW_T_BF16: return 2 * n;
+  case GW_T_Q8_0: return n / 32 * 34;
+  case GW_T_Q4_0: return n / 32 * 18;
+  default: return 0;
+  }
+}
+
+#endif

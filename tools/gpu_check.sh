@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tools/gpu_check.sh — everything about the CUDA backend that needs a GPU, in
+# one call that fits a 10-minute run on the lent machine:
+#
+#   1. the machine: nvidia-smi, driver, nvcc
+#   2. ./build.sh (regenerates the fatbin only if this nvcc differs)
+#   3. the whole suite on cuda:0 (and cuda:1, the second logical device)
+#   4. the suite's op tests again with the free-list allocator
+#      (DEVKIT_CUDA_NO_POOL=1) and with the bad-id / OOM tests
+#   5. compute-sanitizer memcheck, racecheck and synccheck over the op tests
+#      (where the runtime allows it: Firecracker yes, gVisor no)
+#   6. tools/gpu_perf: GEMV GB/s vs copy bandwidth, matmul vs cuBLAS
+#   7. build/bench -d cuda:0 -d cpu:0 --quick
+#
+#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize perf bench (default: all)
+#
+# Logs go to $OUT (the device tool's folder) or /tmp/gpu_check; the summary
+# is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOGS=${OUT:-/tmp/gpu_check}
+mkdir -p "$LOGS"
+STEPS=${*:-machine build suite alloc sanitize perf bench}
+SUM="$LOGS/summary.txt"
+: > "$SUM"
+note() { echo "$*" | tee -a "$SUM"; }
+has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+export DKT_TIMEOUT=${DKT_TIMEOUT:-300}
+
+if has machine; then
+  { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv; nvcc --version | tail -2; uname -r; } > "$LOGS/machine.log" 2>&1
+  note "machine: $(nvidia-smi -L 2>/dev/null | head -1); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+fi
+
+if has build; then
+  if ./build.sh > "$LOGS/build.log" 2>&1; then note "build: ok ($(grep -o 'fatbin: .*' "$LOGS/build.log" || echo 'fatbin header up to date'))"
+  else note "build: FAILED (build.log)"; tail -20 "$LOGS/build.log"; exit 1; fi
+  cc -O2 -std=c11 -Wall -Wextra -Werror -I. tools/gpu_perf.c -o build/gpu_perf -ldl -lm -lpthread >> "$LOGS/build.log" 2>&1 || note "gpu_perf: build FAILED"
+fi
+
+if has suite; then
+  timeout 420 build/tests --device cuda > "$LOGS/suite.log" 2>&1
+  note "suite on cuda: $(tail -1 "$LOGS/suite.log")"
+  grep -E "^  (FAIL|skip)" "$LOGS/suite.log" | head -40 | tee -a "$SUM"
+  grep -E "^  cuda|^  .*none" "$LOGS/suite.log" | head -5 | tee -a "$SUM"
+fi
+
+if has alloc; then
+  DEVKIT_CUDA_NO_POOL=1 timeout 300 build/tests --device cuda ops_ errors_ tensors_ > "$LOGS/suite_nopool.log" 2>&1
+  note "suite with the free-list allocator: $(tail -1 "$LOGS/suite_nopool.log")"
+  grep -E "^  FAIL" "$LOGS/suite_nopool.log" | head -20 | tee -a "$SUM"
+  DEVKIT_LOGICAL_DEVICES=cuda=1 timeout 200 build/tests --device cuda ops_linear ops_matmul > "$LOGS/suite_one_logical.log" 2>&1
+  note "linear/matmul with one logical device: $(tail -1 "$LOGS/suite_one_logical.log")"
+fi
+
+if has sanitize; then
+  if command -v compute-sanitizer > /dev/null; then
+    for tool in memcheck racecheck synccheck; do
+      # the runner forks a child per test: follow every process
+      timeout 170 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+        build/tests --device cuda ops_ errors_embedding > "$LOGS/sanitize_$tool.log" 2>&1
+      rc=$?
+      errs=$(grep -c "========= \(Invalid\|Race\|Barrier\|Error\|.*hazard\)" "$LOGS/sanitize_$tool.log" || true)
+      note "compute-sanitizer $tool: exit $rc, $errs report lines; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize_$tool.log" | sort | uniq -c | tr '\n' ' ')"
+    done
+  else
+    note "compute-sanitizer: not on this machine"
+  fi
+fi
+
+if has perf; then
+  timeout 200 build/gpu_perf cuda:0 > "$LOGS/perf.log" 2>&1
+  note "perf (targets: gemv >= 80 % of copy, matmul >= 70 % of cuBLAS):"
+  cat "$LOGS/perf.log" | tee -a "$SUM"
+fi
+
+if has bench; then
+  timeout 240 build/bench -d cuda:0 -d cpu:0 --quick > "$LOGS/bench.log" 2>&1
+  note "bench: $(wc -l < "$LOGS/bench.log") lines (bench.log)"
+fi
+
+echo
+echo "==== summary ($LOGS/summary.txt)"
+cat "$SUM"
