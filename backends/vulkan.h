@@ -150,8 +150,9 @@ typedef struct {
 typedef struct { dk_vk_block *block; VkDeviceSize off, size; uint64_t serial; } dk_vk_deferred;
 
 /* Every shader's dtype and op choices are specialization constants 0..5:
- * the driver folds the branches on them when it builds the pipeline. */
-#define DK_VK_SPEC 6
+ * the driver folds the branches on them when it builds the pipeline.
+ * Constant 7 is the workgroup size of the row-reduction shaders. */
+#define DK_VK_SPEC 8
 typedef struct { int spv; uint32_t spec[DK_VK_SPEC]; VkPipeline pipe; } dk_vk_pipe;
 
 typedef struct {
@@ -176,6 +177,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
+  uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
   int dev_mappable;
   VkDeviceSize block_size, max_range, max_alloc;
@@ -1283,7 +1285,10 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
   VkWriteDescriptorSet w[DK_VK_MAX_BIND];
   dk_status s;
   int i;
-  if ((s = dk_vk_begin(d)) != DK_OK || (s = dk_vk_pipeline(d, spv, spec, &pipe)) != DK_OK) return s;
+  uint32_t key[DK_VK_SPEC];
+  memcpy(key, spec, sizeof key);
+  key[7] = d->wg_rows;
+  if ((s = dk_vk_begin(d)) != DK_OK || (s = dk_vk_pipeline(d, spv, key, &pipe)) != DK_OK) return s;
   f = &d->frames[d->rec];
   dk_vk_hazard(d, f->cmd, a->rd, a->nrd, a->wr, a->nwr);
   if (f->bound != pipe) {
@@ -1824,6 +1829,14 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  /* llvmpipe runs a barrier as a switch between the workgroup's SIMD
+   * slices: on a CPU device a reduction wants few of them */
+  d->wg_rows = 256;
+  if (ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    d->wg_rows = ph->subgroup_size >= 4 && ph->subgroup_size <= 256 && !(ph->subgroup_size & (ph->subgroup_size - 1))
+                     ? ph->subgroup_size : 8;
+  e = getenv("DEVKIT_VULKAN_WG_ROWS");
+  if (e && atoi(e) >= 1 && atoi(e) <= 256 && !(atoi(e) & (atoi(e) - 1))) d->wg_rows = (uint32_t)atoi(e);
   e = getenv("DEVKIT_VULKAN_BATCH");
   d->batch = e && atoi(e) > 0 ? atoi(e) : 256;
 
@@ -1905,15 +1918,16 @@ static void dk_vk_close_all(void) {
 /* ==== ops ================================================================= */
 
 /* push constant blocks, member for member as the shaders declare them */
-typedef struct { uint32_t n, o_off, a_off, b_off; float s; uint32_t d1, d2, d3, as[4], bs[4]; } dk_vk_pc_ew;
-typedef struct { uint32_t n, o_off, s_off, d1, d2, d3, os[4], ss[4]; } dk_vk_pc_copy;
+typedef struct { uint32_t m, sh; } dk_vk_magic;   /* dk_div in common.glsl */
+typedef struct { uint32_t n, o_off, a_off, b_off; float s; uint32_t d1, d2, d3, as[4], bs[4]; dk_vk_magic md[3]; } dk_vk_pc_ew;
+typedef struct { uint32_t n, o_off, s_off, d1, d2, d3, os[4], ss[4]; dk_vk_magic md[3]; } dk_vk_pc_copy;
 typedef struct { uint32_t rows, cols; float eps; uint32_t o_off, x_off, w_off, b_off; } dk_vk_pc_norm;
 typedef struct { uint32_t rows, cols, rows_per; float scale; int32_t off; uint32_t o_off, x_off; } dk_vk_pc_softmax;
-typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off, p_off; } dk_vk_pc_rope;
-typedef struct { uint32_t n, D, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; } dk_vk_pc_embed;
+typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off, p_off; dk_vk_magic mrow, mh, mt; } dk_vk_pc_rope;
+typedef struct { uint32_t n, D, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; dk_vk_magic md; } dk_vk_pc_embed;
 typedef struct { uint32_t rows, cols, o_off, x_off; } dk_vk_pc_argmax;
 typedef struct { uint32_t rows, cols, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi; } dk_vk_pc_sample;
-typedef struct { uint32_t T, Hq, S, Hkv, D, Dv; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
+typedef struct { uint32_t T, Hq, S, Hkv, D, Dv, HG; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
@@ -1923,9 +1937,23 @@ typedef struct {
 #define DK_VK_MV_MAXM 8    /* matvec.comp's MMAX */
 #define DK_VK_MV_ROWS 4    /* matvec.comp's R */
 #define DK_VK_MV_XS 4096   /* matvec.comp's XS */
-#define DK_VK_ATT_DMAX 512 /* attention.comp's DMAX */
+#define DK_VK_ATT_HMAX 8    /* attention.comp's HMAX */
+#define DK_VK_ATT_QMAX 2048 /* attention.comp's QMAX */
 
 static int dk_vk_pick(dk_vk_device *d, int with_sg, int without_sg) { return d->sg ? with_sg : without_sg; }
+
+/* multiplier and shifts for n / d in shaders, for any 1 <= d < 2^32
+ * (Granlund and Montgomery, "Division by invariant integers using
+ * multiplication", 1994, figure 4.1) */
+static dk_vk_magic dk_vk_magic_for(uint64_t d) {
+  dk_vk_magic r;
+  uint32_t l = 0;
+  if (d < 1) d = 1;
+  while (l < 32 && ((uint64_t)1 << l) < d) l++;
+  r.m = (uint32_t)(((((uint64_t)1 << l) - d) << 32) / d + 1);
+  r.sh = (l < 1 ? l : 1) | ((l > 1 ? l - 1 : 0) << 8);
+  return r;
+}
 
 /* ---- layouts: shapes with up to three stride arrays, collapsed ----------- */
 
@@ -2032,6 +2060,7 @@ static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
     p.d1 = (uint32_t)shape4[1];
     p.d2 = (uint32_t)shape4[2];
     p.d3 = (uint32_t)shape4[3];
+    for (i = 0; i < 3; i++) p.md[i] = dk_vk_magic_for((uint64_t)shape4[i + 1]);
     for (i = 0; i < 4; i++) {
       p.as[i] = (uint32_t)str4[1][i];
       p.bs[i] = (uint32_t)str4[2][i];
@@ -2088,6 +2117,7 @@ static dk_status dk_vk_strided_copy(dk_vk_device *d, const dk_tensor *dst, int64
     p.d1 = (uint32_t)shape4[1];
     p.d2 = (uint32_t)shape4[2];
     p.d3 = (uint32_t)shape4[3];
+    for (i = 0; i < 3; i++) p.md[i] = dk_vk_magic_for((uint64_t)shape4[i + 1]);
     for (i = 0; i < 4; i++) {
       p.os[i] = (uint32_t)str4[0][i];
       p.ss[i] = (uint32_t)str4[1][i];
@@ -2215,6 +2245,9 @@ static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
   spec[1] = c->i[1] == DK_ROPE_NEOX;
   pc.theta = c->f[0];
   pc.n = (uint32_t)(rows * (D - c->i[0] / 2));
+  pc.mrow = dk_vk_magic_for((uint64_t)(D - c->i[0] / 2));
+  pc.mh = dk_vk_magic_for(pc.H);
+  pc.mt = dk_vk_magic_for(pc.T);
   dk_vk_grid(((uint64_t)pc.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
   return dk_vk_run(d, DK_SPV_ROPE, spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
@@ -2260,12 +2293,17 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   dk_vk_pc_attn pc;
   dk_vk_args args;
   uint32_t gx, gy, spec[DK_VK_SPEC];
-  int64_t rows = q->shape[0] * q->shape[1];
+  int64_t rows = q->shape[0] * q->shape[1], dmax = q->shape[2] > v->shape[2] ? q->shape[2] : v->shape[2];
+  int64_t grp = k->shape[1] ? q->shape[1] / k->shape[1] : 1, hg;
   dk_status s;
   if (rows == 0 || v->shape[2] == 0) return DK_OK;
-  if (q->shape[2] > DK_VK_ATT_DMAX || v->shape[2] > DK_VK_ATT_DMAX)
+  if (dmax > DK_VK_ATT_QMAX)
     return dk__error(DK_ERR_UNSUPPORTED, "dk_attention on %s: head dims %lld/%lld; the Vulkan kernel takes up to %d",
-                     dk_device_name(c->dev), (long long)q->shape[2], (long long)v->shape[2], DK_VK_ATT_DMAX);
+                     dk_device_name(c->dev), (long long)q->shape[2], (long long)v->shape[2], DK_VK_ATT_QMAX);
+  /* the query heads of one kv head that a workgroup serves: a divisor of the
+   * group, as many as fit, so K and V rows are read once for all of them */
+  for (hg = DK_VK_ATT_HMAX; hg > 1; hg--)
+    if (grp % hg == 0 && hg * (dmax ? dmax : 1) <= DK_VK_ATT_QMAX) break;
   memset(&pc, 0, sizeof pc);
   dk_vk_args_init(&args);
   if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
@@ -2282,9 +2320,10 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)q->dtype;
   spec[1] = (uint32_t)k->dtype;
+  pc.HG = (uint32_t)hg;
   pc.scale = c->f[0];
   pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
-  dk_vk_grid((uint64_t)rows, 65535u * 16u, &gx, &gy);
+  dk_vk_grid((uint64_t)(rows / hg), 65535u * 16u, &gx, &gy);
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
@@ -2554,6 +2593,7 @@ static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
       }
       pc.n = (uint32_t)(kc * D);
       pc.D = (uint32_t)D;
+      pc.md = dk_vk_magic_for((uint64_t)D);
       memset(spec, 0, sizeof spec);
       spec[0] = (uint32_t)tab->dtype;
       spec[1] = (uint32_t)o->dtype;

@@ -6,8 +6,9 @@
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define DK_REDUCE
+layout(local_size_x_id = 7) in;   /* WG at most */
+#define WGS gl_WorkGroupSize.x
 #include "common.glsl"
-layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 DK_IN(1, X)
@@ -21,7 +22,7 @@ void main() {
   for (uint row = dk_group(); row < p.rows; row += dk_groups()) {
     uint xb = p.x_off + row * p.cols, bi = 0xffffffffu;
     float best = -1.0 / 0.0;
-    for (uint j = l; j < p.cols; j += WG) {
+    for (uint j = l; j < p.cols; j += WGS) {
       float v = X_ld(DT, xb + j);
       if (v > best) { best = v; bi = j; }
     }

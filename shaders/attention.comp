@@ -1,18 +1,22 @@
 #version 450
-/* Attention with grouped-query heads: one workgroup per (query t, head h).
- * Keys are taken WG at a time: a thread per key for the scores, an online
- * softmax (running max m and sum l, earlier work rescaled by exp(m - m')),
- * then a thread per output dim accumulates p * V in registers. Softmax and
- * sums in f32. q [T,Hq,D], k [S,Hkv,D], v [S,Hkv,Dv], out [T,Hq,Dv]. */
+/* Attention with grouped-query heads. A workgroup serves one query token t
+ * and HG query heads that share one kv head, so each row of K and V is read
+ * once for all of them. Keys are taken WGS at a time: a thread per key
+ * scores it against every head, an online softmax per head (running max m
+ * and sum l; earlier work rescaled by exp(m - m')), then a thread per output
+ * dim accumulates p * V for every head (in shared memory, each dim owned by
+ * one thread, so the workgroup size is free). Softmax and sums in f32.
+ * q [T,Hq,D], k [S,Hkv,D], v [S,Hkv,Dv], out [T,Hq,Dv]. */
 //!variant attention -DDK_SUBGROUPS
 //!variant attention_nosg
 #extension GL_GOOGLE_include_directive : require
-#define WG 64
-#define DMAX 512
-#define NJ (DMAX / WG)
+#define WG 256
+#define HMAX 8        /* heads per workgroup */
+#define QMAX 2048     /* HG * max(D, Dv) <= QMAX (the host picks HG) */
 #define DK_REDUCE
+layout(local_size_x_id = 7) in;   /* WG at most */
+#define WGS gl_WorkGroupSize.x
 #include "common.glsl"
-layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 DK_IN(1, Q)
@@ -23,56 +27,72 @@ layout(constant_id = 0) const uint DTQ = 0u;
 layout(constant_id = 1) const uint DTK = 0u;
 
 layout(push_constant) uniform P {
-  uint T, Hq, S, Hkv, D, Dv;
+  uint T, Hq, S, Hkv, D, Dv, HG;
   float scale;
   int off;
   uint o_off, q_off, k_off, v_off;
 } p;
 
-shared float qs[DMAX];
-shared float ps[WG];
+shared float qs[QMAX];
+shared float acc[QMAX];
+shared float ps[HMAX * WG];
 
 void main() {
-  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv;
-  for (uint row = dk_group(); row < p.T * p.Hq; row += dk_groups()) {
-    uint t = row / p.Hq, h = row % p.Hq, g = h / grp, lim = p.S;
+  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / p.HG;
+  for (uint wg = dk_group(); wg < p.T * per_t; wg += dk_groups()) {
+    uint t = wg / per_t, h0 = (wg % per_t) * p.HG, g = h0 / grp, lim = p.S;
     if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
     barrier();
-    for (uint j = l; j < p.D; j += WG) qs[j] = Q_ld(DTQ, p.q_off + row * p.D + j);
+    for (uint i = l; i < p.HG * p.D; i += WGS) qs[i] = Q_ld(DTQ, p.q_off + (t * p.Hq + h0) * p.D + i);
+    for (uint i = l; i < p.HG * p.Dv; i += WGS) acc[i] = 0.0;
     barrier();
-    float acc[NJ];
-    [[unroll]] for (uint i = 0u; i < NJ; i++) acc[i] = 0.0;
-    float m = -1.0 / 0.0, lsum = 0.0;
-    for (uint s0 = 0u; s0 < lim; s0 += WG) {
+    float m[HMAX], lsum[HMAX], alpha[HMAX], sc[HMAX];
+    [[unroll]] for (uint h = 0u; h < HMAX; h++) { m[h] = -1.0 / 0.0; lsum[h] = 0.0; }
+    for (uint s0 = 0u; s0 < lim; s0 += WGS) {
       uint s = s0 + l;
-      float sc = -1.0 / 0.0;
+      [[unroll]] for (uint h = 0u; h < HMAX; h++) sc[h] = 0.0;
       if (s < lim) {
         uint kb = p.k_off + (s * p.Hkv + g) * p.D;
-        float d = 0.0;
-        for (uint j = 0u; j < p.D; j++) d += qs[j] * K_ld(DTK, kb + j);
-        sc = d * p.scale;
+        for (uint j = 0u; j < p.D; j++) {
+          float kv = K_ld(DTK, kb + j);
+          [[unroll]] for (uint h = 0u; h < HMAX; h++)
+            if (h < p.HG) sc[h] += qs[h * p.D + j] * kv;
+        }
       }
-      float mn = max(m, dk_max(sc));
-      float alpha = exp(m - mn), pk = s < lim ? exp(sc - mn) : 0.0;
       barrier();
-      ps[l] = pk;
+      [[unroll]] for (uint h = 0u; h < HMAX; h++) {
+        if (h >= p.HG) break;
+        float v = s < lim ? sc[h] * p.scale : -1.0 / 0.0;
+        float mn = max(m[h], dk_max(v));
+        alpha[h] = exp(m[h] - mn);
+        float pk = s < lim ? exp(v - mn) : 0.0;
+        ps[h * WG + l] = pk;
+        lsum[h] = lsum[h] * alpha[h] + dk_sum(pk);
+        m[h] = mn;
+      }
       barrier();
-      lsum = lsum * alpha + dk_sum(pk);
-      m = mn;
-      uint cnt = min(uint(WG), lim - s0);
-      [[unroll]] for (uint i = 0u; i < NJ; i++) {
-        uint j = l + i * WG;
-        if (j >= p.Dv) break;
-        float a = acc[i] * alpha;
+      uint cnt = min(WGS, lim - s0);
+      for (uint j = l; j < p.Dv; j += WGS) {
+        float a[HMAX];
+        [[unroll]] for (uint h = 0u; h < HMAX; h++) a[h] = h < p.HG ? acc[h * p.Dv + j] * alpha[h] : 0.0;
         uint vb = p.v_off + (s0 * p.Hkv + g) * p.Dv + j;
-        for (uint k = 0u; k < cnt; k++) a += ps[k] * V_ld(DTK, vb + k * p.Hkv * p.Dv);
-        acc[i] = a;
+        for (uint k = 0u; k < cnt; k++) {
+          float vv = V_ld(DTK, vb + k * p.Hkv * p.Dv);
+          [[unroll]] for (uint h = 0u; h < HMAX; h++)
+            if (h < p.HG) a[h] += ps[h * WG + k] * vv;
+        }
+        [[unroll]] for (uint h = 0u; h < HMAX; h++)
+          if (h < p.HG) acc[h * p.Dv + j] = a[h];
       }
     }
-    [[unroll]] for (uint i = 0u; i < NJ; i++) {
-      uint j = l + i * WG;
-      if (j >= p.Dv) break;
-      O_st(DTQ, p.o_off + row * p.Dv + j, lsum > 0.0 ? acc[i] / lsum : 0.0);
+    barrier();
+    for (uint i = l; i < p.HG * p.Dv; i += WGS) {
+      uint h = i / p.Dv;
+      float ls = 0.0;
+      /* lsum is uniform; pick this element's head without indexing registers */
+      [[unroll]] for (uint q = 0u; q < HMAX; q++)
+        if (q == h) ls = lsum[q];
+      O_st(DTQ, p.o_off + (t * p.Hq + h0) * p.Dv + i, ls > 0.0 ? acc[i] / ls : 0.0);
     }
   }
 }

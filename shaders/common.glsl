@@ -75,11 +75,23 @@ float dk_cvt16(uint dt, uint h) { return dt == DT_F16 ? dk_h2f(h) : dk_bf2f(h); 
     if (dt == DT_F32 || dt == DT_I32) N##32[i] = bits; else N##16[i] = uint16_t(bits);      \
   }
 
+/* n / d for a divisor fixed per dispatch: the host computes m and the two
+ * shifts (Granlund-Montgomery); a multiply-high instead of a division,
+ * which SIMD hardware (and a CPU running shaders) lacks for integers */
+uint dk_div(uint n, uint m, uint sh) {
+  uint hi, lo;
+  umulExtended(n, m, hi, lo);
+  return (hi + ((n - hi) >> (sh & 255u))) >> (sh >> 8);
+}
+
 /* the workgroup's linear index when a grid is spread over x and y */
 uint dk_group() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 uint dk_groups() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y; }
 
-/* ---- workgroup reductions (define WG and DK_REDUCE before including) ---- */
+/* ---- workgroup reductions (define WG and DK_REDUCE before including) ----
+ * WG is the largest workgroup a shader is built for (the shared arrays'
+ * size); the actual size may be smaller, a specialization constant
+ * (local_size_x_id = 7) that the host picks per device. */
 #ifdef DK_REDUCE
 shared float dk_redf[WG];
 shared uint dk_redu[WG];
@@ -118,14 +130,14 @@ uint dk_umin(uint v) {
   return r;
 }
 #else
-/* shared-memory trees for devices without subgroup arithmetic; WG is a
- * power of two */
+/* shared-memory trees for devices without subgroup arithmetic; the
+ * workgroup size is a power of two */
 float dk_sum(float v) {
   uint l = gl_LocalInvocationIndex;
   barrier();
   dk_redf[l] = v;
   barrier();
-  [[unroll]] for (uint s = WG / 2u; s > 0u; s >>= 1u) {
+  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
     if (l < s) dk_redf[l] += dk_redf[l + s];
     barrier();
   }
@@ -136,7 +148,7 @@ float dk_max(float v) {
   barrier();
   dk_redf[l] = v;
   barrier();
-  [[unroll]] for (uint s = WG / 2u; s > 0u; s >>= 1u) {
+  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
     if (l < s) dk_redf[l] = max(dk_redf[l], dk_redf[l + s]);
     barrier();
   }
@@ -147,7 +159,7 @@ uint dk_umin(uint v) {
   barrier();
   dk_redu[l] = v;
   barrier();
-  [[unroll]] for (uint s = WG / 2u; s > 0u; s >>= 1u) {
+  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
     if (l < s) dk_redu[l] = min(dk_redu[l], dk_redu[l + s]);
     barrier();
   }

@@ -6,8 +6,8 @@
 //!variant elementwise
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
-#include "common.glsl"
 layout(local_size_x = WG) in;
+#include "common.glsl"
 
 DK_OUT(0, O)
 DK_IN(1, A)
@@ -27,6 +27,7 @@ layout(push_constant) uniform P {
   uint d1, d2, d3;
   uint as0, as1, as2, as3;
   uint bs0, bs1, bs2, bs3;
+  uint m1, s1, m2, s2, m3, s3;   /* dk_div magic for d1, d2, d3 */
 } p;
 
 /* accurate for small |y|, where exp(y) - 1 cancels */
@@ -68,11 +69,9 @@ void main() {
   for (uint i = dk_group() * WG + gl_LocalInvocationID.x; i < p.n; i += stride) {
     uint ai = i, bi = i;
     if (FLAT == 0u) {
-      uint r = i, c3 = r % p.d3;
-      r /= p.d3;
-      uint c2 = r % p.d2;
-      r /= p.d2;
-      uint c1 = r % p.d1, c0 = r / p.d1;
+      uint r = dk_div(i, p.m3, p.s3), c3 = i - r * p.d3;
+      uint q = dk_div(r, p.m2, p.s2), c2 = r - q * p.d2;
+      uint c0 = dk_div(q, p.m1, p.s1), c1 = q - c0 * p.d1;
       ai = c0 * p.as0 + c1 * p.as1 + c2 * p.as2 + c3 * p.as3;
       bi = c0 * p.bs0 + c1 * p.bs1 + c2 * p.bs2 + c3 * p.bs3;
     }

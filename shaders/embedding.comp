@@ -10,8 +10,9 @@
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define DK_REDUCE
+layout(local_size_x_id = 7) in;   /* WG at most */
+#define WGS gl_WorkGroupSize.x
 #include "common.glsl"
-layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 DK_IN(1, T)
@@ -25,6 +26,7 @@ layout(push_constant) uniform P {
   uint n, D;
   uint o_off, t_off, ids_off;   /* t_off in halves for block formats */
   uint r0, r1, rows, check, slot, n_ids;
+  uint md, sd;   /* dk_div magic for D */
 } p;
 
 float table_at(uint row, uint j) {
@@ -47,7 +49,7 @@ float table_at(uint row, uint j) {
 void main() {
   if (p.check != 0u && dk_group() == 0u) {
     uint first = 0xffffffffu;
-    for (uint k = gl_LocalInvocationID.x; k < p.n_ids; k += WG) {
+    for (uint k = gl_LocalInvocationID.x; k < p.n_ids; k += WGS) {
       int id = int(Ids32[p.ids_off + k]);
       if (id < 0 || id >= int(p.rows)) first = min(first, k);
     }
@@ -58,9 +60,9 @@ void main() {
       status[p.slot * 4u] = 1u;
     }
   }
-  uint stride = dk_groups() * WG;
-  for (uint i = dk_group() * WG + gl_LocalInvocationID.x; i < p.n; i += stride) {
-    uint k = i / p.D, j = i % p.D;
+  uint stride = dk_groups() * WGS;
+  for (uint i = dk_group() * WGS + gl_LocalInvocationID.x; i < p.n; i += stride) {
+    uint k = dk_div(i, p.md, p.sd), j = i - k * p.D;
     int id = int(Ids32[p.ids_off + k]);
     if (id < int(p.r0) || id >= int(p.r1)) continue;
     O_st(DTO, p.o_off + i, table_at(uint(id) - p.r0, j));

@@ -12,8 +12,8 @@
 #define BM 64
 #define BN 64
 #define BK 32
-#include "common.glsl"
 layout(local_size_x = WG) in;
+#include "common.glsl"
 
 DK_OUT(0, O)
 DK_IN(1, A)

@@ -20,8 +20,8 @@
 #define R 4
 #define MMAX 8
 #define XS 4096
-#include "common.glsl"
 layout(local_size_x = WG) in;
+#include "common.glsl"
 
 DK_OUT(0, O)
 DK_IN(1, X)

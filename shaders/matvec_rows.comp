@@ -15,8 +15,8 @@
 #extension GL_GOOGLE_include_directive : require
 #define WG 64
 #define MMAX 8
-#include "common.glsl"
 layout(local_size_x = WG) in;
+#include "common.glsl"
 
 DK_OUT(0, O)
 DK_IN(1, X)

@@ -6,8 +6,9 @@
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define DK_REDUCE
+layout(local_size_x_id = 7) in;   /* WG at most */
+#define WGS gl_WorkGroupSize.x
 #include "common.glsl"
-layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 DK_IN(1, X)
@@ -32,16 +33,16 @@ void main() {
     float mean = 0.0;
     if (layer) {
       float s = 0.0;
-      for (uint j = l; j < n; j += WG) s += X_ld(DT, xb + j);
+      for (uint j = l; j < n; j += WGS) s += X_ld(DT, xb + j);
       mean = dk_sum(s) / float(n);
     }
     float q = 0.0;
-    for (uint j = l; j < n; j += WG) {
+    for (uint j = l; j < n; j += WGS) {
       float v = X_ld(DT, xb + j) - mean;
       q += v * v;
     }
     float inv = 1.0 / sqrt(dk_sum(q) / float(n) + p.eps);
-    for (uint j = l; j < n; j += WG) {
+    for (uint j = l; j < n; j += WGS) {
       float v = (X_ld(DT, xb + j) - mean) * inv;
       if ((FLAGS & 1u) != 0u) v *= W_ld(DTW, p.w_off + j);
       if ((FLAGS & 2u) != 0u) v += Bv_ld(DTW, p.b_off + j);

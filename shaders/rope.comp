@@ -5,8 +5,8 @@
 //!variant rope
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
-#include "common.glsl"
 layout(local_size_x = WG) in;
+#include "common.glsl"
 
 DK_OUT(0, O)
 DK_IN(1, X)
@@ -19,19 +19,21 @@ layout(push_constant) uniform P {
   uint n, D, H, T, n_rot;
   float theta;
   uint o_off, x_off, p_off;
+  uint mrow, srow, mh, sh, mt, st;   /* dk_div magic for D - n_rot/2, H and T */
 } p;
 
 void main() {
   uint per_row = p.D - p.n_rot / 2u, half_ = p.n_rot / 2u;
   uint stride = dk_groups() * WG;
   for (uint i = dk_group() * WG + gl_LocalInvocationID.x; i < p.n; i += stride) {
-    uint r = i / per_row, k = i % per_row, rb = r * p.D;
+    uint r = dk_div(i, p.mrow, p.srow), k = i - r * per_row, rb = r * p.D;
     if (k >= half_) {
       uint j = p.n_rot + (k - half_);
       O_st(DT, p.o_off + rb + j, X_ld(DT, p.x_off + rb + j));
       continue;
     }
-    float pos = float(int(Pos32[p.p_off + (r / p.H) % p.T]));
+    uint tok = dk_div(r, p.mh, p.sh);
+    float pos = float(int(Pos32[p.p_off + tok - dk_div(tok, p.mt, p.st) * p.T]));
     float freq = 1.0 / pow(p.theta, float(2u * k) / float(p.n_rot));
     float v = pos * freq;
     /* reduce to [-pi, pi] in two steps: the hardware's sin/cos are only

@@ -14,8 +14,9 @@
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define DK_REDUCE
+layout(local_size_x_id = 7) in;   /* WG at most */
+#define WGS gl_WorkGroupSize.x
 #include "common.glsl"
-layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 DK_IN(1, X)
@@ -81,13 +82,13 @@ void main() {
       for (int bit = 31; bit >= 0; bit--) {
         uint cand = t | (1u << uint(bit));
         float c = 0.0;
-        for (uint j = l; j < n; j += WG) c += fkey(X_ld(DT, xb + j)) >= cand ? 1.0 : 0.0;
+        for (uint j = l; j < n; j += WGS) c += fkey(X_ld(DT, xb + j)) >= cand ? 1.0 : 0.0;
         if (dk_sum(c) >= float(p.top_k)) t = cand;
       }
       kth = kfloat(t);
     }
     float mm = -1.0 / 0.0;
-    for (uint j = l; j < n; j += WG) {
+    for (uint j = l; j < n; j += WGS) {
       float v = X_ld(DT, xb + j);
       if (v >= kth) mm = max(mm, v / p.temp);
     }
@@ -95,14 +96,14 @@ void main() {
     z = 1.0;
     thr = 0.0;
     float zz = 0.0;
-    for (uint j = l; j < n; j += WG) zz += prob(j);
+    for (uint j = l; j < n; j += WGS) zz += prob(j);
     z = dk_sum(zz);
     if (p.top_p < 1.0) {
       uint t = 0u;
       for (int bit = 31; bit >= 0; bit--) {
         uint cand = t | (1u << uint(bit));
         float s = 0.0;
-        for (uint j = l; j < n; j += WG) {
+        for (uint j = l; j < n; j += WGS) {
           float q = prob(j);
           if (q > 0.0 && fkey(q) >= cand) s += q;
         }
@@ -111,7 +112,7 @@ void main() {
       thr = t >= 0x80000000u ? kfloat(t) : 0.0;
     }
     /* prefix over contiguous chunks */
-    uint chunk = (n + WG - 1u) / WG, j0 = min(n, l * chunk), j1 = min(n, j0 + chunk);
+    uint chunk = (n + WGS - 1u) / WGS, j0 = min(n, l * chunk), j1 = min(n, j0 + chunk);
     float part = 0.0;
     uint last = 0xffffffffu;
     for (uint j = j0; j < j1; j++) {
@@ -124,7 +125,7 @@ void main() {
     barrier();
     if (l == 0u) {
       float acc = 0.0;
-      for (uint t = 0u; t < WG; t++) {
+      for (uint t = 0u; t < WGS; t++) {
         float v = sh_part[t];
         sh_part[t] = acc;
         acc += v;

@@ -6,8 +6,9 @@
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define DK_REDUCE
+layout(local_size_x_id = 7) in;   /* WG at most */
+#define WGS gl_WorkGroupSize.x
 #include "common.glsl"
-layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 DK_IN(1, X)
@@ -27,12 +28,12 @@ void main() {
     uint xb = p.x_off + row * n, ob = p.o_off + row * n, lim = n;
     if (p.off >= 0) lim = min(row % p.rows_per + uint(p.off) + 1u, n);
     float m = -1.0 / 0.0;
-    for (uint j = l; j < lim; j += WG) m = max(m, X_ld(DT, xb + j) * p.scale);
+    for (uint j = l; j < lim; j += WGS) m = max(m, X_ld(DT, xb + j) * p.scale);
     m = dk_max(m);
     float z = 0.0;
-    for (uint j = l; j < lim; j += WG) z += exp(X_ld(DT, xb + j) * p.scale - m);
+    for (uint j = l; j < lim; j += WGS) z += exp(X_ld(DT, xb + j) * p.scale - m);
     z = dk_sum(z);
-    for (uint j = l; j < n; j += WG) {
+    for (uint j = l; j < n; j += WGS) {
       float v = j < lim ? exp(X_ld(DT, xb + j) * p.scale - m) / z : 0.0;
       O_st(DT, ob + j, v);
     }
