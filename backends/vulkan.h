@@ -151,7 +151,9 @@ typedef struct { dk_vk_block *block; VkDeviceSize off, size; uint64_t serial; } 
 
 /* Every shader's dtype and op choices are specialization constants 0..5:
  * the driver folds the branches on them when it builds the pipeline.
- * Constant 7 is the workgroup size of the row-reduction shaders. */
+ * Constant 7 is the workgroup size of the row-reduction shaders, and 6 says
+ * that such a workgroup is exactly one subgroup (barriers become subgroup
+ * barriers). */
 #define DK_VK_SPEC 8
 typedef struct { int spv; uint32_t spec[DK_VK_SPEC]; VkPipeline pipe; } dk_vk_pipe;
 
@@ -178,6 +180,7 @@ typedef struct {
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
+  uint32_t one_sg;                /* that workgroup is one subgroup */
   uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
   int dev_mappable;
   VkDeviceSize block_size, max_range, max_alloc;
@@ -1287,6 +1290,7 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
   int i;
   uint32_t key[DK_VK_SPEC];
   memcpy(key, spec, sizeof key);
+  key[6] = d->one_sg;
   key[7] = d->wg_rows;
   if ((s = dk_vk_begin(d)) != DK_OK || (s = dk_vk_pipeline(d, spv, key, &pipe)) != DK_OK) return s;
   f = &d->frames[d->rec];
@@ -1837,6 +1841,9 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
                      ? ph->subgroup_size : 8;
   e = getenv("DEVKIT_VULKAN_WG_ROWS");
   if (e && atoi(e) >= 1 && atoi(e) <= 256 && !(atoi(e) & (atoi(e) - 1))) d->wg_rows = (uint32_t)atoi(e);
+  /* only where the subgroup size is fixed (lavapipe: the SIMD width) is a
+   * workgroup of that size known to be one subgroup */
+  d->one_sg = d->sg && ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && d->wg_rows == ph->subgroup_size;
   e = getenv("DEVKIT_VULKAN_BATCH");
   d->batch = e && atoi(e) > 0 ? atoi(e) : 256;
 
@@ -1927,7 +1934,7 @@ typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off,
 typedef struct { uint32_t n, D, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; dk_vk_magic md; } dk_vk_pc_embed;
 typedef struct { uint32_t rows, cols, o_off, x_off; } dk_vk_pc_argmax;
 typedef struct { uint32_t rows, cols, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi; } dk_vk_pc_sample;
-typedef struct { uint32_t T, Hq, S, Hkv, D, Dv, HG; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
+typedef struct { uint32_t T, Hq, S, Hkv, D, Dv; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
@@ -2320,7 +2327,7 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)q->dtype;
   spec[1] = (uint32_t)k->dtype;
-  pc.HG = (uint32_t)hg;
+  spec[2] = (uint32_t)hg;
   pc.scale = c->f[0];
   pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
   dk_vk_grid((uint64_t)(rows / hg), 65535u * 16u, &gx, &gy);

@@ -25,9 +25,10 @@ DK_IN(3, V)
 
 layout(constant_id = 0) const uint DTQ = 0u;
 layout(constant_id = 1) const uint DTK = 0u;
+layout(constant_id = 2) const uint HG = 1u;    /* query heads per workgroup, <= HMAX */
 
 layout(push_constant) uniform P {
-  uint T, Hq, S, Hkv, D, Dv, HG;
+  uint T, Hq, S, Hkv, D, Dv;
   float scale;
   int off;
   uint o_off, q_off, k_off, v_off;
@@ -38,30 +39,28 @@ shared float acc[QMAX];
 shared float ps[HMAX * WG];
 
 void main() {
-  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / p.HG;
+  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / HG;
   for (uint wg = dk_group(); wg < p.T * per_t; wg += dk_groups()) {
-    uint t = wg / per_t, h0 = (wg % per_t) * p.HG, g = h0 / grp, lim = p.S;
+    uint t = wg / per_t, h0 = (wg % per_t) * HG, g = h0 / grp, lim = p.S;
     if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
-    barrier();
-    for (uint i = l; i < p.HG * p.D; i += WGS) qs[i] = Q_ld(DTQ, p.q_off + (t * p.Hq + h0) * p.D + i);
-    for (uint i = l; i < p.HG * p.Dv; i += WGS) acc[i] = 0.0;
-    barrier();
+    DK_BARRIER();
+    for (uint i = l; i < HG * p.D; i += WGS) qs[i] = Q_ld(DTQ, p.q_off + (t * p.Hq + h0) * p.D + i);
+    for (uint i = l; i < HG * p.Dv; i += WGS) acc[i] = 0.0;
+    DK_BARRIER();
     float m[HMAX], lsum[HMAX], alpha[HMAX], sc[HMAX];
-    [[unroll]] for (uint h = 0u; h < HMAX; h++) { m[h] = -1.0 / 0.0; lsum[h] = 0.0; }
+    [[unroll]] for (uint h = 0u; h < HG; h++) { m[h] = -1.0 / 0.0; lsum[h] = 0.0; }
     for (uint s0 = 0u; s0 < lim; s0 += WGS) {
       uint s = s0 + l;
-      [[unroll]] for (uint h = 0u; h < HMAX; h++) sc[h] = 0.0;
+      [[unroll]] for (uint h = 0u; h < HG; h++) sc[h] = 0.0;
       if (s < lim) {
         uint kb = p.k_off + (s * p.Hkv + g) * p.D;
         for (uint j = 0u; j < p.D; j++) {
           float kv = K_ld(DTK, kb + j);
-          [[unroll]] for (uint h = 0u; h < HMAX; h++)
-            if (h < p.HG) sc[h] += qs[h * p.D + j] * kv;
+          [[unroll]] for (uint h = 0u; h < HG; h++) sc[h] += qs[h * p.D + j] * kv;
         }
       }
-      barrier();
-      [[unroll]] for (uint h = 0u; h < HMAX; h++) {
-        if (h >= p.HG) break;
+      DK_BARRIER();
+      [[unroll]] for (uint h = 0u; h < HG; h++) {
         float v = s < lim ? sc[h] * p.scale : -1.0 / 0.0;
         float mn = max(m[h], dk_max(v));
         alpha[h] = exp(m[h] - mn);
@@ -70,27 +69,25 @@ void main() {
         lsum[h] = lsum[h] * alpha[h] + dk_sum(pk);
         m[h] = mn;
       }
-      barrier();
+      DK_BARRIER();
       uint cnt = min(WGS, lim - s0);
       for (uint j = l; j < p.Dv; j += WGS) {
         float a[HMAX];
-        [[unroll]] for (uint h = 0u; h < HMAX; h++) a[h] = h < p.HG ? acc[h * p.Dv + j] * alpha[h] : 0.0;
+        [[unroll]] for (uint h = 0u; h < HG; h++) a[h] = acc[h * p.Dv + j] * alpha[h];
         uint vb = p.v_off + (s0 * p.Hkv + g) * p.Dv + j;
         for (uint k = 0u; k < cnt; k++) {
           float vv = V_ld(DTK, vb + k * p.Hkv * p.Dv);
-          [[unroll]] for (uint h = 0u; h < HMAX; h++)
-            if (h < p.HG) a[h] += ps[h * WG + k] * vv;
+          [[unroll]] for (uint h = 0u; h < HG; h++) a[h] += ps[h * WG + k] * vv;
         }
-        [[unroll]] for (uint h = 0u; h < HMAX; h++)
-          if (h < p.HG) acc[h * p.Dv + j] = a[h];
+        [[unroll]] for (uint h = 0u; h < HG; h++) acc[h * p.Dv + j] = a[h];
       }
     }
-    barrier();
-    for (uint i = l; i < p.HG * p.Dv; i += WGS) {
+    DK_BARRIER();
+    for (uint i = l; i < HG * p.Dv; i += WGS) {
       uint h = i / p.Dv;
       float ls = 0.0;
       /* lsum is uniform; pick this element's head without indexing registers */
-      [[unroll]] for (uint q = 0u; q < HMAX; q++)
+      [[unroll]] for (uint q = 0u; q < HG; q++)
         if (q == h) ls = lsum[q];
       O_st(DTQ, p.o_off + (t * p.Hq + h0) * p.Dv + i, ls > 0.0 ? acc[i] / ls : 0.0);
     }

@@ -88,6 +88,20 @@ uint dk_div(uint n, uint m, uint sh) {
 uint dk_group() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 uint dk_groups() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y; }
 
+/* A workgroup barrier, or only a subgroup one when the workgroup is a single
+ * subgroup (specialization constant 6, set by the host where it holds: CPU
+ * devices, whose barrier() is a costly switch between SIMD slices). */
+#ifdef DK_SUBGROUPS
+layout(constant_id = 6) const uint ONE_SG = 0u;
+#define DK_BARRIER()                                                           \
+  do {                                                                         \
+    if (ONE_SG != 0u) { subgroupMemoryBarrierShared(); subgroupBarrier(); }    \
+    else barrier();                                                            \
+  } while (false)
+#else
+#define DK_BARRIER() barrier()
+#endif
+
 /* ---- workgroup reductions (define WG and DK_REDUCE before including) ----
  * WG is the largest workgroup a shader is built for (the shared arrays'
  * size); the actual size may be smaller, a specialization constant

@@ -120,9 +120,9 @@ void main() {
       part += q;
       if (q > 0.0) last = j;
     }
-    barrier();
+    DK_BARRIER();
     sh_part[l] = part;
-    barrier();
+    DK_BARRIER();
     if (l == 0u) {
       float acc = 0.0;
       for (uint t = 0u; t < WGS; t++) {
@@ -132,7 +132,7 @@ void main() {
       }
       sh_total = acc;
     }
-    barrier();
+    DK_BARRIER();
     float target = uniform01(row) * sh_total, excl = sh_part[l];
     uint pick = 0xffffffffu;
     if (excl <= target && excl + part > target) {
