@@ -570,6 +570,8 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
   if (api13 || has_dot_ext) f12.pNext = &fdot;
   dk_vk.fn.GetPhysicalDeviceFeatures2(pd, &f2);
   ph->has_16bit = f11.storageBuffer16BitAccess;
+  /* every shader reads f16/bf16 and the GGUF blocks through 16-bit storage */
+  if (!ph->has_16bit) return 0;
   ph->has_robust = f2.features.robustBufferAccess;
   ph->has_f16 = f12.shaderFloat16;
   ph->has_int_dot = fdot.shaderIntegerDotProduct;
@@ -647,7 +649,7 @@ static int dk_vk_probe(char *note, size_t note_len) {
   for (i = 0; i < n; i++)
     if (dk_vk_describe(pds[i], &dk_vk.phys[dk_vk.nphys])) dk_vk.nphys++;
   if (dk_vk.nphys == 0) {
-    snprintf(note, note_len, "%u Vulkan device(s), none with a compute queue and Vulkan 1.2", n);
+    snprintf(note, note_len, "%u Vulkan device(s), none with a compute queue, Vulkan 1.2 and storageBuffer16BitAccess", n);
     dk_vk_unload();
     return 0;
   }
@@ -1747,9 +1749,6 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   unsigned long long env;
   const char *e;
 
-  if (!ph->has_16bit)
-    return dk__error(DK_ERR_UNSUPPORTED, "%s lacks storageBuffer16BitAccess, which devkit's shaders need",
-                     ph->props.deviceName);
   d = (dk_vk_device *)calloc(1, sizeof *d);
   if (!d) return dk__error(DK_ERR_OUT_OF_MEMORY, "opening vulkan:%d: out of host memory", logical);
   d->logical = logical;

@@ -53,20 +53,20 @@ void main() {
   for (uint k0 = 0u; k0 < p.K; k0 += BK) {
     barrier();
     /* A tile: consecutive threads walk k (A rows are contiguous) */
-    [[unroll]] for (uint e = 0u; e < (BM * BK) / WG; e++) {
+    for (uint e = 0u; e < (BM * BK) / WG; e++) {
       uint idx = l + e * WG, mm = idx / BK, kk = idx % BK;
       uint gm = m0 + mm, gk = k0 + kk;
       As[kk][mm] = (gm < p.M && gk < p.K) ? A_ld(DTA, ab + gm * p.a_rs + gk) : 0.0;
     }
 #if BT == 0
     if (B_ROWS != 0u) {
-      [[unroll]] for (uint e = 0u; e < (BN * BK) / WG; e++) {
+      for (uint e = 0u; e < (BN * BK) / WG; e++) {
         uint idx = l + e * WG, kk = idx / BN, nn = idx % BN;
         uint gn = n0 + nn, gk = k0 + kk;
         Bs[kk][nn] = (gn < p.N && gk < p.K) ? B_ld(DTB, bb + gk * p.b_rs + gn) : 0.0;
       }
     } else {
-      [[unroll]] for (uint e = 0u; e < (BN * BK) / WG; e++) {
+      for (uint e = 0u; e < (BN * BK) / WG; e++) {
         uint idx = l + e * WG, nn = idx / BK, kk = idx % BK;
         uint gn = n0 + nn, gk = k0 + kk;
         Bs[kk][nn] = (gn < p.N && gk < p.K) ? B_ld(DTB, bb + gk * p.b_rs + gn * p.b_cs) : 0.0;
@@ -109,7 +109,7 @@ void main() {
     }
 #endif
     barrier();
-    [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
+    for (uint kk = 0u; kk < BK; kk++) {
       float a[4], b[4];
       [[unroll]] for (uint i = 0u; i < 4u; i++) a[i] = As[kk][tm + 16u * i];
       [[unroll]] for (uint j = 0u; j < 4u; j++) b[j] = Bs[kk][tn + 16u * j];
