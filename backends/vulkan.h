@@ -1928,11 +1928,11 @@ typedef struct { uint32_t m, sh; } dk_vk_magic;   /* dk_div in common.glsl */
 typedef struct { uint32_t n, o_off, a_off, b_off; float s; uint32_t d1, d2, d3, as[4], bs[4]; dk_vk_magic md[3]; } dk_vk_pc_ew;
 typedef struct { uint32_t n, o_off, s_off, d1, d2, d3, os[4], ss[4]; dk_vk_magic md[3]; } dk_vk_pc_copy;
 typedef struct { uint32_t rows, cols; float eps; uint32_t o_off, x_off, w_off, b_off; } dk_vk_pc_norm;
-typedef struct { uint32_t rows, cols, rows_per; float scale; int32_t off; uint32_t o_off, x_off; } dk_vk_pc_softmax;
-typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off, p_off; dk_vk_magic mrow, mh, mt; } dk_vk_pc_rope;
+typedef struct { uint32_t rows, cols, rows_per; float scale; int32_t off; uint32_t o_off, x_off, row_base; } dk_vk_pc_softmax;
+typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off, p_off; dk_vk_magic mrow, mh, mt; uint32_t row_base; } dk_vk_pc_rope;
 typedef struct { uint32_t n, D, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; dk_vk_magic md; } dk_vk_pc_embed;
 typedef struct { uint32_t rows, cols, o_off, x_off; } dk_vk_pc_argmax;
-typedef struct { uint32_t rows, cols, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi; } dk_vk_pc_sample;
+typedef struct { uint32_t rows, cols, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi, row_base; } dk_vk_pc_sample;
 typedef struct { uint32_t T, Hq, S, Hkv, D, Dv; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
 typedef struct {
@@ -2195,7 +2195,7 @@ static dk_status dk_vk_norm(dk_vk_device *d, const dk_call *c) {
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_NORM, DK_SPV_NORM_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
-static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
+static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c, int64_t row_base, int64_t rows_per) {
   const dk_tensor *o = c->t[0], *x = c->t[1];
   dk_vk_pc_softmax pc;
   dk_vk_args args;
@@ -2213,8 +2213,9 @@ static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
   pc.cols = (uint32_t)cols;
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)x->dtype;
+  pc.row_base = (uint32_t)row_base;
   if (c->op == DK_OP_SOFTMAX_MASKED) {
-    pc.rows_per = (uint32_t)x->shape[x->ndim - 2];
+    pc.rows_per = (uint32_t)rows_per;
     pc.scale = c->f[0];
     pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
   } else {
@@ -2227,7 +2228,7 @@ static dk_status dk_vk_softmax(dk_vk_device *d, const dk_call *c) {
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SOFTMAX, DK_SPV_SOFTMAX_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
-static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
+static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c, int64_t row_base, int64_t heads) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *pos = c->t[2];
   dk_vk_pc_rope pc;
   dk_vk_args args;
@@ -2243,7 +2244,8 @@ static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
       (s = dk_vk_arg_t(d, &args, 2, pos, 0, &pc.p_off, "positions")) != DK_OK)
     return s;
   pc.D = (uint32_t)D;
-  pc.H = (uint32_t)(x->ndim == 2 ? 1 : x->shape[x->ndim - 2]);
+  pc.H = (uint32_t)heads;
+  pc.row_base = (uint32_t)row_base;
   pc.T = (uint32_t)pos->shape[0];
   pc.n_rot = (uint32_t)c->i[0];
   memset(spec, 0, sizeof spec);
@@ -2258,7 +2260,7 @@ static dk_status dk_vk_rope(dk_vk_device *d, const dk_call *c) {
   return dk_vk_run(d, DK_SPV_ROPE, spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
-static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c) {
+static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c, int64_t row_base) {
   const dk_tensor *o = c->t[0], *x = c->t[1];
   dk_vk_args args;
   int64_t cols = dk_vk_cols(x), rows = cols ? dk_tensor_numel(x) / cols : 0;
@@ -2288,6 +2290,7 @@ static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c) {
     pc.top_k = c->i[0] > 0x7fffffff ? 0x7fffffff : (c->i[0] < 0 ? 0 : (int32_t)c->i[0]);
     pc.temp = c->f[0];
     pc.top_p = c->f[1];
+    pc.row_base = (uint32_t)row_base;
     pc.seed_lo = (uint32_t)(c->u & 0xffffffffu);
     pc.seed_hi = (uint32_t)(c->u >> 32);
     return dk_vk_run(d, dk_vk_pick(d, DK_SPV_SAMPLE, DK_SPV_SAMPLE_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
@@ -2619,25 +2622,114 @@ static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
 
 /* ==== the table =========================================================== */
 
+/* ---- ops over rows whose tensors are larger than one binding ---------------- */
+
+/* rows [r0, r0 + n) of a contiguous t, as a stack view (no reference: it
+ * lives for one call); `cols` elements per row */
+static void dk_vk_row_view(const dk_tensor *t, int64_t cols, int64_t r0, int64_t n, dk_tensor *v) {
+  memcpy(v, t, sizeof *v);
+  v->ndim = 2;
+  v->shape[0] = n;
+  v->shape[1] = cols;
+  v->stride[0] = cols;
+  v->stride[1] = 1;
+  v->offset = t->offset + dk__elem_offset_bytes(t->dtype, r0 * cols);
+}
+
+static int dk_vk_row_op(const dk_call *c) {
+  switch (c->op) {
+  case DK_OP_RMSNORM: case DK_OP_LAYERNORM: case DK_OP_SOFTMAX: case DK_OP_SOFTMAX_MASKED: case DK_OP_ROPE:
+  case DK_OP_ARGMAX: case DK_OP_SAMPLE: return 1;
+  default: return 0;
+  }
+}
+
+/* One op on rows [r0, r0 + n): the per-row operands become views of those
+ * rows; what the shader counts from the whole tensor comes as row_base. */
+static dk_status dk_vk_rows_call(dk_vk_device *d, const dk_call *c, int64_t r0, int64_t n, int64_t cols) {
+  dk_call cc;
+  dk_tensor vo, vx, vb;
+  const dk_tensor *x = c->t[1];
+  int64_t rows_per = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1;
+  memcpy(&cc, c, sizeof cc);
+  dk_vk_row_view(c->t[1], cols, r0, n, &vx);
+  cc.t[1] = &vx;
+  /* argmax/sample write one i32 per row */
+  dk_vk_row_view(c->t[0], c->op == DK_OP_ARGMAX || c->op == DK_OP_SAMPLE ? 1 : cols, r0, n, &vo);
+  cc.t[0] = &vo;
+  if (c->op == DK_OP_SWIGLU || (c->op <= DK_OP_DIV)) {
+    dk_vk_row_view(c->t[2], cols, r0, n, &vb);
+    cc.t[2] = &vb;
+  }
+  switch (c->op) {
+  case DK_OP_RMSNORM: case DK_OP_LAYERNORM: return dk_vk_norm(d, &cc);
+  case DK_OP_SOFTMAX: case DK_OP_SOFTMAX_MASKED: return dk_vk_softmax(d, &cc, r0, rows_per);
+  case DK_OP_ROPE: return dk_vk_rope(d, &cc, r0, x->ndim == 2 ? 1 : rows_per);
+  case DK_OP_ARGMAX: case DK_OP_SAMPLE: return dk_vk_pick_op(d, &cc, r0);
+  case DK_OP_COPY: return dk_vk_copy_op(d, &cc);
+  default: return dk_vk_elementwise(d, &cc);
+  }
+}
+
+/* Row ops, and same-shape elementwise ops and conversions (split as rows of
+ * one element block), whose tensors do not fit one binding run in pieces. */
+static int dk_vk_split(dk_vk_device *d, const dk_call *c, dk_status *st) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int64_t cols, rows, step, r0;
+  VkDeviceSize big, cap = dk_vk_window_cap(d);
+  int flat = 0, i;
+  if (!dk_vk_row_op(c)) {
+    /* elementwise on equal shapes, or a contiguous conversion */
+    if (c->op == DK_OP_COPY) flat = dk_tensor_is_contiguous(o) && dk_tensor_is_contiguous(x) && o->dtype != x->dtype;
+    else if (c->op <= DK_OP_SWIGLU) flat = dk_tensor_numel(x) == dk_tensor_numel(o) &&
+                                           (!(c->op <= DK_OP_DIV || c->op == DK_OP_SWIGLU) || dk_tensor_numel(c->t[2]) == dk_tensor_numel(o));
+    if (!flat) return 0;
+  }
+  big = dk_tensor_nbytes(o);
+  for (i = 1; i < DK_MAX_OPERANDS; i++)
+    if (c->t[i] && (VkDeviceSize)dk_tensor_nbytes(c->t[i]) > big) big = dk_tensor_nbytes(c->t[i]);
+  if (big <= cap) return 0;
+  /* pieces of a whole number of rows; flat ops use rows of 64 elements */
+  cols = flat ? 64 : dk_vk_cols(x);
+  rows = cols ? dk_tensor_numel(x) / cols : 0;
+  if (flat && dk_tensor_numel(x) % 64) return 0;
+  {
+    VkDeviceSize row_bytes = 0;
+    for (i = 0; i < DK_MAX_OPERANDS; i++)
+      if (c->t[i] && (i < 2 || c->op <= DK_OP_DIV || c->op == DK_OP_SWIGLU)) {
+        VkDeviceSize rb = dk__row_bytes(c->t[i]->dtype, i == 0 && (c->op == DK_OP_ARGMAX || c->op == DK_OP_SAMPLE) ? 1 : cols);
+        if (rb > row_bytes) row_bytes = rb;
+      }
+    step = row_bytes ? (int64_t)(cap / row_bytes) : rows;
+  }
+  if (step < 1) return 0;
+  *st = DK_OK;
+  for (r0 = 0; r0 < rows && *st == DK_OK; r0 += step) *st = dk_vk_rows_call(d, c, r0, rows - r0 < step ? rows - r0 : step, cols);
+  return 1;
+}
+
 static dk_status dk_vk_op(const dk_call *c) {
   dk_vk_device *d = dk_vk.dev[c->dev.index];
   uint64_t v0 = dk_vk_tls_msgs;
+  const dk_tensor *x = c->t[1];
   dk_status s;
   if (d->lost) return dk_vk_begin(d);
+  if (dk_vk_split(d, c, &s)) goto done;
   switch (c->op) {
   case DK_OP_RMSNORM: case DK_OP_LAYERNORM: s = dk_vk_norm(d, c); break;
-  case DK_OP_SOFTMAX: case DK_OP_SOFTMAX_MASKED: s = dk_vk_softmax(d, c); break;
+  case DK_OP_SOFTMAX: case DK_OP_SOFTMAX_MASKED: s = dk_vk_softmax(d, c, 0, x->ndim >= 2 ? x->shape[x->ndim - 2] : 1); break;
   case DK_OP_MATMUL: s = dk_vk_matmul(d, c); break;
   case DK_OP_LINEAR: s = dk_vk_linear(d, c); break;
   case DK_OP_EMBEDDING: s = dk_vk_embedding(d, c); break;
-  case DK_OP_ROPE: s = dk_vk_rope(d, c); break;
+  case DK_OP_ROPE: s = dk_vk_rope(d, c, 0, x->ndim == 2 ? 1 : x->shape[x->ndim - 2]); break;
   case DK_OP_CONCAT: s = dk_vk_concat(d, c); break;
   case DK_OP_COPY: s = dk_vk_copy_op(d, c); break;
   case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
-  case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c); break;
+  case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c, 0); break;
   case DK_OP_ATTENTION: s = dk_vk_attention(d, c); break;
   default: s = dk_vk_elementwise(d, c); break;
   }
+done:
   if (s == DK_OK && dk_vk_tls_msgs != v0)
     s = dk__error(DK_ERR_BACKEND, "%s on %s: the Vulkan validation layer reported: %s", dk__op_name(c->op),
                   dk_device_name(c->dev), dk_validation_last());

@@ -20,6 +20,7 @@ layout(push_constant) uniform P {
   float theta;
   uint o_off, x_off, p_off;
   uint mrow, srow, mh, sh, mt, st;   /* dk_div magic for D - n_rot/2, H and T */
+  uint row_base;   /* rows before this dispatch's first (positions count from the tensor's) */
 } p;
 
 void main() {
@@ -32,7 +33,7 @@ void main() {
       O_st(DT, p.o_off + rb + j, X_ld(DT, p.x_off + rb + j));
       continue;
     }
-    uint tok = dk_div(r, p.mh, p.sh);
+    uint tok = dk_div(p.row_base + r, p.mh, p.sh);
     float pos = float(int(Pos32[p.p_off + tok - dk_div(tok, p.mt, p.st) * p.T]));
     float freq = 1.0 / pow(p.theta, float(2u * k) / float(p.n_rot));
     float v = pos * freq;

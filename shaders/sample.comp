@@ -28,6 +28,7 @@ layout(push_constant) uniform P {
   int top_k;
   float temp, top_p;
   uint seed_lo, seed_hi;
+  uint row_base;   /* rows before this dispatch's first (the draw counts from the tensor's) */
 } p;
 
 shared float sh_part[WG];
@@ -133,7 +134,7 @@ void main() {
       sh_total = acc;
     }
     DK_BARRIER();
-    float target = uniform01(row) * sh_total, excl = sh_part[l];
+    float target = uniform01(p.row_base + row) * sh_total, excl = sh_part[l];
     uint pick = 0xffffffffu;
     if (excl <= target && excl + part > target) {
       float acc = excl;

@@ -20,13 +20,14 @@ layout(push_constant) uniform P {
   float scale;
   int off;
   uint o_off, x_off;
+  uint row_base;   /* rows before this dispatch's first (the mask counts from the tensor's) */
 } p;
 
 void main() {
   uint l = gl_LocalInvocationID.x, n = p.cols;
   for (uint row = dk_group(); row < p.rows; row += dk_groups()) {
     uint xb = p.x_off + row * n, ob = p.o_off + row * n, lim = n;
-    if (p.off >= 0) lim = min(row % p.rows_per + uint(p.off) + 1u, n);
+    if (p.off >= 0) lim = min((p.row_base + row) % p.rows_per + uint(p.off) + 1u, n);
     float m = -1.0 / 0.0;
     for (uint j = l; j < lim; j += WGS) m = max(m, X_ld(DT, xb + j) * p.scale);
     m = dk_max(m);

@@ -149,6 +149,72 @@ DKT_TEST(vulkan_binding_windows, 0) {
   }
 }
 
+/* ---- row ops and elementwise ops in pieces, against the CPU backend ------------------ */
+
+typedef dk_status (*op_runner)(dk_tensor *o, dk_tensor *x, dk_tensor *aux);
+
+static dk_status run_softmax(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { (void)aux; return dk_softmax_masked(o, x, 0.5f, 5); }
+static dk_status run_rmsnorm(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { return dk_rmsnorm(o, x, aux, 1e-5f); }
+static dk_status run_silu(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { (void)aux; return dk_silu(o, x); }
+static dk_status run_mul(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { return dk_mul(o, x, aux); }
+static dk_status run_swiglu(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { return dk_swiglu(o, x, aux); }
+static dk_status run_copy(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { (void)aux; return dk_copy(o, x); }
+static dk_status run_argmax(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { (void)aux; return dk_argmax(o, x); }
+static dk_status run_sample(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { (void)aux; return dk_sample(o, x, 0.8f, 20, 0.9f, 77); }
+static dk_status run_rope(dk_tensor *o, dk_tensor *x, dk_tensor *aux) { return dk_rope(o, x, aux, 64, 10000.0f, DK_ROPE_NEOX); }
+
+/* op on vulkan and on cpu:0 with the same inputs; the results must agree */
+static void same_as_cpu(dkt *t, const char *what, op_runner fn, dk_dtype odt, int nd, const int64_t *xs, int ond,
+                        const int64_t *os, int aux_kind, int64_t aux_n, double tol) {
+  dk_device cpu;
+  dk_tensor *xc = NULL, *ac = NULL, *oc = NULL, *xv = NULL, *av = NULL, *ov = NULL;
+  int64_t n = 1, i;
+  double *got, *want;
+  cpu.backend = DK_CPU;
+  cpu.index = 0;
+  for (i = 0; i < ond; i++) n *= os[i];
+  got = dkt_alloc(n);
+  want = dkt_alloc(n);
+  xc = dkt_random(t, cpu, DK_F32, nd, xs, "x", -4, 4, NULL);
+  if (aux_kind == 1) ac = dkt_random(t, cpu, DK_F32, 1, &aux_n, "w", -2, 2, NULL);
+  if (aux_kind == 2) ac = dkt_random(t, cpu, DK_F32, nd, xs, "b", -2, 2, NULL);
+  if (aux_kind == 3) {
+    int32_t *pos = (int32_t *)malloc(sizeof(int32_t) * (size_t)aux_n);
+    for (i = 0; i < aux_n; i++) pos[i] = (int32_t)(i * 37 % 4000);
+    ac = dkt_ids(t, cpu, 1, &aux_n, "positions", pos);
+    free(pos);
+  }
+  if (xc && (aux_kind == 0 || ac) && dk_tensor_new(cpu, odt, ond, os, "out", &oc) == DK_OK &&
+      dk_to(xc, t->dev, &xv) == DK_OK && (!ac || dk_to(ac, t->dev, &av) == DK_OK) &&
+      dk_tensor_new(t->dev, odt, ond, os, "out", &ov) == DK_OK) {
+    dk_status s = fn(ov, xv, av);
+    if (s != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "%s on vulkan: %s", what, dk_last_error());
+    else if (fn(oc, xc, ac) != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "%s on cpu: %s", what, dk_last_error());
+    else if (dkt_read(t, ov, got) && dkt_read(t, oc, want)) dkt_close(t, what, got, want, n, tol, tol);
+  } else {
+    dkt_fail_at(t, __FILE__, __LINE__, "%s: setting up: %s", what, dk_last_error());
+  }
+  dk_tensor_free(xc); dk_tensor_free(ac); dk_tensor_free(oc);
+  dk_tensor_free(xv); dk_tensor_free(av); dk_tensor_free(ov);
+  free(got); free(want);
+}
+
+DKT_TEST(vulkan_ops_in_pieces, 0) {
+  int64_t xs[3] = {2, 48, 320}, rows[1] = {96}, x2[2] = {96, 320}, rs[3] = {64, 4, 128};
+  VK_ONLY(t);
+  /* 120 KB tensors against a 64 KiB binding: every op below runs in pieces */
+  if (!reopen(t, "DEVKIT_VULKAN_MAX_BINDING", "65536")) return;
+  same_as_cpu(t, "masked softmax in pieces", run_softmax, DK_F32, 3, xs, 3, xs, 0, 0, 1e-6);
+  same_as_cpu(t, "rmsnorm in pieces", run_rmsnorm, DK_F32, 2, x2, 2, x2, 1, 320, 1e-5);
+  same_as_cpu(t, "silu in pieces", run_silu, DK_F32, 2, x2, 2, x2, 0, 0, 1e-6);
+  same_as_cpu(t, "mul in pieces", run_mul, DK_F32, 2, x2, 2, x2, 2, 0, 1e-6);
+  same_as_cpu(t, "swiglu in pieces", run_swiglu, DK_F32, 2, x2, 2, x2, 2, 0, 1e-6);
+  same_as_cpu(t, "f32 -> f16 copy in pieces", run_copy, DK_F16, 2, x2, 2, x2, 0, 0, 0);
+  same_as_cpu(t, "argmax in pieces", run_argmax, DK_I32, 2, x2, 1, rows, 0, 0, 0);
+  same_as_cpu(t, "sample in pieces", run_sample, DK_I32, 2, x2, 1, rows, 0, 0, 0);
+  same_as_cpu(t, "rope in pieces", run_rope, DK_F32, 3, rs, 3, rs, 3, 64, 2e-3);
+}
+
 /* ---- beyond one allocation: overlapping segments ------------------------------- */
 
 static void segmented_round(dkt *t) {
