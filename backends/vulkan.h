@@ -167,7 +167,7 @@ typedef struct {
   int has_push, has_budget, has_16bit, has_sg, has_robust, has_int_dot, has_f16;
   uint32_t subgroup_size;
   VkDeviceSize max_range, max_alloc, align;
-  VkDeviceSize held;              /* bytes of blocks devkit holds, all logical devices */
+  VkDeviceSize held;              /* bytes of blocks devkit holds, all logical devices (atomic) */
 } dk_vk_phys;
 
 typedef struct {
@@ -689,7 +689,8 @@ static dk_status dk_vk_properties(int physical, dk_device_props *p) {
     for (i = 0; i < ph->mem.memoryHeapCount; i++)
       if (ph->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) total += ph->mem.memoryHeaps[i].size;
     p->memory_total = total;
-    p->memory_free = total > ph->held ? total - ph->held : 0;
+    uint64_t held = __atomic_load_n(&ph->held, __ATOMIC_RELAXED);
+    p->memory_free = total > held ? total - held : 0;
   }
   memcpy(p->uuid, ph->uuid, 16);
   p->has_uuid = 1;
@@ -717,7 +718,7 @@ static void dk_vk_block_destroy(dk_vk_device *d, dk_vk_block *b) {
   if (b->mem) {
     if (b->map) d->fn.UnmapMemory(d->dev, b->mem);
     d->fn.FreeMemory(d->dev, b->mem, NULL);
-    d->ph->held -= b->size;
+    __atomic_sub_fetch(&d->ph->held, b->size, __ATOMIC_RELAXED);
   }
   free(b->free_off);
   free(b->free_size);
@@ -759,7 +760,7 @@ static VkResult dk_vk_block_create(dk_vk_device *d, VkDeviceSize size, uint32_t 
     return r;
   }
   b->size = size;
-  d->ph->held += size;
+  __atomic_add_fetch(&d->ph->held, size, __ATOMIC_RELAXED);
   r = d->fn.BindBufferMemory(d->dev, b->buf, b->mem, 0);
   if (r == VK_SUCCESS && map) r = d->fn.MapMemory(d->dev, b->mem, 0, VK_WHOLE_SIZE, 0, (void **)&b->map);
   if (r != VK_SUCCESS) {
@@ -876,7 +877,7 @@ static VkResult dk_vk_new_block(dk_vk_device *d, VkDeviceSize size, int dedicate
   VkResult r;
   /* drivers do not always refuse an allocation past the heap (lavapipe takes
    * host memory); devkit's own count makes out-of-memory deterministic */
-  if (d->ph->held + size > dk_vk_heap_size(d)) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  if (__atomic_load_n(&d->ph->held, __ATOMIC_RELAXED) + size > dk_vk_heap_size(d)) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
   r = dk_vk_block_create(d, size, d->mt_dev, d->dev_mappable, out);
   if (r != VK_SUCCESS) return r;
   (*out)->dedicated = dedicated;
@@ -1574,7 +1575,8 @@ static dk_status dk_vk_oom(dk_vk_device *d, const char *name, size_t nbytes, VkR
                    "out of memory on %s: tensor '%s' needs %zu bytes (%.1f MiB); devkit holds %llu bytes on this "
                    "GPU, whose memory heap has %llu%s%s",
                    dk_device_name(dk_vk_devid(d->logical)), name, nbytes, (double)nbytes / 1048576.0,
-                   (unsigned long long)d->ph->held, (unsigned long long)dk_vk_heap_size(d), r != VK_SUCCESS ? "; driver: " : "",
+                   (unsigned long long)__atomic_load_n(&d->ph->held, __ATOMIC_RELAXED), (unsigned long long)dk_vk_heap_size(d),
+                   r != VK_SUCCESS ? "; driver: " : "",
                    r != VK_SUCCESS ? dk_vk_result(r) : "");
 }
 
