@@ -179,6 +179,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
+  int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
   uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
@@ -574,7 +575,9 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
   if (!ph->has_16bit) return 0;
   ph->has_robust = f2.features.robustBufferAccess;
   ph->has_f16 = f12.shaderFloat16;
-  ph->has_int_dot = fdot.shaderIntegerDotProduct;
+  /* the instance asks for Vulkan 1.2, so the feature comes with the KHR
+   * extension even where the device has it in core 1.3 */
+  ph->has_int_dot = has_dot_ext && fdot.shaderIntegerDotProduct;
 
   dk_vk.fn.GetPhysicalDeviceMemoryProperties(pd, &ph->mem);
   ph->max_range = ph->props.limits.maxStorageBufferRange;
@@ -1732,6 +1735,7 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   VkDeviceCreateInfo ci;
   VkPhysicalDeviceFeatures2 f2;
   VkPhysicalDeviceVulkan11Features f11;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures fdot;
   VkDescriptorSetLayoutBinding lb[DK_VK_MAX_BIND];
   VkDescriptorSetLayoutCreateInfo li;
   VkPushConstantRange pcr;
@@ -1743,7 +1747,7 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   VkBufferCreateInfo bi;
   VkBuffer probe_buf;
   VkMemoryRequirements req;
-  const char *exts[2];
+  const char *exts[3];
   uint32_t ne = 0, i;
   float prio = 1.0f;
   VkResult r;
@@ -1776,6 +1780,16 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   f11.storageBuffer16BitAccess = VK_TRUE;
   d->push = ph->has_push && !dk_vk_disabled("push_descriptor");
   d->sg = ph->has_sg && !dk_vk_disabled("subgroups");
+  /* int8 dot products only when asked for: they round x to 8 bits */
+  e = getenv("DEVKIT_VULKAN_INT8_DOT");
+  d->int8_dot = e && e[0] == '1' && ph->has_int_dot && d->sg;
+  if (d->int8_dot) {
+    memset(&fdot, 0, sizeof fdot);
+    fdot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+    fdot.shaderIntegerDotProduct = VK_TRUE;
+    f11.pNext = &fdot;
+    exts[ne++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+  }
   if (d->push) exts[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   if (ph->has_budget) exts[ne++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
   memset(&ci, 0, sizeof ci);
@@ -2490,6 +2504,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
         uint32_t gx, gy, per = d->rows_mv ? 64 : DK_VK_MV_ROWS;
         spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
+        if (d->int8_dot && !d->rows_mv && quant) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
         memset(&pc, 0, sizeof pc);
         spec[0] = (uint32_t)x->dtype;
         spec[1] = (uint32_t)o->dtype;

@@ -492,6 +492,67 @@ DKT_TEST(vulkan_decode_kernels, 0) {
   decode_kernels_round(t);
 }
 
+/* ---- opt-in int8 dot products: x rounded to int8 per block of 32 ------------------------ */
+
+DKT_TEST(vulkan_int8_dot_decode, 0) {
+  dk_dtype wd[2] = {DK_Q8_0, DK_Q4_0};
+  int64_t K = 512, N = 96, xs[2] = {2, 512}, os[2] = {2, 96}, i, j, b, q;
+  int k;
+  dk_device_props p;
+  VK_ONLY(t);
+  DKT_OK(t, dk_device_properties(t->dev, &p));
+  if (!p.supports_int8_dot) { dkt_skip(t, "no shaderIntegerDotProduct"); return; }
+  setenv("DEVKIT_VULKAN_MATVEC", "split", 1);
+  for (k = 0; k < 2; k++) {
+    double *xv, *exact = dkt_alloc(2 * N), *got = dkt_alloc(2 * N), *row = dkt_alloc(K);
+    dk_tensor *w, *x, *o = NULL;
+    int64_t differ = 0;
+    char what[64];
+    if (!reopen(t, "DEVKIT_VULKAN_INT8_DOT", NULL)) return;
+    w = big_table(t, wd[k], N, K, "w");
+    x = dkt_random(t, t->dev, DK_F32, 2, xs, "x", -1, 1, &xv);
+    if (!w || !x) return;
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, os, "y", &o));
+    DKT_OK(t, dk_linear(o, x, w, NULL));
+    if (!dkt_read(t, o, exact)) return;
+    dk_tensor_free(w); dk_tensor_free(x); dk_tensor_free(o);
+    o = NULL;
+    /* the same inputs through the int8 kernels */
+    if (!reopen(t, "DEVKIT_VULKAN_INT8_DOT", "1")) return;
+    w = big_table(t, wd[k], N, K, "w");
+    x = dkt_tensor(t, t->dev, DK_F32, 2, xs, "x", xv);
+    if (!w || !x) return;
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, os, "y", &o));
+    DKT_OK(t, dk_linear(o, x, w, NULL));
+    if (dkt_read(t, o, got)) {
+      for (j = 0; j < N; j++) {
+        table_row(wd[k], j, K, row);
+        for (i = 0; i < 2; i++) {
+          /* |x - round(x/d)*d| <= d/2, d = amax/127 per block */
+          double bound = 1e-4;
+          for (b = 0; b < K / 32; b++) {
+            double amax = 0, wsum = 0;
+            for (q = 0; q < 32; q++) {
+              amax = fmax(amax, fabs(xv[i * K + b * 32 + q]));
+              wsum += fabs(row[b * 32 + q]);
+            }
+            bound += amax / 254.0 * wsum;
+          }
+          DKT_CHECK(t, fabs(got[i * N + j] - exact[i * N + j]) <= bound, "%s row %lld col %lld: %g vs exact %g, bound %g",
+                    dk_dtype_name(wd[k]), (long long)i, (long long)j, got[i * N + j], exact[i * N + j], bound);
+          differ += got[i * N + j] != exact[i * N + j];
+          if (t->failures) break;
+        }
+      }
+      snprintf(what, sizeof what, "%s: int8 kernel ran", dk_dtype_name(wd[k]));
+      DKT_CHECK(t, differ > N / 2, "%s (only %lld of %lld results differ from the f32 kernel)", what, (long long)differ,
+                (long long)(2 * N));
+    }
+    dk_tensor_free(w); dk_tensor_free(x); dk_tensor_free(o);
+    free(xv); free(exact); free(got); free(row);
+  }
+}
+
 /* ---- fallbacks: no push descriptors, no subgroups, no mapped transfers -------------------- */
 
 static void ref_rmsnorm(const double *x, const double *w, double *y, int64_t rows, int64_t n) {
