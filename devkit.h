@@ -21,7 +21,9 @@
  *   and shaders/ are compiled by build.sh into generated headers) and the
  *   drivers (libcuda.so.1, libvulkan.so.1) are loaded at run time. A missing
  *   driver means that backend has zero devices, and dk_backend_note() says why.
- *   The backends/ folder must sit next to this header.
+ *   Copy devkit.h with backends/, kernels/ and shaders/ beside it (only the
+ *   generated headers of the last two are used); a backend whose files are
+ *   missing is left out, and dk_backend_note() says so.
  *
  *   Configuration macros (define before the include that has
  *   DEVKIT_IMPLEMENTATION):
@@ -568,14 +570,17 @@ typedef struct { uint16_t d; uint8_t qs[16]; } dk_block_q4_0;   /* 18 bytes */
 /* The backends are included at the end of the implementation; each defines a
  * getter for its table. */
 static const dk_backend_impl *dk__cpu_backend(void);
+/* a backend is compiled in when all its files are beside this header */
 #if !defined(DEVKIT_NO_VULKAN) && defined(__has_include)
-#if __has_include("backends/vulkan.h") && __has_include(<vulkan/vulkan_core.h>)
+#if __has_include("backends/vulkan.h") && __has_include("shaders/generated/dk_shaders.h") && \
+    __has_include(<vulkan/vulkan_core.h>)
 #define DK__HAVE_VULKAN 1
 static const dk_backend_impl *dk__vk_backend(void);
 #endif
 #endif
 #if !defined(DEVKIT_NO_CUDA) && defined(__has_include)
-#if __has_include("backends/cuda.h")
+#if __has_include("backends/cuda.h") && __has_include("kernels/dk_params.h") && \
+    __has_include("kernels/generated/dk_kernels.h")
 #define DK__HAVE_CUDA 1
 static const dk_backend_impl *dk__cuda_backend(void);
 #endif
@@ -921,13 +926,14 @@ DEVKIT_API dk_status dk_init(void) {
     dk__init_backend(DK_CUDA, dk__cuda_backend());
 #else
     snprintf(dk__reg[DK_CUDA].note, sizeof dk__reg[DK_CUDA].note,
-             "not compiled in (DEVKIT_NO_CUDA, or backends/cuda.h missing)");
+             "not compiled in (DEVKIT_NO_CUDA, or backends/cuda.h or kernels/ missing beside devkit.h)");
 #endif
 #ifdef DK__HAVE_VULKAN
     dk__init_backend(DK_VULKAN, dk__vk_backend());
 #else
     snprintf(dk__reg[DK_VULKAN].note, sizeof dk__reg[DK_VULKAN].note,
-             "not compiled in (DEVKIT_NO_VULKAN, or no <vulkan/vulkan_core.h> at build time)");
+             "not compiled in (DEVKIT_NO_VULKAN, no <vulkan/vulkan_core.h> at build time, or backends/vulkan.h or "
+             "shaders/generated/ missing beside devkit.h)");
 #endif
     /* probing may leave driver messages in the thread's error; that is not
      * the caller's error */

@@ -43,6 +43,10 @@ typedef struct {
   dk_device dev;
   int ws;                  /* index of this device's workspace */
   dk_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+  /* wq, wk, wv are views of wqkv, and gate, up views of wgu, when the file's
+   * weights share a dtype: one token then takes one linear for q, k and v
+   * and one for gate and up (fewer dispatches: what a GPU's decode pays for) */
+  dk_tensor *wqkv, *wgu;
   dk_tensor *k_cache, *v_cache;   /* [n_ctx, n_kv_heads, head_dim], on dev */
 } llm_layer;
 
@@ -51,6 +55,8 @@ typedef struct {
   int T;
   dk_tensor *x, *xn, *q, *k, *v, *att, *o, *g, *u, *pos;
   dk_tensor *q3, *k3, *v3, *att3;  /* [T, heads, head_dim] views */
+  /* T = 1 only: the fused projections' outputs and their views */
+  dk_tensor *qkv, *gu, *fq3, *fk3, *fv3, *fqk3, *fg, *fu;
 } llm_acts;
 
 typedef struct {
@@ -395,12 +401,25 @@ static dk_status llm_weight(const dk_file *f, const char *name, dk_device d, int
 }
 
 static void llm_acts_free(llm_acts *a) {
-  dk_tensor **all[14];
+  dk_tensor **all[22];
   int i;
   all[0] = &a->x; all[1] = &a->xn; all[2] = &a->q; all[3] = &a->k; all[4] = &a->v; all[5] = &a->att; all[6] = &a->o;
   all[7] = &a->g; all[8] = &a->u; all[9] = &a->pos; all[10] = &a->q3; all[11] = &a->k3; all[12] = &a->v3; all[13] = &a->att3;
-  for (i = 0; i < 14; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
+  all[14] = &a->qkv; all[15] = &a->gu; all[16] = &a->fq3; all[17] = &a->fk3; all[18] = &a->fv3; all[19] = &a->fqk3;
+  all[20] = &a->fg; all[21] = &a->fu;
+  for (i = 0; i < 22; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
   a->T = 0;
+}
+
+/* a [1, heads*head_dim] slice of a fused [1, N] row, as [1, heads, head_dim] */
+static dk_status llm_slice3(dk_tensor *row, int64_t start, int64_t heads, int64_t head_dim, dk_tensor **out) {
+  dk_tensor *n = NULL;
+  int64_t sh[3];
+  dk_status s;
+  sh[0] = 1; sh[1] = heads; sh[2] = head_dim;
+  if ((s = dk_narrow(row, 1, start, heads * head_dim, &n)) == DK_OK) s = dk_reshape(n, 3, sh, out);
+  dk_tensor_free(n);
+  return s;
 }
 
 static dk_status llm_acts_new(const llm_config *c, dk_device d, int T, llm_acts *a) {
@@ -426,6 +445,22 @@ static dk_status llm_acts_new(const llm_config *c, dk_device d, int T, llm_acts 
     llm_acts_free(a);
     return s;
   }
+  if (T == 1) {
+    /* one row: narrowing it along dim 1 keeps every slice contiguous */
+    int64_t nq = (int64_t)c->n_heads * c->head_dim, nkv = (int64_t)c->n_kv_heads * c->head_dim, sqkv[2], sgu[2];
+    sqkv[0] = 1; sqkv[1] = nq + 2 * nkv;
+    sgu[0] = 1; sgu[1] = 2 * (int64_t)c->hidden;
+    if ((s = dk_tensor_new(d, DK_F32, 2, sqkv, "qkv", &a->qkv)) || (s = dk_tensor_new(d, DK_F32, 2, sgu, "ffn_gate_up", &a->gu)) ||
+        (s = llm_slice3(a->qkv, 0, c->n_heads, c->head_dim, &a->fq3)) ||
+        (s = llm_slice3(a->qkv, nq, c->n_kv_heads, c->head_dim, &a->fk3)) ||
+        (s = llm_slice3(a->qkv, nq + nkv, c->n_kv_heads, c->head_dim, &a->fv3)) ||
+        (s = llm_slice3(a->qkv, 0, c->n_heads + c->n_kv_heads, c->head_dim, &a->fqk3)) ||
+        (s = dk_narrow(a->gu, 1, 0, c->hidden, &a->fg)) || (s = dk_narrow(a->gu, 1, c->hidden, c->hidden, &a->fu))) {
+      llm_dk(s);
+      llm_acts_free(a);
+      return s;
+    }
+  }
   return DK_OK;
 }
 
@@ -438,6 +473,7 @@ void llm_free(llm_model *m) {
       dk_tensor_free(L->attn_norm); dk_tensor_free(L->wq); dk_tensor_free(L->wk); dk_tensor_free(L->wv);
       dk_tensor_free(L->wo); dk_tensor_free(L->ffn_norm); dk_tensor_free(L->gate); dk_tensor_free(L->up);
       dk_tensor_free(L->down); dk_tensor_free(L->k_cache); dk_tensor_free(L->v_cache);
+      dk_tensor_free(L->wqkv); dk_tensor_free(L->wgu);
     }
   free(m->layers);
   free(m->layer_dev);
@@ -450,6 +486,59 @@ void llm_free(llm_model *m) {
   dk_tensor_free(m->next);
   dk_tensor_free(m->logits_all);
   free(m);
+}
+
+/* Weights of one [rows_i, K] family (q, k, v; gate, up) loaded into one
+ * fused [sum rows, K] tensor when the file stores them in one dtype, each
+ * then a view of its rows, named and sited as in the file. Otherwise each
+ * is loaded on its own and *fused stays NULL. */
+static dk_status llm_fused(const dk_file *f, int l, int n, const char *const *kinds, const int64_t *rows, int64_t K,
+                           dk_device d, dk_tensor **fused, dk_tensor ***outs, uint64_t *bytes) {
+  char nm[96], site[400];
+  dk_file_tensor info;
+  int64_t total = 0, at = 0, idx;
+  dk_dtype dt = DK_F32;
+  int i, same = 1;
+  dk_status s;
+  *fused = NULL;
+  for (i = 0; i < n; i++) {
+    snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, kinds[i]);
+    idx = dk_file_tensor_find(f, nm);
+    if (idx < 0 || dk_file_tensor_at(f, idx, &info) != DK_OK || !info.supported) { same = 0; break; }
+    if (i == 0) dt = info.dtype;
+    same &= info.dtype == dt;
+    total += rows[i];
+  }
+  if (!same) {
+    /* llm_weight reports what is wrong with each, or loads it */
+    for (i = 0; i < n; i++) {
+      snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, kinds[i]);
+      if ((s = llm_weight(f, nm, d, 2, rows[i], K, outs[i], bytes))) return s;
+    }
+    return DK_OK;
+  }
+  {
+    int64_t sh[2];
+    char fname[96];
+    sh[0] = total; sh[1] = K;
+    snprintf(fname, sizeof fname, "blk.%d.%s+%s", l, kinds[0], kinds[n - 1]);
+    if ((s = dk_tensor_new(d, dt, 2, sh, fname, fused))) return llm_dk(s);
+  }
+  for (i = 0; i < n; i++) {
+    dk_tensor *tmp = NULL;
+    snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, kinds[i]);
+    if ((s = llm_weight(f, nm, d, 2, rows[i], K, &tmp, bytes))) return s;
+    if ((s = dk_narrow(*fused, 0, at, rows[i], outs[i])) || (s = dk_copy(*outs[i], tmp))) {
+      dk_tensor_free(tmp);
+      return llm_dk(s);
+    }
+    dk_tensor_set_name(*outs[i], nm);
+    snprintf(site, sizeof site, "%s:%s", dk_file_name(f), nm);
+    dk_tensor_set_site(*outs[i], site);
+    dk_tensor_free(tmp);
+    at += rows[i];
+  }
+  return DK_OK;
 }
 
 static int llm_ws_of(llm_model *m, dk_device d) {
@@ -486,13 +575,20 @@ static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model
     snprintf(nm, sizeof nm, "blk.%d." kind ".weight", l);                                \
     if ((s = llm_weight(f, nm, L->dev, nd, a, b, &L->field, wb))) return s;
     LLM_W(attn_norm, "attn_norm", 1, c->dim, 0)
-    LLM_W(wq, "attn_q", 2, (int64_t)c->n_heads * c->head_dim, c->dim)
-    LLM_W(wk, "attn_k", 2, kvd, c->dim)
-    LLM_W(wv, "attn_v", 2, kvd, c->dim)
+    {
+      static const char *const qkv[3] = {"attn_q", "attn_k", "attn_v"}, *const gu[2] = {"ffn_gate", "ffn_up"};
+      int64_t qkv_rows[3], gu_rows[2];
+      dk_tensor **qkv_out[3], **gu_out[2];
+      qkv_rows[0] = (int64_t)c->n_heads * c->head_dim; qkv_rows[1] = qkv_rows[2] = kvd;
+      gu_rows[0] = gu_rows[1] = c->hidden;
+      qkv_out[0] = &L->wq; qkv_out[1] = &L->wk; qkv_out[2] = &L->wv;
+      gu_out[0] = &L->gate; gu_out[1] = &L->up;
+      if ((s = llm_fused(f, l, 3, qkv, qkv_rows, c->dim, L->dev, &L->wqkv, qkv_out, wb)) ||
+          (s = llm_fused(f, l, 2, gu, gu_rows, c->dim, L->dev, &L->wgu, gu_out, wb)))
+        return s;
+    }
     LLM_W(wo, "attn_output", 2, c->dim, (int64_t)c->n_heads * c->head_dim)
     LLM_W(ffn_norm, "ffn_norm", 1, c->dim, 0)
-    LLM_W(gate, "ffn_gate", 2, c->hidden, c->dim)
-    LLM_W(up, "ffn_up", 2, c->hidden, c->dim)
     LLM_W(down, "ffn_down", 2, c->dim, c->hidden)
 #undef LLM_W
     kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
@@ -620,18 +716,28 @@ static dk_status llm_layer_forward(llm_model *m, llm_layer *L, llm_acts *a, int 
   int T = a->T;
   dk_tensor *kslot = NULL, *vslot = NULL, *kall = NULL, *vall = NULL;
   dk_status s;
+  dk_tensor *q3 = a->q3, *k3 = a->k3, *v3 = a->v3;
+  int fused = T == 1 && L->wqkv;
   LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
-  LLM_TRY(dk_linear(a->q, a->xn, L->wq, NULL));
-  LLM_TRY(dk_linear(a->k, a->xn, L->wk, NULL));
-  LLM_TRY(dk_linear(a->v, a->xn, L->wv, NULL));
-  LLM_TRY(dk_rope(a->q3, a->q3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
-  LLM_TRY(dk_rope(a->k3, a->k3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+  if (fused) {
+    /* one token: q, k and v from one linear, and q's and k's heads rotated
+     * by one rope (they sit side by side in the fused row) */
+    LLM_TRY(dk_linear(a->qkv, a->xn, L->wqkv, NULL));
+    LLM_TRY(dk_rope(a->fqk3, a->fqk3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    q3 = a->fq3; k3 = a->fk3; v3 = a->fv3;
+  } else {
+    LLM_TRY(dk_linear(a->q, a->xn, L->wq, NULL));
+    LLM_TRY(dk_linear(a->k, a->xn, L->wk, NULL));
+    LLM_TRY(dk_linear(a->v, a->xn, L->wv, NULL));
+    LLM_TRY(dk_rope(a->q3, a->q3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    LLM_TRY(dk_rope(a->k3, a->k3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+  }
   /* the new keys and values go into rows [pos, pos+T) of the cache; the
    * queries attend over rows [0, pos+T) */
   if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) || (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) ||
       (s = dk_narrow(L->k_cache, 0, 0, pos + T, &kall)) || (s = dk_narrow(L->v_cache, 0, 0, pos + T, &vall)) ||
-      (s = dk_copy(kslot, a->k3)) || (s = dk_copy(vslot, a->v3)) ||
-      (s = dk_attention(a->att3, a->q3, kall, vall, 1.0f / sqrtf((float)c->head_dim), pos))) {
+      (s = dk_copy(kslot, k3)) || (s = dk_copy(vslot, v3)) ||
+      (s = dk_attention(a->att3, q3, kall, vall, 1.0f / sqrtf((float)c->head_dim), pos))) {
     llm_dk(s);
   }
   dk_tensor_free(kslot); dk_tensor_free(vslot); dk_tensor_free(kall); dk_tensor_free(vall);
@@ -639,9 +745,14 @@ static dk_status llm_layer_forward(llm_model *m, llm_layer *L, llm_acts *a, int 
   LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
   LLM_TRY(dk_add(a->x, a->x, a->o));
   LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
-  LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
-  LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
-  LLM_TRY(dk_swiglu(a->g, a->g, a->u));
+  if (T == 1 && L->wgu) {
+    LLM_TRY(dk_linear(a->gu, a->xn, L->wgu, NULL));
+    LLM_TRY(dk_swiglu(a->g, a->fg, a->fu));
+  } else {
+    LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
+    LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
+    LLM_TRY(dk_swiglu(a->g, a->g, a->u));
+  }
   LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
   LLM_TRY(dk_add(a->x, a->x, a->o));
   return DK_OK;
