@@ -6,10 +6,11 @@
  * where it is missing (the backend then has no devices and says why).
  *
  * DESIGN
- *   Devices. Every physical device with a compute queue and Vulkan >= 1.2 is
- *   a physical device here. Each logical device (DEVKIT_LOGICAL_DEVICES) gets
- *   its own VkDevice, queue, memory, pipelines and command buffers, so two
- *   logical devices on one GPU are as separate as two GPUs.
+ *   Devices. Every physical device with a compute queue, Vulkan >= 1.2 and
+ *   16-bit storage is a physical device here. Each logical device
+ *   (DEVKIT_LOGICAL_DEVICES) gets its own VkDevice, queue, memory, pipelines
+ *   and command buffers, so two logical devices on one GPU are as separate
+ *   as two GPUs; between them data goes through the host.
  *   Memory. Tensors are sub-allocated from 64 MiB blocks (one VkBuffer per
  *   block; large tensors get their own), aligned to 256 bytes. A view is an
  *   offset into its parent's block. Uploads go through a host-visible staging
@@ -18,21 +19,28 @@
  *   flight touches the tensor, upload and download are a memcpy.
  *   Execution. Ops are recorded into the device's current command buffer and
  *   submitted at a sync point (download, dk_sync) or after DK_VK_BATCH
- *   dispatches; frames rotate through a small ring, each with its fence. A
+ *   commands; frames rotate through a small ring, each with its fence. A
  *   barrier is recorded only where a command touches bytes that an earlier
  *   one wrote (or writes bytes an earlier one read) since the last barrier.
- *   Pipelines are created on first use and cached; descriptors are pushed
- *   (VK_KHR_push_descriptor) or, without it, taken from a per-frame pool.
- *   Freed tensors whose memory is still in flight are released when the
- *   frame's fence signals.
+ *   Descriptors are pushed (VK_KHR_push_descriptor) or, without it, taken
+ *   from a per-frame pool. Freed tensors whose memory is still in flight are
+ *   released when the frame's fence signals.
+ *   Shaders. One SPIR-V module per op family and compile-time variant
+ *   (shaders/generated/dk_shaders.h); dtypes, op codes and workgroup sizes
+ *   are specialization constants, so the driver folds every branch on them,
+ *   and pipelines are cached per (module, constants), built on first use.
+ *   Decode-sized linear has two kernels: K split across a subgroup (GPUs)
+ *   and a row of w per lane with 16-byte loads (CPU devices, where each
+ *   buffer access is paid per lane and barriers switch SIMD slices).
  *   Large tensors. A binding is limited to maxStorageBufferRange (128 MiB on
- *   lavapipe); linear and embedding bind their weight/table (and output) in
- *   windows of whole rows and dispatch once per window. A tensor larger than
- *   maxMemoryAllocationSize is stored as segments that overlap by
- *   DK_VK_SEG_OVERLAP bytes, so any row up to that size lies whole inside one
+ *   lavapipe): linear and embedding bind their weight/table and output in
+ *   windows of whole rows; row ops (norms, softmax, rope, argmax, sample),
+ *   same-shape elementwise ops and conversions run in row ranges. A tensor
+ *   larger than maxMemoryAllocationSize is stored as segments overlapping by
+ *   DK_VK_SEG_OVERLAP bytes, so any row up to that size lies whole in one
  *   segment; uploads write every copy of the overlapped bytes. Such tensors
- *   can be transferred and used as the weight of linear, the table of
- *   embedding and the source of dk_copy/dk_to; other ops refuse them.
+ *   are transferred, copied, and read as linear's weight and embedding's
+ *   table; other ops refuse them with DK_ERR_UNSUPPORTED.
  *   Device-side errors. dk_embedding's out-of-range ids are found by the
  *   shader, written to a small host-visible status buffer and reported by the
  *   next call that synchronizes (download, dk_sync).
@@ -45,9 +53,19 @@
  *   DEVKIT_VULKAN_DISABLE=a,b    turn device features off to exercise the
  *                                fallbacks: push_descriptor, subgroups,
  *                                direct (host-mapped transfers), robust.
+ *   DEVKIT_VULKAN_MATVEC=rows|split   pick the decode kernel (default: rows
+ *                                on CPU devices, split on GPUs).
+ *   DEVKIT_VULKAN_WG_ROWS=N      workgroup of the row reductions (power of 2;
+ *                                default 256, or the subgroup size on CPUs).
+ *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
+ *                                per block and uses integer dot products
+ *                                (about 0.4% error per value of x).
  *   DEVKIT_VULKAN_MAX_BINDING=N  pretend maxStorageBufferRange is N bytes.
  *   DEVKIT_VULKAN_MAX_ALLOC=N    pretend maxMemoryAllocationSize is N bytes.
- *   DEVKIT_VULKAN_BATCH=N        dispatches per submission (default 256).
+ *   DEVKIT_VULKAN_BATCH=N        commands per submission (default 256).
+ *   On lavapipe most of an op's cost is llvmpipe waking its threads (about
+ *   30 us per dispatch on 2 cores); LP_NUM_THREADS=0 runs dispatches on the
+ *   queue thread (about 2.5 us each), which suits small models.
  */
 #ifndef DK_BACKEND_VULKAN_H
 #define DK_BACKEND_VULKAN_H
