@@ -2540,6 +2540,8 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         pc.ldo = (uint32_t)N;
         /* 16-byte loads of w rows where every row starts on 16 bytes */
         spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
+        /* x rows on 16 bytes too (dot8 reads x from multiples of 8) */
+        if (x->dtype == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) spec[5] |= 2u;
         dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);
         if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
       } else {

@@ -22,7 +22,8 @@ DK_OUT(0, O)
 DK_IN(1, X)
 DK_IN(2, W)
 DK_IN(3, Bias)
-/* w again, in 16-byte units: four f32 or eight f16/bf16 values */
+/* x and w again, in 16-byte units: four f32 or eight f16/bf16 values */
+layout(set = 0, binding = 1) readonly buffer X4_w { uvec4 X4[]; };
 layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
 
 layout(constant_id = 0) const uint DTX = 0u;
@@ -30,7 +31,8 @@ layout(constant_id = 1) const uint DTO = 0u;
 layout(constant_id = 2) const uint DTB = 0u;
 layout(constant_id = 3) const uint HAS_BIAS = 0u;
 layout(constant_id = 4) const uint M = 1u;       /* rows of x, 1..MMAX */
-layout(constant_id = 5) const uint WIDE = 0u;    /* every row of w starts on a 16-byte boundary */
+/* bit 0: every row of w starts on a 16-byte boundary; bit 1: so do x's */
+layout(constant_id = 5) const uint WIDE = 0u;
 
 layout(push_constant) uniform P {
   uint N, K, KC;
@@ -40,13 +42,28 @@ layout(push_constant) uniform P {
 
 float acc[MMAX];
 
-/* acc[m] += w . x[m, k .. k+7] */
+/* acc[m] += w . x[m, k .. k+7]; k is a multiple of 8. Every lane reads the
+ * same x, but a software device still pays per lane for each load: the
+ * widest loads x's alignment allows. */
 void dot8(float w0, float w1, float w2, float w3, float w4, float w5, float w6, float w7, uint k) {
   [[unroll]] for (uint m = 0u; m < MMAX; m++) {
     if (m >= M) break;
     uint xb = p.x_off + m * p.ldx + k;
-    acc[m] += w0 * X_ld(DTX, xb) + w1 * X_ld(DTX, xb + 1u) + w2 * X_ld(DTX, xb + 2u) + w3 * X_ld(DTX, xb + 3u) +
-              w4 * X_ld(DTX, xb + 4u) + w5 * X_ld(DTX, xb + 5u) + w6 * X_ld(DTX, xb + 6u) + w7 * X_ld(DTX, xb + 7u);
+    float x0, x1, x2, x3, x4, x5, x6, x7;
+    if ((WIDE & 2u) != 0u && DTX == DT_F32) {
+      uvec4 a = X4[xb / 4u], c = X4[xb / 4u + 1u];
+      x0 = uintBitsToFloat(a.x); x1 = uintBitsToFloat(a.y); x2 = uintBitsToFloat(a.z); x3 = uintBitsToFloat(a.w);
+      x4 = uintBitsToFloat(c.x); x5 = uintBitsToFloat(c.y); x6 = uintBitsToFloat(c.z); x7 = uintBitsToFloat(c.w);
+    } else if ((WIDE & 2u) != 0u) {
+      uvec4 a = X4[xb / 8u];
+      x0 = dk_cvt16(DTX, a.x & 0xffffu); x1 = dk_cvt16(DTX, a.x >> 16); x2 = dk_cvt16(DTX, a.y & 0xffffu);
+      x3 = dk_cvt16(DTX, a.y >> 16); x4 = dk_cvt16(DTX, a.z & 0xffffu); x5 = dk_cvt16(DTX, a.z >> 16);
+      x6 = dk_cvt16(DTX, a.w & 0xffffu); x7 = dk_cvt16(DTX, a.w >> 16);
+    } else {
+      x0 = X_ld(DTX, xb); x1 = X_ld(DTX, xb + 1u); x2 = X_ld(DTX, xb + 2u); x3 = X_ld(DTX, xb + 3u);
+      x4 = X_ld(DTX, xb + 4u); x5 = X_ld(DTX, xb + 5u); x6 = X_ld(DTX, xb + 6u); x7 = X_ld(DTX, xb + 7u);
+    }
+    acc[m] += w0 * x0 + w1 * x1 + w2 * x2 + w3 * x3 + w4 * x4 + w5 * x5 + w6 * x6 + w7 * x7;
   }
 }
 
@@ -85,7 +102,7 @@ void main() {
   }
 #else
   uint wb = p.w_off + row * p.K, k = 0u;
-  if (WIDE != 0u) {
+  if ((WIDE & 1u) != 0u) {
 #if WT == 0
     for (; k + 8u <= p.K; k += 8u) {
       uvec4 a = W4[(wb + k) / 4u], c = W4[(wb + k) / 4u + 1u];
