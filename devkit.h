@@ -2337,6 +2337,28 @@ static char *dk__strndup_checked(const unsigned char *s, uint64_t n) {
   return c;
 }
 
+/* a GGUF string (u64 length, bytes) that becomes a C string: a metadata key
+ * or a tensor name, 1..max bytes with no NUL. `whose` names it in messages
+ * ("metadata entry #3's key"). */
+static dk_status dk__rd_name(dk__rd *r, const char *whose, uint64_t max, char **out) {
+  char what[160];
+  uint64_t n;
+  dk_status s;
+  snprintf(what, sizeof what, "%s length", whose);
+  if ((s = dk__rd_need(r, 8, what))) return s;
+  n = dk__le64(r->p + r->off);
+  if (n == 0 || n > max)
+    return dk__ferr(r->name, r->off, "%s length %llu; it must be 1..%llu bytes", whose, (unsigned long long)n,
+                    (unsigned long long)max);
+  r->off += 8;
+  if ((s = dk__rd_need(r, n, whose))) return s;
+  if (memchr(r->p + r->off, 0, (size_t)n)) return dk__ferr(r->name, r->off, "%s holds a NUL byte", whose);
+  if (!(*out = dk__strndup_checked(r->p + r->off, n)))
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: no host memory for %s", r->name, whose);
+  r->off += n;
+  return DK_OK;
+}
+
 /* the arena grows; values record offsets until parsing ends */
 static dk_status dk__arena_reserve(dk_file *f, uint64_t n, unsigned char **out) {
   uint64_t need;
@@ -2654,26 +2676,12 @@ static dk_status dk__gguf_parse(dk_file *f) {
 
   for (i = 0; i < n_kv; i++) {
     dk__fmeta *m = &f->meta[i];
-    uint64_t klen, start;
+    uint64_t start;
     uint32_t t;
     char what[96];
-    snprintf(what, sizeof what, "metadata entry #%llu's key length", (unsigned long long)i);
-    if ((s = dk__rd_need(&r, 8, what))) return s;
-    klen = dk__le64(r.p + r.off);
-    if (klen == 0 || klen > 65535)
-      return dk__ferr(f->name, r.off, "metadata entry #%llu: key length %llu; GGUF keys are 1..65535 bytes",
-                      (unsigned long long)i, (unsigned long long)klen);
-    r.off += 8;
     snprintf(what, sizeof what, "metadata entry #%llu's key", (unsigned long long)i);
-    if ((s = dk__rd_need(&r, klen, what))) return s;
-    m->key = dk__strndup_checked(r.p + r.off, klen);
-    if (!m->key) {
-      if (memchr(r.p + r.off, 0, (size_t)klen))
-        return dk__ferr(f->name, r.off, "metadata entry #%llu: the key holds a NUL byte", (unsigned long long)i);
-      return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: no host memory for a key", f->name);
-    }
+    if ((s = dk__rd_name(&r, what, 65535, &m->key))) return s;
     f->n_meta = (int64_t)i + 1;
-    r.off += klen;
     snprintf(what, sizeof what, "metadata '%.40s': the value type", m->key);
     if ((s = dk__rd_need(&r, 4, what))) return s;
     t = dk__le32(r.p + r.off);
@@ -2687,26 +2695,12 @@ static dk_status dk__gguf_parse(dk_file *f) {
 
   for (i = 0; i < n_tensors; i++) {
     dk__ftensor *t = &f->tensors[i];
-    uint64_t nlen, numel = 1, blocks, type_off;
+    uint64_t numel = 1, blocks, type_off;
     uint32_t nd, type, d;
     char what[200];
-    snprintf(what, sizeof what, "tensor #%llu's name length", (unsigned long long)i);
-    if ((s = dk__rd_need(&r, 8, what))) return s;
-    nlen = dk__le64(r.p + r.off);
-    if (nlen == 0 || nlen >= DK_NAME_LEN)
-      return dk__ferr(f->name, r.off, "tensor #%llu: name length %llu; devkit takes names of 1..%d bytes",
-                      (unsigned long long)i, (unsigned long long)nlen, DK_NAME_LEN - 1);
-    r.off += 8;
     snprintf(what, sizeof what, "tensor #%llu's name", (unsigned long long)i);
-    if ((s = dk__rd_need(&r, nlen, what))) return s;
-    t->name = dk__strndup_checked(r.p + r.off, nlen);
-    if (!t->name) {
-      if (memchr(r.p + r.off, 0, (size_t)nlen))
-        return dk__ferr(f->name, r.off, "tensor #%llu: the name holds a NUL byte", (unsigned long long)i);
-      return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: no host memory for a tensor name", f->name);
-    }
+    if ((s = dk__rd_name(&r, what, DK_NAME_LEN - 1, &t->name))) return s;
     f->n_tensors = (int64_t)i + 1;
-    r.off += nlen;
     snprintf(what, sizeof what, "tensor '%s': the dimension count", t->name);
     if ((s = dk__rd_need(&r, 4, what))) return s;
     nd = dk__le32(r.p + r.off);
