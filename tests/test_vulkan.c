@@ -443,11 +443,13 @@ DKT_TEST(vulkan_properties, 0) {
   }
 }
 
-/* ---- both decode kernels: a row per lane (CPU devices) and K split over a subgroup (GPUs) ---- */
+/* ---- both linear strategies: rows of w per lane, 8 rows of x at a time (CPU
+ * devices), and K split over a subgroup for decode with the tiled kernel for
+ * prompts (GPUs); M = 37 takes the prompt path of each ---- */
 
 static void decode_kernels_round(dkt *t) {
   dk_dtype wd[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
-  int64_t Ms[3] = {1, 3, 8};
+  int64_t Ms[4] = {1, 3, 8, 37};
   int k, m;
   for (k = 0; k < 5; k++) {
     /* K = 196 (float) leaves a tail past the 8-wide loads; w starts mid-row in a narrow view */
@@ -455,7 +457,7 @@ static void decode_kernels_round(dkt *t) {
     dk_tensor *base = big_table(t, wd[k], 71, K, "w_base"), *w = NULL;
     if (!base) return;
     if (dk_narrow(base, 0, 1, 70, &w) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
-    for (m = 0; m < 3; m++) {
+    for (m = 0; m < 4; m++) {
       char what[96];
       int64_t xs[2] = {Ms[m], K}, os[2] = {Ms[m], 70}, N = 70, i, j, q;
       double *xv, *bv, *got = dkt_alloc(Ms[m] * 70), *want = dkt_alloc(Ms[m] * 70), *row = dkt_alloc(K);
