@@ -228,6 +228,7 @@ int main(int argc, char **argv) {
             (double)m->weight_bytes / 1e6);
     for (i = 0; i < m->n_ws; i++) fprintf(stderr, "%s%s", i ? "," : " ", dk_device_name(m->ws[i].dev));
     fprintf(stderr, "; loaded in %.2f s\n", m->load_seconds);
+    llm_print_device_map(m, stderr);
   }
 
   /* the prompt: echo it, then run it in one batch */
@@ -240,7 +241,6 @@ int main(int argc, char **argv) {
     }
   }
   fflush(stdout);
-  if (!quiet) llm_print_device_map(m, stderr);
   t0 = llm_now();
   t1 = t0;
   prev = ids[n_prompt - 1];
