@@ -9,10 +9,18 @@
 #      (DEVKIT_CUDA_NO_POOL=1) and with the bad-id / OOM tests
 #   5. compute-sanitizer memcheck, racecheck and synccheck over the op tests
 #      (where the runtime allows it: Firecracker yes, gVisor no)
-#   6. tools/gpu_perf: GEMV GB/s vs copy bandwidth, matmul vs cuBLAS
-#   7. build/bench -d cuda:0 -d cpu:0 --quick
+#   6. the whole suite on vulkan:0 and vulkan:1 through NVIDIA's Vulkan
+#      driver, with the validation layer
+#   7. tools/gpu_perf: GEMV GB/s vs copy bandwidth, matmul vs cuBLAS
+#   8. build/bench -d cuda:0 -d vulkan:0 -d cpu:0 --quick
 #
-#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize perf bench (default: all)
+#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench (default: all)
+#
+# The lent machine has NVIDIA's Vulkan driver but no loader. Fetch the
+# loader and the validation layer once, here (.gl/ is git-ignored):
+#   mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+#   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 vulkan-validationlayers)
+# and name .gl in the device tool's `carry`; the vulkan step unpacks it.
 #
 # Logs go to $OUT (the device tool's folder) or /tmp/gpu_check; the summary
 # is printed last.
@@ -20,7 +28,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=${OUT:-/tmp/gpu_check}
 mkdir -p "$LOGS"
-STEPS=${*:-machine build suite alloc sanitize perf bench}
+STEPS=${*:-machine build suite alloc sanitize vulkan perf bench}
 SUM="$LOGS/summary.txt"
 : > "$SUM"
 note() { echo "$*" | tee -a "$SUM"; }
@@ -68,6 +76,21 @@ if has sanitize; then
   fi
 fi
 
+if has vulkan; then
+  if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb > /dev/null 2>&1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+  icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+  build/devices > "$LOGS/devices.log" 2>&1
+  cat "$LOGS/devices.log" | tee -a "$SUM"
+  timeout 300 build/tests --device vulkan > "$LOGS/suite_vulkan.log" 2>&1
+  note "suite on vulkan: $(tail -1 "$LOGS/suite_vulkan.log")"
+  grep -E "^  vulkan|^  .*none|validation" "$LOGS/suite_vulkan.log" | head -5 | tee -a "$SUM"
+  grep -E "^  (FAIL|skip)" "$LOGS/suite_vulkan.log" | head -40 | tee -a "$SUM"
+fi
+
 if has perf; then
   timeout 200 build/gpu_perf cuda:0 > "$LOGS/perf.log" 2>&1
   note "perf (targets: gemv >= 80 % of copy, matmul >= 70 % of cuBLAS):"
@@ -75,7 +98,7 @@ if has perf; then
 fi
 
 if has bench; then
-  timeout 240 build/bench -d cuda:0 -d cpu:0 --quick > "$LOGS/bench.log" 2>&1
+  timeout 240 build/bench -d cuda:0 -d vulkan:0 -d cpu:0 --quick > "$LOGS/bench.log" 2>&1
   note "bench: $(wc -l < "$LOGS/bench.log") lines (bench.log)"
 fi
 
