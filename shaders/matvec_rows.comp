@@ -42,6 +42,23 @@ layout(push_constant) uniform P {
 
 float acc[MMAX];
 
+/* One GGUF block of w: its f16 scale and its NW words of quants (q8_0: 17
+ * halves, NW = 8; q4_0: 9 halves, NW = 4), from NW 32-bit loads and one
+ * 16-bit load instead of 2*NW+1 16-bit ones. Blocks are only 2-byte
+ * aligned: at an even half hb the words start with the block (the first
+ * holds the scale and two quant bytes; the 16-bit load is the last quant
+ * half), at an odd one they start after the scale (the 16-bit load is the
+ * scale). Every load stays inside the block. */
+#define NW (WT == 4 ? 8u : 4u)
+float wblock(uint hb, out uint q[8]) {
+  uint e = hb & 1u, a = (hb + 1u) >> 1, v[8];
+  [[unroll]] for (uint j = 0u; j < NW; j++) v[j] = W32[a + j];
+  uint x = uint(W16[e != 0u ? hb : hb + 2u * NW]);
+  [[unroll]] for (uint j = 0u; j < NW; j++)
+    q[j] = e != 0u ? v[j] : (v[j] >> 16) | ((j + 1u < NW ? v[j + 1u] : x) << 16);
+  return dk_h2f(e != 0u ? x : v[0] & 0xffffu);
+}
+
 /* acc[m] += w . x[m, k .. k+7]; k is a multiple of 8. Every lane reads the
  * same x, but a software device still pays per lane for each load: the
  * widest loads x's alignment allows. */
@@ -75,28 +92,27 @@ void main() {
   uint nbk = p.K / 32u;
   for (uint b = 0u; b < nbk; b++) {
 #if WT == 4
-    uint hb = p.w_off + (row * nbk + b) * 17u;
-    float d = dk_h2f(uint(W16[hb]));
+    uint q[8];
+    float d = wblock(p.w_off + (row * nbk + b) * 17u, q);
     [[unroll]] for (uint g = 0u; g < 4u; g++) {
-      uint h0 = uint(W16[hb + 1u + 4u * g]), h1 = uint(W16[hb + 2u + 4u * g]);
-      uint h2 = uint(W16[hb + 3u + 4u * g]), h3 = uint(W16[hb + 4u + 4u * g]);
-      dot8(d * float(int(h0 << 24) >> 24), d * float(int(h0 << 16) >> 24), d * float(int(h1 << 24) >> 24),
-           d * float(int(h1 << 16) >> 24), d * float(int(h2 << 24) >> 24), d * float(int(h2 << 16) >> 24),
-           d * float(int(h3 << 24) >> 24), d * float(int(h3 << 16) >> 24), b * 32u + 8u * g);
+      /* words 2g, 2g+1: values 8g .. 8g+7, one signed byte each */
+      uint u0 = q[2u * g], u1 = q[2u * g + 1u];
+      dot8(d * float(int(u0 << 24) >> 24), d * float(int(u0 << 16) >> 24), d * float(int(u0 << 8) >> 24),
+           d * float(int(u0) >> 24), d * float(int(u1 << 24) >> 24), d * float(int(u1 << 16) >> 24),
+           d * float(int(u1 << 8) >> 24), d * float(int(u1) >> 24), b * 32u + 8u * g);
     }
 #else
-    uint hb = p.w_off + (row * nbk + b) * 9u;
-    float d = dk_h2f(uint(W16[hb]));
+    uint q[8];
+    float d = wblock(p.w_off + (row * nbk + b) * 9u, q);
     [[unroll]] for (uint g = 0u; g < 2u; g++) {
-      /* bytes 8g..8g+7: values 8g.. (low nibbles) and 16+8g.. (high nibbles) */
-      uint h0 = uint(W16[hb + 1u + 4u * g]), h1 = uint(W16[hb + 2u + 4u * g]);
-      uint h2 = uint(W16[hb + 3u + 4u * g]), h3 = uint(W16[hb + 4u + 4u * g]);
-      dot8(d * float(int(h0 & 15u) - 8), d * float(int((h0 >> 8) & 15u) - 8), d * float(int(h1 & 15u) - 8),
-           d * float(int((h1 >> 8) & 15u) - 8), d * float(int(h2 & 15u) - 8), d * float(int((h2 >> 8) & 15u) - 8),
-           d * float(int(h3 & 15u) - 8), d * float(int((h3 >> 8) & 15u) - 8), b * 32u + 8u * g);
-      dot8(d * float(int((h0 >> 4) & 15u) - 8), d * float(int(h0 >> 12) - 8), d * float(int((h1 >> 4) & 15u) - 8),
-           d * float(int(h1 >> 12) - 8), d * float(int((h2 >> 4) & 15u) - 8), d * float(int(h2 >> 12) - 8),
-           d * float(int((h3 >> 4) & 15u) - 8), d * float(int(h3 >> 12) - 8), b * 32u + 16u + 8u * g);
+      /* bytes 8g..8g+7 (words 2g, 2g+1): values 8g.. in the low nibbles, 16+8g.. in the high */
+      uint u0 = q[2u * g], u1 = q[2u * g + 1u];
+      dot8(d * float(int(u0 & 15u) - 8), d * float(int((u0 >> 8) & 15u) - 8), d * float(int((u0 >> 16) & 15u) - 8),
+           d * float(int((u0 >> 24) & 15u) - 8), d * float(int(u1 & 15u) - 8), d * float(int((u1 >> 8) & 15u) - 8),
+           d * float(int((u1 >> 16) & 15u) - 8), d * float(int((u1 >> 24) & 15u) - 8), b * 32u + 8u * g);
+      dot8(d * float(int((u0 >> 4) & 15u) - 8), d * float(int((u0 >> 12) & 15u) - 8), d * float(int((u0 >> 20) & 15u) - 8),
+           d * float(int(u0 >> 28) - 8), d * float(int((u1 >> 4) & 15u) - 8), d * float(int((u1 >> 12) & 15u) - 8),
+           d * float(int((u1 >> 20) & 15u) - 8), d * float(int(u1 >> 28) - 8), b * 32u + 16u + 8u * g);
     }
 #endif
   }
