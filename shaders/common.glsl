@@ -110,74 +110,42 @@ layout(constant_id = 6) const uint ONE_SG = 0u;
 shared float dk_redf[WG];
 shared uint dk_redu[WG];
 
+float dk_add2(float a, float b) { return a + b; }
+
 #ifdef DK_SUBGROUPS
 /* one subgroup op, then one value per subgroup through shared memory; the
  * subgroup size is whatever the device runs (8 on lavapipe, 32, 64...) */
-float dk_sum(float v) {
-  v = subgroupAdd(v);
-  if (gl_NumSubgroups == 1u) return v;
-  barrier();
-  if (subgroupElect()) dk_redf[gl_SubgroupID] = v;
-  barrier();
-  float r = 0.0;
-  for (uint i = 0u; i < gl_NumSubgroups; i++) r += dk_redf[i];
-  return r;
-}
-float dk_max(float v) {
-  v = subgroupMax(v);
-  if (gl_NumSubgroups == 1u) return v;
-  barrier();
-  if (subgroupElect()) dk_redf[gl_SubgroupID] = v;
-  barrier();
-  float r = dk_redf[0];
-  for (uint i = 1u; i < gl_NumSubgroups; i++) r = max(r, dk_redf[i]);
-  return r;
-}
-uint dk_umin(uint v) {
-  v = subgroupMin(v);
-  if (gl_NumSubgroups == 1u) return v;
-  barrier();
-  if (subgroupElect()) dk_redu[gl_SubgroupID] = v;
-  barrier();
-  uint r = dk_redu[0];
-  for (uint i = 1u; i < gl_NumSubgroups; i++) r = min(r, dk_redu[i]);
-  return r;
-}
+#define DK_REDUCE_FN(T, NAME, SGOP, ARR, COMBINE)                              \
+  T NAME(T v) {                                                                \
+    v = SGOP(v);                                                               \
+    if (gl_NumSubgroups == 1u) return v;                                       \
+    barrier();                                                                 \
+    if (subgroupElect()) ARR[gl_SubgroupID] = v;                               \
+    barrier();                                                                 \
+    T r = ARR[0];                                                              \
+    for (uint i = 1u; i < gl_NumSubgroups; i++) r = COMBINE(r, ARR[i]);        \
+    return r;                                                                  \
+  }
+DK_REDUCE_FN(float, dk_sum, subgroupAdd, dk_redf, dk_add2)
+DK_REDUCE_FN(float, dk_max, subgroupMax, dk_redf, max)
+DK_REDUCE_FN(uint, dk_umin, subgroupMin, dk_redu, min)
 #else
 /* shared-memory trees for devices without subgroup arithmetic; the
  * workgroup size is a power of two */
-float dk_sum(float v) {
-  uint l = gl_LocalInvocationIndex;
-  barrier();
-  dk_redf[l] = v;
-  barrier();
-  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
-    if (l < s) dk_redf[l] += dk_redf[l + s];
-    barrier();
+#define DK_REDUCE_FN(T, NAME, SGOP, ARR, COMBINE)                              \
+  T NAME(T v) {                                                                \
+    uint l = gl_LocalInvocationIndex;                                          \
+    barrier();                                                                 \
+    ARR[l] = v;                                                                \
+    barrier();                                                                 \
+    for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {                 \
+      if (l < s) ARR[l] = COMBINE(ARR[l], ARR[l + s]);                         \
+      barrier();                                                               \
+    }                                                                          \
+    return ARR[0];                                                             \
   }
-  return dk_redf[0];
-}
-float dk_max(float v) {
-  uint l = gl_LocalInvocationIndex;
-  barrier();
-  dk_redf[l] = v;
-  barrier();
-  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
-    if (l < s) dk_redf[l] = max(dk_redf[l], dk_redf[l + s]);
-    barrier();
-  }
-  return dk_redf[0];
-}
-uint dk_umin(uint v) {
-  uint l = gl_LocalInvocationIndex;
-  barrier();
-  dk_redu[l] = v;
-  barrier();
-  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
-    if (l < s) dk_redu[l] = min(dk_redu[l], dk_redu[l + s]);
-    barrier();
-  }
-  return dk_redu[0];
-}
+DK_REDUCE_FN(float, dk_sum, , dk_redf, dk_add2)
+DK_REDUCE_FN(float, dk_max, , dk_redf, max)
+DK_REDUCE_FN(uint, dk_umin, , dk_redu, min)
 #endif
 #endif
