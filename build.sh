@@ -22,7 +22,8 @@ LIBS="-ldl -lm -lpthread"
 say() { printf '[build] %s\n' "$*"; }
 
 # ---- dependencies --------------------------------------------------------
-# Debian packages: the Vulkan loader and headers, lavapipe (mesa's software
+# Debian packages: the Vulkan loader, its headers (read only by
+# tools/check_vk_decls.sh; devkit builds without them), lavapipe (mesa's software
 # Vulkan, the device CI tests on), the validation layer, glslc and spirv-val
 # for the shaders, xxd for the CUDA fatbin header.
 PKGS="libvulkan-dev libvulkan1 mesa-vulkan-drivers vulkan-validationlayers glslc spirv-tools xxd"

@@ -572,8 +572,7 @@ typedef struct { uint16_t d; uint8_t qs[16]; } dk_block_q4_0;   /* 18 bytes */
 static const dk_backend_impl *dk__cpu_backend(void);
 /* a backend is compiled in when all its files are beside this header */
 #if !defined(DEVKIT_NO_VULKAN) && defined(__has_include)
-#if __has_include("backends/vulkan.h") && __has_include("shaders/generated/dk_shaders.h") && \
-    __has_include(<vulkan/vulkan_core.h>)
+#if __has_include("backends/vulkan.h") && __has_include("shaders/generated/dk_shaders.h")
 #define DK__HAVE_VULKAN 1
 static const dk_backend_impl *dk__vk_backend(void);
 #endif
@@ -932,8 +931,8 @@ DEVKIT_API dk_status dk_init(void) {
     dk__init_backend(DK_VULKAN, dk__vk_backend());
 #else
     snprintf(dk__reg[DK_VULKAN].note, sizeof dk__reg[DK_VULKAN].note,
-             "not compiled in (DEVKIT_NO_VULKAN, no <vulkan/vulkan_core.h> at build time, or backends/vulkan.h or "
-             "shaders/generated/ missing beside devkit.h)");
+             "not compiled in (DEVKIT_NO_VULKAN, or backends/vulkan.h or shaders/generated/ missing beside "
+             "devkit.h)");
 #endif
     /* probing may leave driver messages in the thread's error; that is not
      * the caller's error */

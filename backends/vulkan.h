@@ -1,9 +1,10 @@
 /* backends/vulkan.h — the Vulkan compute backend.
  *
- * Included by devkit.h at the end of its implementation part when
- * <vulkan/vulkan_core.h> exists; only the header's types are used. The
- * loader (libvulkan.so.1) is dlopen'ed, so a program never links it and runs
- * where it is missing (the backend then has no devices and says why).
+ * Included by devkit.h at the end of its implementation part. No Vulkan SDK
+ * or headers are needed to build it: the API's types come from vk_api.h, and
+ * the loader (libvulkan.so.1) is dlopen'ed at run time, so a program never
+ * links it and runs where it is missing (the backend then has no devices and
+ * says why).
  *
  * DESIGN
  *   Devices. Every physical device with a compute queue, Vulkan >= 1.2 and
@@ -73,10 +74,7 @@
 #ifndef DK_BACKEND_VULKAN_H
 #define DK_BACKEND_VULKAN_H
 
-#ifndef VK_NO_PROTOTYPES
-#define VK_NO_PROTOTYPES
-#endif
-#include <vulkan/vulkan_core.h>
+#include "vk_api.h"
 #include "../shaders/generated/dk_shaders.h"
 
 #define DK_VK_FRAMES 4
