@@ -621,6 +621,31 @@ static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) {
   return dk__cpu_dot_f32_generic(a, b, n);
 }
 
+/* y += p * x, eight lanes at a time (attention's weighted sum of V rows:
+ * -O2 leaves a loop of runtime length scalar) */
+#define DK__AXPY_BODY                                                          \
+  dk__v8 pv = {p, p, p, p, p, p, p, p};                                        \
+  int64_t k = 0;                                                               \
+  for (; k + 8 <= n; k += 8) {                                                 \
+    dk__v8 xv, yv;                                                             \
+    memcpy(&xv, x + k, 32);                                                    \
+    memcpy(&yv, y + k, 32);                                                    \
+    yv += pv * xv;                                                             \
+    memcpy(y + k, &yv, 32);                                                    \
+  }                                                                            \
+  for (; k < n; k++) y[k] += p * x[k];
+
+static void dk__cpu_axpy_generic(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
+#ifdef DK_CPU_X86
+DK_CPU_AVX2 static void dk__cpu_axpy_avx2(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
+#endif
+static void dk__cpu_axpy(float *y, float p, const float *x, int64_t n) {
+#ifdef DK_CPU_X86
+  if (dk__cpu_has_avx2 > 0) { dk__cpu_axpy_avx2(y, p, x, n); return; }
+#endif
+  dk__cpu_axpy_generic(y, p, x, n);
+}
+
 typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
 static dk__cpu_micro_fn dk__cpu_micro = NULL;
 
@@ -1176,10 +1201,7 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
     for (s = 0; s < lim; s++) {
       const float *vr = vp + (s * Hkv + g) * Dv;
       if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
-      for (h = 0; h < grp; h++) {
-        float p = sc[h * S + s], *oh = ob + h * Dv;
-        for (j = 0; j < Dv; j++) oh[j] += p * vr[j];
-      }
+      for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
     }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), (t * Hq + g * grp) * Dv, grp * Dv, ob);
   }
