@@ -621,6 +621,47 @@ static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) {
   return dk__cpu_dot_f32_generic(a, b, n);
 }
 
+/* out[i] = q_i . k for nq rows q_i = q + i*qs (up to 4 at a time): k is
+ * loaded once per 8 values for all of them. Attention's query heads that
+ * share a KV head. */
+#define DK__DOTS_BODY                                                          \
+  int i0, i, j;                                                                \
+  for (i0 = 0; i0 < nq; i0 += 4) {                                             \
+    int m = nq - i0 < 4 ? nq - i0 : 4;                                         \
+    dk__v8 acc[4] = {{0}, {0}, {0}, {0}};                                      \
+    int64_t kk = 0;                                                            \
+    for (; kk + 8 <= n; kk += 8) {                                             \
+      dk__v8 kv;                                                               \
+      memcpy(&kv, k + kk, 32);                                                 \
+      for (i = 0; i < m; i++) {                                                \
+        dk__v8 qv;                                                             \
+        memcpy(&qv, q + (i0 + i) * qs + kk, 32);                               \
+        acc[i] += qv * kv;                                                     \
+      }                                                                        \
+    }                                                                          \
+    for (i = 0; i < m; i++) {                                                  \
+      float t = 0.0f;                                                          \
+      for (j = 0; j < 8; j++) t += acc[i][j];                                  \
+      for (j = (int)kk; j < n; j++) t += q[(i0 + i) * qs + j] * k[j];          \
+      out[i0 + i] = t;                                                         \
+    }                                                                          \
+  }
+
+static void dk__cpu_dots_generic(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
+  DK__DOTS_BODY
+}
+#ifdef DK_CPU_X86
+DK_CPU_AVX2 static void dk__cpu_dots_avx2(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
+  DK__DOTS_BODY
+}
+#endif
+static void dk__cpu_dots(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
+#ifdef DK_CPU_X86
+  if (dk__cpu_has_avx2 > 0) { dk__cpu_dots_avx2(q, qs, nq, k, n, out); return; }
+#endif
+  dk__cpu_dots_generic(q, qs, nq, k, n, out);
+}
+
 /* y += p * x, eight lanes at a time (attention's weighted sum of V rows:
  * -O2 leaves a loop of runtime length scalar) */
 #define DK__AXPY_BODY                                                          \
@@ -1207,9 +1248,114 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   }
 }
 
+/* Decode (a few tokens over a long cache): split the positions into chunks
+ * instead. A task takes one token and one chunk for every head, so it reads
+ * whole cache rows [Hkv, D] front to back, where a (token, head) task reads
+ * D of every Hkv*D elements. Each chunk leaves its max, its sum of
+ * exponentials and its unnormalized output; the merge rescales them
+ * (the split-softmax identity). */
+typedef struct {
+  const dk_call *c;
+  int64_t C, CS;      /* chunks per token, positions per chunk */
+  float *part;        /* [T][C][Hq][Dv + 2]: output, max, sum */
+  int failed;
+} dk__cpu_attn_split;
+
+static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
+  dk__cpu_attn_split *e = (dk__cpu_attn_split *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Hkv = k->shape[1], Dv = v->shape[2];
+  int64_t grp = Hq / Hkv, off = c->i[0], CS = e->CS, r, s, h, j;
+  float *qb = dk__cpu_scratch(0, (size_t)(Hq * D)), *rb = dk__cpu_scratch(1, (size_t)(Hkv * (D > Dv ? D : Dv)));
+  float *sc = dk__cpu_scratch(2, (size_t)(Hq * CS)), *ob = dk__cpu_scratch(3, (size_t)(Hq * Dv));
+  if (!qb || !rb || !sc || !ob) { __atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED); return; }
+  for (r = r0; r < r1; r++) {
+    int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = S, s1;
+    float *pt = e->part + r * Hq * (Dv + 2);
+    if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
+    s1 = s0 + CS < lim ? s0 + CS : lim;
+    for (j = 0; j < Hq * Dv; j++) ob[j] = 0.0f;
+    if (s0 < s1) {
+      dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
+      for (s = s0; s < s1; s++) {
+        const float *kr = (const float *)dk__cpu_ptr(k) + s * Hkv * D;
+        if (k->dtype != DK_F32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), s * Hkv * D, 1, Hkv * D, rb); kr = rb; }
+        float d[64];
+        int nq, i;
+        for (h = 0; h < Hq; h += nq) {
+          nq = (int)(grp - h % grp < 64 ? grp - h % grp : 64);   /* within one KV head's group */
+          dk__cpu_dots(qb + h * D, D, nq, kr + h / grp * D, D, d);
+          for (i = 0; i < nq; i++) sc[(h + i) * CS + s - s0] = d[i] * c->f[0];
+        }
+      }
+    }
+    for (h = 0; h < Hq; h++) {
+      float m = -INFINITY, *row = sc + h * CS;
+      double z = 0.0;
+      for (s = 0; s < s1 - s0; s++) m = row[s] > m ? row[s] : m;
+      for (s = 0; s < s1 - s0; s++) { row[s] = expf(row[s] - m); z += row[s]; }
+      pt[h * (Dv + 2) + Dv] = m;
+      pt[h * (Dv + 2) + Dv + 1] = (float)z;
+    }
+    for (s = s0; s < s1; s++) {
+      const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;
+      if (v->dtype != DK_F32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), s * Hkv * Dv, 1, Hkv * Dv, rb); vr = rb; }
+      for (h = 0; h < Hq; h++) dk__cpu_axpy(ob + h * Dv, sc[h * CS + s - s0], vr + h / grp * Dv, Dv);
+    }
+    for (h = 0; h < Hq; h++) memcpy(pt + h * (Dv + 2), ob + h * Dv, (size_t)Dv * sizeof(float));
+  }
+}
+
+static dk_status dk__cpu_attention_split(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t T = q->shape[0], Hq = q->shape[1], S = k->shape[0], Dv = v->shape[2], t, h, ch, j;
+  int64_t want = (int64_t)(dk__cpu_pool.nthreads > 1 ? dk__cpu_pool.nthreads : 1) * 4;   /* chunks per token */
+  dk__cpu_attn_split e;
+  float *out;
+  e.c = c;
+  e.CS = (S + want - 1) / want < 64 ? 64 : (S + want - 1) / want;
+  e.C = (S + e.CS - 1) / e.CS;
+  e.failed = 0;
+  e.part = (float *)malloc((size_t)(T * e.C * Hq * (Dv + 2)) * sizeof(float));
+  out = (float *)malloc((size_t)(Hq * Dv) * sizeof(float));
+  if (!e.part || !out) {
+    free(e.part); free(out);
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_attention: no host memory for %lld partial results",
+                     (long long)(T * e.C * Hq));
+  }
+  dk__cpu_parallel(T * e.C, 1, dk__cpu_attention_split_task, &e);
+  for (t = 0; t < T && !e.failed; t++) {
+    for (h = 0; h < Hq; h++) {
+      float M = -INFINITY, *oh = out + h * Dv;
+      double Z = 0.0;
+      for (ch = 0; ch < e.C; ch++) {
+        float m = e.part[((t * e.C + ch) * Hq + h) * (Dv + 2) + Dv];
+        M = m > M ? m : M;
+      }
+      for (j = 0; j < Dv; j++) oh[j] = 0.0f;
+      for (ch = 0; ch < e.C; ch++) {
+        const float *pc = e.part + ((t * e.C + ch) * Hq + h) * (Dv + 2);
+        float w;
+        if (pc[Dv] == -INFINITY) continue;   /* an empty chunk (past the causal limit) */
+        w = expf(pc[Dv] - M);
+        Z += (double)pc[Dv + 1] * w;
+        dk__cpu_axpy(oh, w, pc, Dv);
+      }
+      for (j = 0; j < Dv; j++) oh[j] = Z > 0.0 ? (float)(oh[j] / Z) : 0.0f;
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), t * Hq * Dv, Hq * Dv, out);
+  }
+  free(e.part);
+  free(out);
+  if (e.failed) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_attention: no scratch memory for a worker thread");
+  return DK_OK;
+}
+
 static dk_status dk__cpu_attention(const dk_call *c) {
   dk__cpu_rows e;
   const dk_tensor *q = c->t[1], *k = c->t[2];
+  if (q->shape[0] <= 8 && k->shape[0] >= 128) return dk__cpu_attention_split(c);
   e.c = c;
   e.rows = q->shape[0] * k->shape[1];
   e.cols = q->shape[2];

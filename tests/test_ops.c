@@ -722,6 +722,9 @@ DKT_TEST(ops_attention, 0) {
   static const struct { int64_t T, S, Hq, Hkv, D, Dv; int off; } cases[] = {
     {1, 1, 2, 1, 8, 8, 0}, {1, 37, 8, 4, 16, 16, 36}, {5, 5, 4, 4, 32, 32, 0},
     {7, 20, 6, 2, 8, 12, 13}, {4, 9, 2, 2, 64, 64, -1}, {3, 300, 4, 1, 64, 64, 297},
+    /* decode-sized over a long cache (the CPU backend splits positions into
+     * chunks): later chunks past token 0's causal limit are empty */
+    {4, 200, 8, 2, 32, 16, 10}, {1, 1000, 8, 8, 20, 20, -1},
   };
   size_t c;
   int qd, kd;
