@@ -317,7 +317,10 @@ static void dk__cpu_dequant_row(dk_dtype dt, const void *row, int64_t k0, int64_
 /* Scratch buffers per thread, grown on demand and kept: hot ops must not call
  * malloc per row. A thread-specific key (not plain TLS) frees them when the
  * thread exits, pool worker or user thread alike. */
-typedef struct { float *p[4]; size_t n[4]; } dk__cpu_scratch_t;
+/* slots 0-3 for tasks, 4-5 for an op's own buffers that its tasks (run
+ * on the calling thread too) must not clobber */
+#define DK__CPU_SLOTS 6
+typedef struct { float *p[DK__CPU_SLOTS]; size_t n[DK__CPU_SLOTS]; } dk__cpu_scratch_t;
 static pthread_key_t dk__cpu_key;
 static pthread_once_t dk__cpu_key_once = PTHREAD_ONCE_INIT;
 
@@ -325,7 +328,7 @@ static void dk__cpu_scratch_destroy(void *v) {
   dk__cpu_scratch_t *s = (dk__cpu_scratch_t *)v;
   int i;
   if (!s) return;
-  for (i = 0; i < 4; i++) free(s->p[i]);
+  for (i = 0; i < DK__CPU_SLOTS; i++) free(s->p[i]);
   free(s);
 }
 static void dk__cpu_key_init(void) { pthread_key_create(&dk__cpu_key, dk__cpu_scratch_destroy); }
@@ -503,6 +506,18 @@ static void dk__cpu_norm_task(void *ctx, int64_t r0, int64_t r1) {
   }
 }
 
+/* row[i] = exp(row[i] - max) for i < n, the softmax numerators; returns
+ * their sum (in double) and the max in *mx (softmax, attention) */
+static double dk__cpu_exp_shift(float *row, int64_t n, float *mx) {
+  float m = -INFINITY;
+  double z = 0.0;
+  int64_t j;
+  for (j = 0; j < n; j++) m = row[j] > m ? row[j] : m;
+  for (j = 0; j < n; j++) { row[j] = expf(row[j] - m); z += row[j]; }
+  if (mx) *mx = m;
+  return z;
+}
+
 static void dk__cpu_softmax_task(void *ctx, int64_t r0, int64_t r1) {
   const dk__cpu_rows *e = (const dk__cpu_rows *)ctx;
   const dk_call *c = e->c;
@@ -513,16 +528,14 @@ static void dk__cpu_softmax_task(void *ctx, int64_t r0, int64_t r1) {
   if (!buf) return;
   for (r = r0; r < r1; r++) {
     int64_t lim = n;
-    float m = -INFINITY;
-    double sum = 0.0;
+    double sum;
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
     if (masked) {
       int64_t i = r % rows_per;
       if (c->i[0] >= 0) lim = i + c->i[0] + 1 < n ? i + c->i[0] + 1 : n;
       for (j = 0; j < n; j++) buf[j] *= c->f[0];
     }
-    for (j = 0; j < lim; j++) m = buf[j] > m ? buf[j] : m;
-    for (j = 0; j < lim; j++) { buf[j] = expf(buf[j] - m); sum += buf[j]; }
+    sum = dk__cpu_exp_shift(buf, lim, NULL);
     for (j = 0; j < lim; j++) buf[j] = (float)(buf[j] / sum);
     for (j = lim; j < n; j++) buf[j] = 0.0f;
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * n, n, buf);
@@ -1232,10 +1245,8 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
       for (h = 0; h < grp; h++) sc[h * S + s] = dk__cpu_dot_f32(qb + h * D, kr, D) * c->f[0];
     }
     for (h = 0; h < grp; h++) {
-      float m = -INFINITY, *row = sc + h * S;
-      double z = 0.0;
-      for (s = 0; s < lim; s++) m = row[s] > m ? row[s] : m;
-      for (s = 0; s < lim; s++) { row[s] = expf(row[s] - m); z += row[s]; }
+      float *row = sc + h * S;
+      double z = dk__cpu_exp_shift(row, lim, NULL);
       for (s = 0; s < lim; s++) row[s] = (float)(row[s] / z);
     }
     for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
@@ -1291,12 +1302,8 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
       }
     }
     for (h = 0; h < Hq; h++) {
-      float m = -INFINITY, *row = sc + h * CS;
-      double z = 0.0;
-      for (s = 0; s < s1 - s0; s++) m = row[s] > m ? row[s] : m;
-      for (s = 0; s < s1 - s0; s++) { row[s] = expf(row[s] - m); z += row[s]; }
-      pt[h * (Dv + 2) + Dv] = m;
-      pt[h * (Dv + 2) + Dv + 1] = (float)z;
+      float *ph = pt + h * (Dv + 2);
+      ph[Dv + 1] = (float)dk__cpu_exp_shift(sc + h * CS, s1 - s0, &ph[Dv]);
     }
     for (s = s0; s < s1; s++) {
       const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;
@@ -1317,10 +1324,10 @@ static dk_status dk__cpu_attention_split(const dk_call *c) {
   e.CS = (S + want - 1) / want < 64 ? 64 : (S + want - 1) / want;
   e.C = (S + e.CS - 1) / e.CS;
   e.failed = 0;
-  e.part = (float *)malloc((size_t)(T * e.C * Hq * (Dv + 2)) * sizeof(float));
-  out = (float *)malloc((size_t)(Hq * Dv) * sizeof(float));
+  /* per-thread scratch, not malloc: this runs once per layer per token */
+  e.part = dk__cpu_scratch(4, (size_t)(T * e.C * Hq * (Dv + 2)));
+  out = dk__cpu_scratch(5, (size_t)(Hq * Dv));
   if (!e.part || !out) {
-    free(e.part); free(out);
     return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_attention: no host memory for %lld partial results",
                      (long long)(T * e.C * Hq));
   }
@@ -1346,8 +1353,6 @@ static dk_status dk__cpu_attention_split(const dk_call *c) {
     }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), t * Hq * Dv, Hq * Dv, out);
   }
-  free(e.part);
-  free(out);
   if (e.failed) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_attention: no scratch memory for a worker thread");
   return DK_OK;
 }
