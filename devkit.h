@@ -480,9 +480,22 @@ typedef struct dk_storage {
   void *ptr;                /* CPU: host memory. CUDA: device address. Vulkan: backend record */
   uint64_t addr;            /* backend use (offset in a block, device address) */
   void *priv;               /* backend use */
+  /* the core's list of live storages, so dk_shutdown can release what the
+   * user never freed; released = 1 once the device memory is gone */
+  struct dk_storage *prev, *next;
+  int released;
 } dk_storage;
 
+/* A tensor's magic is DK__LIVE until dk_tensor_free sets DK__FREED; its gen
+ * is the kit generation (dk__gen) it was made in, which dk_shutdown bumps.
+ * Freed headers are not given back to malloc (see dk__tensor_alloc), so a
+ * freed tensor stays readable and recognisable. */
+#define DK__LIVE 0x6c766b64u    /* "dkvl" */
+#define DK__FREED 0x64656572u   /* "reed" */
 struct dk_tensor {
+  uint32_t magic;
+  uint32_t gen;
+  struct dk_tensor *qnext;          /* the quarantine FIFO, while freed */
   dk_device device;
   dk_dtype dtype;
   int ndim;
@@ -946,10 +959,25 @@ DEVKIT_API dk_status dk_init(void) {
 
 #define DK__ENSURE_INIT() do { if (!dk__initialized) dk_init(); } while (0)
 
+/* tensor life (see "tensor headers and their life" below) */
+static pthread_mutex_t dk__pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static dk_tensor *dk__q_head = NULL, *dk__q_tail = NULL;
+static int dk__q_len = 0;
+static dk_storage *dk__live_storages = NULL;   /* under dk__pool_lock */
+static uint32_t dk__gen = 1;                    /* atomic; bumped by dk_shutdown */
+static void dk__storage_device_release(dk_storage *st, int locked);
+
 DEVKIT_API void dk_shutdown(void) {
   int b, i;
   pthread_mutex_lock(&dk__init_lock);
   if (dk__initialized) {
+    /* every tensor made so far becomes stale, and the device memory of those
+     * not freed is released here (a freed one would leak, or its count would
+     * be subtracted from the next kit's) */
+    __atomic_add_fetch(&dk__gen, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&dk__pool_lock);
+    while (dk__live_storages) dk__storage_device_release(dk__live_storages, 1);
+    pthread_mutex_unlock(&dk__pool_lock);
     for (b = DK_BACKEND_COUNT - 1; b >= 0; b--) {
       dk__backend_reg *r = &dk__reg[b];
       if (r->impl && r->impl->close_all) r->impl->close_all();
@@ -1123,29 +1151,167 @@ DEVKIT_API dk_status dk_sync(dk_device d) {
 
 /* ==== tensors ============================================================= */
 
-static int64_t dk__numel(int ndim, const int64_t *shape) {
+/* ---- checked size arithmetic -------------------------------------------------
+ * Every size, offset and stride computed from a caller's numbers on a public
+ * path (tensor creation, views, reshape, narrow, concat, transfer ranges) goes
+ * through these two, so a hostile shape is an error and never a wrapped
+ * value. A tensor holds at most DK__MAX_SIZE elements and bytes, so once one
+ * exists, products of its own dims (and byte offsets inside it) fit in int64. */
+#define DK__MAX_SIZE ((int64_t)1 << 62)
+#if defined(__GNUC__) || defined(__clang__)
+static int dk__smul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static int dk__sadd_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+#else
+static int dk__smul_ok(int64_t a, int64_t b, int64_t *r) {
+  if (a && b && (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a) : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b)))
+    return 0;
+  *r = a * b;
+  return 1;
+}
+static int dk__sadd_ok(int64_t a, int64_t b, int64_t *r) {
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0;
+  *r = a + b;
+  return 1;
+}
+#endif
+
+/* Elements of a shape of sizes >= 0: 0 when any dim is 0, whatever the
+ * others are ([2^32, 2^32, 0] is a valid empty tensor); 0 (not ok) when the
+ * product passes DK__MAX_SIZE. */
+static int dk__numel_ok(int ndim, const int64_t *shape, int64_t *numel) {
   int64_t n = 1;
   int i;
-  for (i = 0; i < ndim; i++) n *= shape[i];
+  for (i = 0; i < ndim; i++)
+    if (shape[i] == 0) { *numel = 0; return 1; }
+  for (i = 0; i < ndim; i++)
+    if (!dk__smul_ok(n, shape[i], &n) || n > DK__MAX_SIZE) return 0;
+  *numel = n;
+  return 1;
+}
+
+/* of a tensor that exists, so it fits */
+static int64_t dk__numel(int ndim, const int64_t *shape) {
+  int64_t n = 0;
+  dk__numel_ok(ndim, shape, &n);
   return n;
 }
 
+/* Strides of a contiguous layout. An empty tensor's dims may multiply past
+ * int64; its strides address nothing, so from there on they are 0. */
 static void dk__contig_strides(dk_tensor *t) {
   int64_t s = 1;
   int i;
-  for (i = t->ndim - 1; i >= 0; i--) { t->stride[i] = s; s *= t->shape[i]; }
+  for (i = t->ndim - 1; i >= 0; i--) {
+    t->stride[i] = s;
+    if (!dk__smul_ok(s, t->shape[i], &s)) s = 0;
+  }
 }
 
 DEVKIT_API int dk_tensor_is_contiguous(const dk_tensor *t) {
   int64_t s = 1;
   int i;
   if (!t) return 0;
+  if (dk__numel(t->ndim, t->shape) == 0) return 1;   /* nothing to lay out */
   for (i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] != 1 && t->stride[i] != s) return 0;
     s *= t->shape[i];
   }
   return 1;
 }
+
+/* ---- tensor headers and their life ------------------------------------------
+ * Tensor headers are never given back to malloc. dk_tensor_free marks a header
+ * DK__FREED and puts it at the tail of a FIFO; a new tensor takes a header
+ * from the head only when more than DK__QUARANTINE are waiting. So a use or a
+ * second free of any of the last DK__QUARANTINE freed tensors reads memory
+ * that is still ours (ASan stays quiet) and is reported by name, and the
+ * memory held is the peak number of live tensors plus that many headers.
+ * (A handle table would make the check exact forever, but the contract hands
+ * out dk_tensor pointers, and a pointer into a table that grows would have to
+ * be an index, not a pointer.) dk_shutdown bumps dk__gen: a tensor made
+ * before it is stale, and its device memory was released by the shutdown. */
+#define DK__QUARANTINE 1024
+
+static dk_tensor *dk__tensor_alloc(void) {
+  dk_tensor *t = NULL;
+  pthread_mutex_lock(&dk__pool_lock);
+  if (dk__q_len > DK__QUARANTINE) {
+    t = dk__q_head;
+    dk__q_head = t->qnext;
+    if (!dk__q_head) dk__q_tail = NULL;
+    dk__q_len--;
+  }
+  pthread_mutex_unlock(&dk__pool_lock);
+  if (!t) t = (dk_tensor *)malloc(sizeof *t);
+  if (t) {
+    memset(t, 0, sizeof *t);
+    t->magic = DK__LIVE;
+    t->gen = __atomic_load_n(&dk__gen, __ATOMIC_ACQUIRE);
+  }
+  return t;
+}
+
+static void dk__tensor_retire(dk_tensor *t) {
+  pthread_mutex_lock(&dk__pool_lock);
+  t->magic = DK__FREED;
+  t->qnext = NULL;
+  if (dk__q_tail) dk__q_tail->qnext = t; else dk__q_head = t;
+  dk__q_tail = t;
+  dk__q_len++;
+  pthread_mutex_unlock(&dk__pool_lock);
+}
+
+static void dk__storage_link(dk_storage *st) {
+  pthread_mutex_lock(&dk__pool_lock);
+  st->prev = NULL;
+  st->next = dk__live_storages;
+  if (dk__live_storages) dk__live_storages->prev = st;
+  dk__live_storages = st;
+  pthread_mutex_unlock(&dk__pool_lock);
+}
+
+/* the device's byte count never goes below zero, whatever happens */
+static void dk__bytes_sub(uint64_t *bytes, uint64_t n) {
+  uint64_t cur = __atomic_load_n(bytes, __ATOMIC_RELAXED), next;
+  do next = cur > n ? cur - n : 0;
+  while (!__atomic_compare_exchange_n(bytes, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+/* Give a storage's device memory back, once: from the last free of a tensor
+ * on it, or from dk_shutdown (with dk__pool_lock held: locked = 1). */
+static void dk__storage_device_release(dk_storage *st, int locked) {
+  dk_device d = st->device;
+  if (!locked) pthread_mutex_lock(&dk__pool_lock);
+  if (st->released) { if (!locked) pthread_mutex_unlock(&dk__pool_lock); return; }
+  st->released = 1;
+  if (st->prev) st->prev->next = st->next; else dk__live_storages = st->next;
+  if (st->next) st->next->prev = st->prev;
+  if (!locked) pthread_mutex_unlock(&dk__pool_lock);
+  dk__lock(d);
+  dk__reg[d.backend].impl->release(st);
+  dk__unlock(d);
+  dk__bytes_sub(&dk__reg[d.backend].dev[d.index].bytes, st->nbytes);
+}
+
+/* DK_OK when t is a live tensor of the running kit; else DK_ERR_INVALID with a
+ * message naming it. The check reads only the header, never device memory,
+ * and never initializes the kit. */
+static dk_status dk__tensor_dead(const char *what, const char *role, const dk_tensor *t) {
+  char r[64] = "";
+  if (role) snprintf(r, sizeof r, " (operand '%s')", role);
+  if (t->magic == DK__FREED)
+    return dk__error(DK_ERR_INVALID, "%s: tensor '%s'%s was freed (it was made at %s); a tensor cannot be used or freed "
+                     "after dk_tensor_free", what, t->name, r, t->site[0] ? t->site : "a site unknown");
+  if (t->magic != DK__LIVE)
+    return dk__error(DK_ERR_INVALID, "%s: %p%s is not a devkit tensor (never made by dk_tensor_new, or overwritten)",
+                     what, (const void *)t, r);
+  return dk__error(DK_ERR_INVALID, "%s: tensor '%s'%s belongs to a kit that was shut down (made at %s before "
+                   "dk_shutdown); free tensors before dk_shutdown and make new ones after it", what, t->name, r,
+                   t->site[0] ? t->site : "a site unknown");
+}
+#define DK__IS_LIVE(t) ((t)->magic == DK__LIVE && (t)->gen == __atomic_load_n(&dk__gen, __ATOMIC_RELAXED))
+#define DK__CHECK_LIVE(what, role, t) \
+  do { if (!DK__IS_LIVE(t)) return dk__tensor_dead((what), (role), (t)); } while (0)
 
 static void dk__copy_str(char *dst, size_t cap, const char *src) {
   size_t n = src ? strlen(src) : 0;
@@ -1165,14 +1331,15 @@ static const char *dk__short_site(const char *site) {
 }
 
 /* shape text "[1,4096]" */
-static void dk__shape_str(const dk_tensor *t, char *buf, size_t cap) {
+static void dk__shape_text(int ndim, const int64_t *shape, char *buf, size_t cap) {
   dk__sb sb;
   int i;
   sb.buf = buf; sb.cap = cap; sb.len = 0; buf[0] = 0;
   dk__sbf(&sb, "[");
-  for (i = 0; i < t->ndim; i++) dk__sbf(&sb, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+  for (i = 0; i < ndim; i++) dk__sbf(&sb, "%s%lld", i ? "," : "", (long long)shape[i]);
   dk__sbf(&sb, "]");
 }
+static void dk__shape_str(const dk_tensor *t, char *buf, size_t cap) { dk__shape_text(t->ndim, t->shape, buf, cap); }
 
 static dk_status dk__check_shape_arg(const char *what, int ndim, const int64_t *shape, int allow_infer) {
   int i, inferred = 0;
@@ -1181,23 +1348,25 @@ static dk_status dk__check_shape_arg(const char *what, int ndim, const int64_t *
   if (ndim > 0 && !shape) return dk__error(DK_ERR_INVALID, "%s: shape is NULL", what);
   for (i = 0; i < ndim; i++) {
     if (allow_infer && shape[i] == -1 && !inferred) { inferred = 1; continue; }
-    if (shape[i] < 0)
-      return dk__error(DK_ERR_SHAPE, "%s: dimension %d is %lld; sizes must be >= 0", what, i, (long long)shape[i]);
+    if (shape[i] < 0) {
+      char sh[256];
+      dk__shape_text(ndim, shape, sh, sizeof sh);
+      return dk__error(DK_ERR_SHAPE, "%s: dimension %d of %s is %lld; sizes must be >= 0%s", what, i, sh,
+                       (long long)shape[i], allow_infer ? " (one may be -1, inferred)" : "");
+    }
   }
   return DK_OK;
 }
 
-/* bytes of a contiguous tensor, or (size_t)-1 when it cannot be represented */
-static size_t dk__nbytes_for(dk_dtype t, int ndim, const int64_t *shape) {
-  double approx = (double)dk_dtype_block_bytes(t);
-  int64_t n = 1;
-  int i;
-  for (i = 0; i < ndim; i++) {
-    approx *= (double)shape[i];
-    if (approx > 9.0e18) return (size_t)-1;
-    n *= shape[i];
-  }
-  return dk__elem_offset_bytes(t, n);
+/* elements and bytes of a contiguous tensor of this shape, or 0 (not ok)
+ * when either passes DK__MAX_SIZE */
+static int dk__nbytes_ok(dk_dtype t, int ndim, const int64_t *shape, int64_t *numel, size_t *nbytes) {
+  int64_t n, b;
+  if (!dk__numel_ok(ndim, shape, &n)) return 0;
+  if (!dk__smul_ok(n / dk_dtype_block(t), (int64_t)dk_dtype_block_bytes(t), &b) || b > DK__MAX_SIZE) return 0;
+  *numel = n;
+  *nbytes = (size_t)b;
+  return 1;
 }
 
 DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype dt, int ndim, const int64_t *shape,
@@ -1206,23 +1375,31 @@ DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype dt, int ndim, const 
   dk_storage *st;
   dk_status s;
   size_t nbytes;
-  if (!out) return dk__error(DK_ERR_INVALID, "dk_tensor_new: out is NULL");
+  int64_t numel;
+  char what[DK_NAME_LEN + 24];
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_tensor_new '%s': out is NULL", name ? name : "");
   *out = NULL;
-  if ((unsigned)dt >= DK_DTYPE_COUNT) return dk__error(DK_ERR_DTYPE, "dk_tensor_new '%s': invalid dtype %d", name ? name : "", (int)dt);
-  if ((s = dk__check_shape_arg("dk_tensor_new", ndim, shape, 0)) != DK_OK) return s;
+  snprintf(what, sizeof what, "dk_tensor_new '%s'", name ? name : "");
+  if ((unsigned)dt >= DK_DTYPE_COUNT) return dk__error(DK_ERR_DTYPE, "%s: invalid dtype %d", what, (int)dt);
+  if ((s = dk__check_shape_arg(what, ndim, shape, 0)) != DK_OK) return s;
   if (dk_dtype_block(dt) > 1 && (ndim == 0 || shape[ndim - 1] % dk_dtype_block(dt) != 0))
-    return dk__error(DK_ERR_SHAPE, "dk_tensor_new '%s': a %s tensor's last dimension must be a multiple of %d, got %lld",
-                     name ? name : "", dk_dtype_name(dt), dk_dtype_block(dt), ndim ? (long long)shape[ndim - 1] : 0LL);
+    return dk__error(DK_ERR_SHAPE, "%s: a %s tensor's last dimension must be a multiple of %d, got %lld", what,
+                     dk_dtype_name(dt), dk_dtype_block(dt), ndim ? (long long)shape[ndim - 1] : 0LL);
   if (!dk__device_valid(d)) return dk__no_device("dk_tensor_new", d);
-  nbytes = dk__nbytes_for(dt, ndim, shape);
-  if (nbytes == (size_t)-1)
-    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_tensor_new '%s' on %s: the shape is too large to address",
-                     name ? name : "", dk_device_name(d));
-  t = (dk_tensor *)calloc(1, sizeof *t);
+  if (!dk__nbytes_ok(dt, ndim, shape, &numel, &nbytes)) {
+    char sh[256];
+    dk__shape_text(ndim, shape, sh, sizeof sh);
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "%s on %s: the shape %s of %s (%zu bytes per %d elements) holds more than "
+                     "%lld elements or bytes, the most a tensor can address", what, dk_device_name(d), sh,
+                     dk_dtype_name(dt), dk_dtype_block_bytes(dt), dk_dtype_block(dt), (long long)DK__MAX_SIZE);
+  }
+  (void)numel;
+  t = dk__tensor_alloc();
   st = (dk_storage *)calloc(1, sizeof *st);
   if (!t || !st) {
-    free(t); free(st);
-    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_tensor_new: out of host memory for the tensor record");
+    if (t) dk__tensor_retire(t);
+    free(st);
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: out of host memory for the tensor record", what);
   }
   t->device = d;
   t->dtype = dt;
@@ -1237,8 +1414,9 @@ DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype dt, int ndim, const 
   dk__lock(d);
   s = dk__reg[d.backend].impl->alloc(d, nbytes, t->name, st);
   dk__unlock(d);
-  if (s != DK_OK) { free(t); free(st); return s; }
+  if (s != DK_OK) { dk__tensor_retire(t); free(st); return s; }
   __atomic_add_fetch(&dk__reg[d.backend].dev[d.index].bytes, nbytes, __ATOMIC_RELAXED);
+  dk__storage_link(st);
   t->st = st;
   *out = t;
   return DK_OK;
@@ -1253,21 +1431,26 @@ DEVKIT_API dk_status dk_tensor_new(dk_device d, dk_dtype t, int ndim, const int6
 
 static void dk__storage_release(dk_storage *st) {
   if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    dk_device d = st->device;
-    if (dk__initialized && dk__device_valid(d)) {
-      dk__lock(d);
-      dk__reg[d.backend].impl->release(st);
-      dk__unlock(d);
-      __atomic_sub_fetch(&dk__reg[d.backend].dev[d.index].bytes, st->nbytes, __ATOMIC_RELAXED);
-    }
+    dk__storage_device_release(st, 0);
     free(st);
   }
 }
 
+/* dk_tensor_free returns nothing (the contract); a freed tensor, one from a
+ * kit that was shut down, or something else is reported as DK_ERR_INVALID
+ * through dk_last_error()/dk_last_status() and the error handler. A stale
+ * tensor's header and storage record are still released (its device memory
+ * went with dk_shutdown); a freed one is left alone. */
 DEVKIT_API void dk_tensor_free(dk_tensor *t) {
   if (!t) return;
+  if (!DK__IS_LIVE(t)) {
+    int stale = t->magic == DK__LIVE;
+    dk__tensor_dead("dk_tensor_free", NULL, t);
+    if (!stale) return;
+  }
   if (t->st) dk__storage_release(t->st);
-  free(t);
+  t->st = NULL;
+  dk__tensor_retire(t);
 }
 
 DEVKIT_API dk_device dk_tensor_device(const dk_tensor *t) {
@@ -1294,9 +1477,10 @@ DEVKIT_API void dk_tensor_set_site(dk_tensor *t, const char *site) { if (t) dk__
 DEVKIT_API int dk_tensor_is_view(const dk_tensor *t) { return t ? t->is_view : 0; }
 
 static dk_status dk__view_of(const dk_tensor *x, const char *site, const char *what, dk_tensor **out) {
-  dk_tensor *v = (dk_tensor *)malloc(sizeof *v);
+  dk_tensor *v = dk__tensor_alloc();
   if (!v) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
   memcpy(v, x, sizeof *v);
+  v->qnext = NULL;
   v->is_view = 1;
   dk__copy_str(v->site, sizeof v->site, dk__short_site(site));
   __atomic_add_fetch(&x->st->refs, 1, __ATOMIC_ACQ_REL);
@@ -1308,21 +1492,33 @@ DEVKIT_API dk_status dk_narrow_at(const dk_tensor *x, int dim, int64_t start, in
                                   const char *site, dk_tensor **out) {
   dk_tensor *v;
   dk_status s;
+  int d = dim;
+  int64_t off;
   if (!out) return dk__error(DK_ERR_INVALID, "dk_narrow: out is NULL");
   *out = NULL;
   if (!x) return dk__error(DK_ERR_INVALID, "dk_narrow: x is NULL");
-  if (dim < 0) dim += x->ndim;
-  if (dim < 0 || dim >= x->ndim)
-    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': dim %d is outside a %d-D tensor", x->name, dim, x->ndim);
-  if (start < 0 || length < 0 || start + length > x->shape[dim])
-    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': [%lld, %lld) is outside dimension %d of size %lld", x->name,
-                     (long long)start, (long long)(start + length), dim, (long long)x->shape[dim]);
-  if (dk_dtype_is_quant(x->dtype) && dim == x->ndim - 1 && (start % 32 || length % 32))
+  DK__CHECK_LIVE("dk_narrow", "x", x);
+  if (d < 0) d += x->ndim;
+  if (d < 0 || d >= x->ndim)
+    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': dim %d is outside a %d-D tensor (valid: %d..%d)", x->name, dim,
+                     x->ndim, -x->ndim, x->ndim - 1);
+  /* start + length may not fit in int64: compare without adding */
+  if (start < 0 || length < 0 || start > x->shape[d] || length > x->shape[d] - start)
+    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': start %lld, length %lld is outside dimension %d of size %lld "
+                     "(needs 0 <= start, 0 <= length, start + length <= %lld)", x->name, (long long)start,
+                     (long long)length, d, (long long)x->shape[d], (long long)x->shape[d]);
+  if (dk_dtype_is_quant(x->dtype) && d == x->ndim - 1 && (start % 32 || length % 32))
     return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': a %s tensor can only be narrowed along its last dim in whole blocks of 32",
                      x->name, dk_dtype_name(x->dtype));
+  /* the offset stays inside the tensor (start < shape[d]), so it fits; an
+   * empty view (length 0, or an empty tensor) keeps its base offset */
+  off = 0;
+  if (length > 0 && dk__numel(x->ndim, x->shape) > 0 && !dk__smul_ok(start, x->stride[d], &off))
+    return dk__error(DK_ERR_SHAPE, "dk_narrow '%s': offset %lld x %lld overflows", x->name, (long long)start,
+                     (long long)x->stride[d]);
   if ((s = dk__view_of(x, site, "dk_narrow", &v)) != DK_OK) return s;
-  v->offset += dk__elem_offset_bytes(x->dtype, start * x->stride[dim]);
-  v->shape[dim] = length;
+  v->offset += dk__elem_offset_bytes(x->dtype, off);
+  v->shape[d] = length;
   *out = v;
   return DK_OK;
 }
@@ -1335,36 +1531,53 @@ DEVKIT_API dk_status dk_narrow(const dk_tensor *x, int dim, int64_t start, int64
 DEVKIT_API dk_status dk_reshape_at(const dk_tensor *x, int ndim, const int64_t *shape, const char *site,
                                    dk_tensor **out) {
   int64_t sh[DEVKIT_MAX_DIMS], known = 1, n;
-  int i, infer = -1;
+  int i, infer = -1, zero = 0;
   dk_tensor *v;
   dk_status s;
+  char what[DK_NAME_LEN + 24];
   if (!out) return dk__error(DK_ERR_INVALID, "dk_reshape: out is NULL");
   *out = NULL;
   if (!x) return dk__error(DK_ERR_INVALID, "dk_reshape: x is NULL");
-  if ((s = dk__check_shape_arg("dk_reshape", ndim, shape, 1)) != DK_OK) return s;
+  DK__CHECK_LIVE("dk_reshape", "x", x);
+  snprintf(what, sizeof what, "dk_reshape '%s'", x->name);
+  if ((s = dk__check_shape_arg(what, ndim, shape, 1)) != DK_OK) return s;
   if (!dk_tensor_is_contiguous(x))
-    return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': the tensor is a strided view; make it contiguous with dk_copy first",
-                     x->name);
+    return dk__error(DK_ERR_SHAPE, "%s: the tensor is a strided view; make it contiguous with dk_copy first", what);
   n = dk__numel(x->ndim, x->shape);
   for (i = 0; i < ndim; i++) {
     sh[i] = shape[i];
-    if (shape[i] == -1) infer = i; else known *= shape[i];
+    if (shape[i] == -1) infer = i;
+    else if (shape[i] == 0) zero = 1;
   }
+  /* the product of the given sizes, checked (an empty shape is 0 whatever
+   * the other sizes are) */
+  for (i = 0; i < ndim && !zero; i++) {
+    if (i == infer) continue;
+    if (!dk__smul_ok(known, shape[i], &known) || known > DK__MAX_SIZE) {
+      char a[96], b[256];
+      dk__shape_str(x, a, sizeof a);
+      dk__shape_text(ndim, shape, b, sizeof b);
+      return dk__error(DK_ERR_SHAPE, "%s: the new shape %s holds more than %lld elements (the product overflows); "
+                       "%s has %lld", what, b, (long long)DK__MAX_SIZE, a, (long long)n);
+    }
+  }
+  if (zero) known = 0;
   if (infer >= 0) {
     if (known == 0 || n % known)
-      return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': cannot infer a dimension: %lld elements do not divide by %lld",
-                       x->name, (long long)n, (long long)known);
+      return dk__error(DK_ERR_SHAPE, "%s: cannot infer a dimension: %lld elements do not divide by %lld", what,
+                       (long long)n, (long long)known);
     sh[infer] = n / known;
     known *= sh[infer];
   }
   if (known != n) {
-    char a[96];
+    char a[96], b[256];
     dk__shape_str(x, a, sizeof a);
-    return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': %s has %lld elements; the new shape has %lld", x->name, a,
-                     (long long)n, (long long)known);
+    dk__shape_text(ndim, shape, b, sizeof b);
+    return dk__error(DK_ERR_SHAPE, "%s: %s has %lld elements; the new shape %s has %lld", what, a, (long long)n, b,
+                     (long long)known);
   }
   if (dk_dtype_is_quant(x->dtype) && (ndim == 0 || sh[ndim - 1] % 32))
-    return dk__error(DK_ERR_SHAPE, "dk_reshape '%s': a %s tensor's last dimension must stay a multiple of 32", x->name,
+    return dk__error(DK_ERR_SHAPE, "%s: a %s tensor's last dimension must stay a multiple of 32", what,
                      dk_dtype_name(x->dtype));
   if ((s = dk__view_of(x, site, "dk_reshape", &v)) != DK_OK) return s;
   v->ndim = ndim;
@@ -1398,6 +1611,7 @@ static dk_status dk__check_transfer_len(const char *what, const dk_tensor *t, si
 DEVKIT_API dk_status dk_tensor_upload(dk_tensor *t, const void *src, size_t nbytes) {
   dk_status s;
   if (!t || (!src && nbytes)) return dk__error(DK_ERR_INVALID, "dk_tensor_upload: NULL argument");
+  DK__CHECK_LIVE("dk_tensor_upload", NULL, t);
   if ((s = dk__check_transfer_len("dk_tensor_upload", t, nbytes)) != DK_OK) return s;
   if (!nbytes) return DK_OK;
   dk__lock(t->device);
@@ -1409,6 +1623,7 @@ DEVKIT_API dk_status dk_tensor_upload(dk_tensor *t, const void *src, size_t nbyt
 DEVKIT_API dk_status dk_tensor_download(const dk_tensor *t, void *dst, size_t nbytes) {
   dk_status s;
   if (!t || (!dst && nbytes)) return dk__error(DK_ERR_INVALID, "dk_tensor_download: NULL argument");
+  DK__CHECK_LIVE("dk_tensor_download", NULL, t);
   if ((s = dk__check_transfer_len("dk_tensor_download", t, nbytes)) != DK_OK) return s;
   dk__lock(t->device);
   s = nbytes ? dk__reg[t->device.backend].impl->download(t->st, t->offset, dst, nbytes)
@@ -1569,7 +1784,7 @@ static dk_status dk__mismatch(dk_call *c, int backend_level) {
 
 static int dk__overlaps(const dk_tensor *a, const dk_tensor *b) {
   size_t a0, a1, b0, b1;
-  if (a->st != b->st) return 0;
+  if (a->st != b->st || dk__numel(a->ndim, a->shape) == 0 || dk__numel(b->ndim, b->shape) == 0) return 0;
   a0 = a->offset; a1 = a0 + dk_tensor_nbytes(a);
   b0 = b->offset; b1 = b0 + dk_tensor_nbytes(b);
   if (!dk_tensor_is_contiguous(a) || !dk_tensor_is_contiguous(b)) {
@@ -1799,9 +2014,12 @@ static dk_status dk__check_concat(dk_call *c) {
     if (a->shape[i] != b->shape[i] || o->shape[i] != a->shape[i])
       return dk__op_error(c, DK_ERR_SHAPE, "", "dimension %d differs; all dims but %lld must match", i, (long long)dim);
   }
-  if (o->shape[dim] != a->shape[dim] + b->shape[dim])
-    return dk__op_error(c, DK_ERR_SHAPE, "", "'out' dim %lld must be %lld + %lld", (long long)dim,
-                        (long long)a->shape[dim], (long long)b->shape[dim]);
+  {
+    int64_t sum;
+    if (!dk__sadd_ok(a->shape[dim], b->shape[dim], &sum) || o->shape[dim] != sum)
+      return dk__op_error(c, DK_ERR_SHAPE, "", "'out' dim %lld must be %lld + %lld", (long long)dim,
+                          (long long)a->shape[dim], (long long)b->shape[dim]);
+  }
   c->i[0] = dim;
   return DK_OK;
 }
@@ -1896,10 +2114,15 @@ static dk_status dk__dispatch(dk_call *c) {
   int n = oi->n_out + oi->n_in, i, j, first = -1;
   dk_status s;
   dk_device d;
-  DK__ENSURE_INIT();
-  /* 1. present */
+  /* 1. present, and live: not freed, not from before a dk_shutdown. Checked
+   * before anything that would initialize the kit (a live tensor means the
+   * kit that made it is running) and without touching device memory. */
   for (i = 0; i < n; i++) {
-    if (c->t[i]) { if (first < 0) first = i; continue; }
+    if (c->t[i]) {
+      if (first < 0) first = i;
+      if (!DK__IS_LIVE(c->t[i])) return dk__tensor_dead(oi->name, oi->roles[i], c->t[i]);
+      continue;
+    }
     if (!((oi->optional >> i) & 1))
       return dk__op_error(c, DK_ERR_INVALID, "", "operand '%s' is NULL", oi->roles[i]);
   }
@@ -2125,6 +2348,8 @@ DEVKIT_API dk_status dk_copy_to(dk_tensor *dst, const dk_tensor *src) {
   dk_status s;
   char a[96], b[96];
   if (!dst || !src) return dk__error(DK_ERR_INVALID, "dk_copy_to: %s is NULL", dst ? "src" : "dst");
+  DK__CHECK_LIVE("dk_copy_to", "dst", dst);
+  DK__CHECK_LIVE("dk_copy_to", "src", src);
   if (!dk__device_valid(src->device)) return dk__no_device("dk_copy_to", src->device);
   if (!dk__device_valid(dst->device)) return dk__no_device("dk_copy_to", dst->device);
   dk__shape_str(dst, a, sizeof a);
@@ -2151,6 +2376,7 @@ DEVKIT_API dk_status dk_to_at(const dk_tensor *src, dk_device d, const char *sit
   if (!out) return dk__error(DK_ERR_INVALID, "dk_to: out is NULL");
   *out = NULL;
   if (!src) return dk__error(DK_ERR_INVALID, "dk_to: src is NULL");
+  DK__CHECK_LIVE("dk_to", "src", src);
   if (!dk__device_valid(d)) return dk__no_device("dk_to", d);
   if (!dk_tensor_is_contiguous(src))
     return dk__error(DK_ERR_SHAPE, "dk_to: '%s' is a strided view; dk_copy it into a contiguous tensor first", src->name);
@@ -2173,6 +2399,7 @@ DEVKIT_API dk_status dk_check_placement(const dk_placement *items, int n, int *n
   for (i = 0; i < n; i++) {
     const dk_tensor *t = items[i].tensor;
     if (!t) return dk__error(DK_ERR_INVALID, "dk_check_placement: item %d has no tensor", i);
+    DK__CHECK_LIVE("dk_check_placement", NULL, t);
     if (dk_device_equal(t->device, items[i].expected)) continue;
     nb++;
     other_backend |= t->device.backend != items[i].expected.backend;
