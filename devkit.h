@@ -85,6 +85,32 @@
  *   writes into one. q8_0 and q4_0 are the GGUF block formats (32 values per
  *   block: an f16 scale then 32 int8, or 16 bytes of 4-bit values); their last
  *   dimension is a multiple of 32.
+ *   Sizes are checked: a tensor holds at most 2^62 elements and bytes; a shape,
+ *   narrow, reshape or concat whose sizes would overflow is refused with a
+ *   status, never wrapped. A shape with a 0 in it is an empty tensor whatever
+ *   its other sizes are.
+ *
+ * TENSOR LIFE
+ *   dk_tensor_free marks the tensor freed; dk_shutdown makes every tensor made
+ *   before it stale (and releases the device memory of those not freed). An
+ *   op, transfer, view or free on a freed or stale tensor is DK_ERR_INVALID
+ *   ("tensor 'a' was freed", "... belongs to a kit that was shut down"),
+ *   touches no device memory and does not start the kit again. dk_tensor_free
+ *   returns nothing, so it reports that (a double free, say) through
+ *   dk_last_error()/dk_last_status() and the error handler. Freed tensor
+ *   headers are kept, not returned to malloc, and reused only after 1024 later
+ *   frees: a use of any of the last 1024 freed tensors is always caught.
+ *
+ * DEGENERATE INPUTS (every backend)
+ *   dk_argmax and dk_sample never pick a NaN (it counts as -inf). A row with
+ *   nothing above -inf (all -inf, all NaN, or a mix) gives index 0. In
+ *   dk_sample, when the largest kept logit / temperature is +inf, the result
+ *   is the first index where it is +inf. dk_softmax and dk_softmax_masked
+ *   give a row of zeros for a row that is all -inf (fully masked). Reductions
+ *   over an empty last dim: dk_argmax and dk_sample refuse it (DK_ERR_SHAPE,
+ *   no index exists); softmax, rmsnorm and layernorm of an empty row write
+ *   nothing. Elementwise ops, softmax, norms and argmax on tensors with no
+ *   rows (a 0 in an outer dim) succeed and write nothing.
  */
 #ifndef DEVKIT_H
 #define DEVKIT_H
@@ -246,8 +272,9 @@ DEVKIT_API dk_status dk_swiglu(dk_tensor *out, const dk_tensor *gate, const dk_t
 DEVKIT_API dk_status dk_rmsnorm(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, float eps);
 DEVKIT_API dk_status dk_layernorm(dk_tensor *out, const dk_tensor *x, const dk_tensor *w,
                                   const dk_tensor *b, float eps);
-/* softmax over the last dim. masked: x*scale, and row i of the last-but-one
- * dim sees columns <= i + causal_offset; a negative offset disables the mask */
+/* softmax over the last dim. masked: x*scale (scale finite), and row i of the
+ * last-but-one dim sees columns <= i + causal_offset; a negative offset
+ * disables the mask. A row that is all -inf gives zeros. */
 DEVKIT_API dk_status dk_softmax(dk_tensor *out, const dk_tensor *x);
 DEVKIT_API dk_status dk_softmax_masked(dk_tensor *out, const dk_tensor *x, float scale, int causal_offset);
 /* NumPy matmul: 1-D promotion and batch broadcasting */
@@ -273,7 +300,9 @@ DEVKIT_API dk_status dk_argmax(dk_tensor *out_i32, const dk_tensor *x);
  *   largest threshold t for which those tokens hold at least top_p of the
  *   mass; the token is the first, in index order, whose running sum of kept
  *   probabilities exceeds u * total, u = dk_sample_uniform(seed, row).
- *   The op is stateless: pass a new seed (seed + step) for each step. */
+ *   The op is stateless: pass a new seed (seed + step) for each step.
+ *   NaN logits are never kept; a row with no kept logit / temperature that is
+ *   finite gives 0 (all -inf or NaN) or the first index where it is +inf. */
 DEVKIT_API dk_status dk_sample(dk_tensor *out_i32, const dk_tensor *logits, float temperature,
                                int top_k, float top_p, uint64_t seed);
 DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1), 24 bits */
@@ -1298,16 +1327,16 @@ static void dk__storage_device_release(dk_storage *st, int locked) {
  * and never initializes the kit. */
 static dk_status dk__tensor_dead(const char *what, const char *role, const dk_tensor *t) {
   char r[64] = "";
-  if (role) snprintf(r, sizeof r, " (operand '%s')", role);
+  const char *site = t->site[0] ? t->site : "a site unknown";
+  if (role) snprintf(r, sizeof r, "operand '%s', ", role);
   if (t->magic == DK__FREED)
-    return dk__error(DK_ERR_INVALID, "%s: tensor '%s'%s was freed (it was made at %s); a tensor cannot be used or freed "
-                     "after dk_tensor_free", what, t->name, r, t->site[0] ? t->site : "a site unknown");
+    return dk__error(DK_ERR_INVALID, "%s: tensor '%s' was freed (%smade at %s); a tensor cannot be used or freed "
+                     "after dk_tensor_free", what, t->name, r, site);
   if (t->magic != DK__LIVE)
-    return dk__error(DK_ERR_INVALID, "%s: %p%s is not a devkit tensor (never made by dk_tensor_new, or overwritten)",
-                     what, (const void *)t, r);
-  return dk__error(DK_ERR_INVALID, "%s: tensor '%s'%s belongs to a kit that was shut down (made at %s before "
-                   "dk_shutdown); free tensors before dk_shutdown and make new ones after it", what, t->name, r,
-                   t->site[0] ? t->site : "a site unknown");
+    return dk__error(DK_ERR_INVALID, "%s: %s%p is not a devkit tensor (never made by dk_tensor_new, or overwritten)",
+                     what, r, (const void *)t);
+  return dk__error(DK_ERR_INVALID, "%s: tensor '%s' belongs to a kit that was shut down (%smade at %s before "
+                   "dk_shutdown); free tensors before dk_shutdown and make new ones after it", what, t->name, r, site);
 }
 #define DK__IS_LIVE(t) ((t)->magic == DK__LIVE && (t)->gen == __atomic_load_n(&dk__gen, __ATOMIC_RELAXED))
 #define DK__CHECK_LIVE(what, role, t) \
@@ -1716,20 +1745,17 @@ static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const ch
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const char *fmt, ...) {
+static dk_status dk__op_verror(const dk_call *c, dk_status s, const char *fix, const char *fmt, va_list ap) {
   const dk__opinfo *oi = &dk__ops[c->op];
   dk__sb sb;
-  va_list ap;
   int i, n = oi->n_out + oi->n_in, role_w = 0, name_w = 0;
   char tmp[sizeof dk__msg];
   sb.buf = tmp; sb.cap = sizeof tmp; sb.len = 0; tmp[0] = 0;
   dk__sbf(&sb, "%s: ", oi->name);
-  va_start(ap, fmt);
   if (sb.len < sb.cap) {
     int k = vsnprintf(sb.buf + sb.len, sb.cap - sb.len, fmt, ap);
     if (k > 0) sb.len += (size_t)k < sb.cap - sb.len ? (size_t)k : sb.cap - sb.len - 1;
   }
-  va_end(ap);
   dk__sbf(&sb, "\n");
   for (i = 0; i < n; i++) {
     int rl = (int)strlen(oi->roles[i]), nl = c->t[i] ? (int)strlen(c->t[i]->name) + 2 : 0;
@@ -1743,6 +1769,36 @@ static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const ch
   else if (sb.len && tmp[sb.len - 1] == '\n') tmp[--sb.len] = 0;
   memcpy(dk__msg, tmp, sb.len + 1);
   return dk__raise(s);
+}
+static dk_status dk__op_error(dk_call *c, dk_status s, const char *fix, const char *fmt, ...) {
+  va_list ap;
+  dk_status r;
+  va_start(ap, fmt);
+  r = dk__op_verror(c, s, fix, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+/* The op a backend is running on this thread (set by dk__dispatch), so a
+ * backend's own refusal can carry the op's name and operand table. */
+static DK_TLS const dk_call *dk__cur_call = NULL;
+static dk_status dk__call_error(dk_status s, const char *fix, const char *fmt, ...) DK__UNUSED
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static dk_status dk__call_error(dk_status s, const char *fix, const char *fmt, ...) {
+  va_list ap;
+  dk_status r;
+  va_start(ap, fmt);
+  if (dk__cur_call) {
+    r = dk__op_verror(dk__cur_call, s, fix, fmt, ap);
+  } else {
+    vsnprintf(dk__msg, sizeof dk__msg, fmt, ap);
+    r = dk__raise(s);
+  }
+  va_end(ap);
+  return r;
 }
 
 /* The device check's fix: the device most operands are on (ties: the
@@ -1897,6 +1953,8 @@ static dk_status dk__check_norm(dk_call *c) {
 static dk_status dk__check_softmax(dk_call *c) {
   dk_status s;
   if ((s = dk__check_unary(c)) || (s = dk__want_ndim_min(c, 1, c->op == DK_OP_SOFTMAX_MASKED ? 2 : 1))) return s;
+  if (c->op == DK_OP_SOFTMAX_MASKED && !isfinite(c->f[0]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "scale must be finite, got %g", (double)c->f[0]);
   return DK_OK;
 }
 
@@ -2166,7 +2224,9 @@ static dk_status dk__dispatch(dk_call *c) {
                           oi->alias_ok ? " without being the same memory" : "; this op cannot work in place");
     }
   dk__lock(d);
+  dk__cur_call = c;
   s = impl->ops[c->op](c);
+  dk__cur_call = NULL;
   dk__unlock(d);
   return s;
 }

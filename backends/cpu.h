@@ -513,7 +513,8 @@ static double dk__cpu_exp_shift(float *row, int64_t n, float *mx) {
   double z = 0.0;
   int64_t j;
   for (j = 0; j < n; j++) m = row[j] > m ? row[j] : m;
-  for (j = 0; j < n; j++) { row[j] = expf(row[j] - m); z += row[j]; }
+  /* nothing above -inf (a fully masked row): all numerators 0, sum 0 */
+  for (j = 0; j < n; j++) { row[j] = m == -INFINITY ? 0.0f : expf(row[j] - m); z += row[j]; }
   if (mx) *mx = m;
   return z;
 }
@@ -536,7 +537,7 @@ static void dk__cpu_softmax_task(void *ctx, int64_t r0, int64_t r1) {
       for (j = 0; j < n; j++) buf[j] *= c->f[0];
     }
     sum = dk__cpu_exp_shift(buf, lim, NULL);
-    for (j = 0; j < lim; j++) buf[j] = (float)(buf[j] / sum);
+    for (j = 0; j < lim; j++) buf[j] = sum > 0.0 ? (float)(buf[j] / sum) : 0.0f;   /* all -inf: zeros */
     for (j = lim; j < n; j++) buf[j] = 0.0f;
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * n, n, buf);
   }
@@ -1175,6 +1176,7 @@ static int64_t dk__cpu_sample_row(float *l, int64_t n, float temp, int top_k, fl
   float m = -INFINITY, kth = -INFINITY, thr = 0.0f;
   double z = 0.0, acc = 0.0, total = 0.0, target;
   if (!(temp > 0.0f)) return dk__cpu_argmax_row(l, n);
+  for (j = 0; j < n; j++) if (l[j] != l[j]) l[j] = -INFINITY;   /* NaN is never kept */
   if (top_k > 0 && top_k < n) {
     memcpy(sorted, l, (size_t)n * 4);
     qsort(sorted, (size_t)n, 4, dk__cpu_desc);
@@ -1184,6 +1186,9 @@ static int64_t dk__cpu_sample_row(float *l, int64_t n, float temp, int top_k, fl
     l[j] = l[j] >= kth ? l[j] / temp : -INFINITY;
     m = l[j] > m ? l[j] : m;
   }
+  /* nothing finite to weigh: 0 when every logit is -inf or NaN, else the
+   * first whose logit / temperature is +inf (dk_sample's degenerate rule) */
+  if (!(m > -INFINITY) || m == INFINITY) return dk__cpu_argmax_row(l, n);
   for (j = 0; j < n; j++) { l[j] = l[j] == -INFINITY ? 0.0f : expf(l[j] - m); z += l[j]; }
   for (j = 0; j < n; j++) l[j] = (float)(l[j] / z);
   if (top_p < 1.0f) {

@@ -1258,21 +1258,22 @@ static dk_status dk_vk_arg(dk_vk_device *d, dk_vk_args *a, int slot, const dk_te
   }
   si = dk_vk_seg_of(m, abs, abs + n);
   if (si < 0)
-    return dk__error(DK_ERR_UNSUPPORTED,
-                     "%s '%s' on %s spans %llu bytes, more than one Vulkan allocation holds (%llu); this op cannot "
-                     "read it in pieces (linear, embedding and copies can)",
-                     role, t->name, dk_device_name(t->device), (unsigned long long)m->size,
-                     (unsigned long long)d->max_alloc);
+    return dk__call_error(DK_ERR_UNSUPPORTED, "",
+                          "%s '%s' on %s spans %llu bytes, more than one Vulkan allocation holds (%llu); this op "
+                          "cannot read it in pieces (linear, embedding and copies can)",
+                          role, t->name, dk_device_name(t->device), (unsigned long long)m->size,
+                          (unsigned long long)d->max_alloc);
   blk = m->nseg > 1 ? m->seg[si] : m->block;
   boff = m->nseg > 1 ? abs - (VkDeviceSize)si * m->seg_stride : m->off + abs;
   base = boff - boff % d->ph->align;
   range = dk_vk_round(boff + n - base, 4);
   if (base + range > blk->size) range = blk->size - base;
   if (range > d->max_range)
-    return dk__error(DK_ERR_UNSUPPORTED,
-                     "%s '%s' on %s: %llu bytes is more than this device binds at once (maxStorageBufferRange %llu); "
-                     "this op does not split it (linear, embedding and copies do)",
-                     role, t->name, dk_device_name(t->device), (unsigned long long)n, (unsigned long long)d->max_range);
+    return dk__call_error(DK_ERR_UNSUPPORTED, "",
+                          "%s '%s' on %s: %llu bytes is more than this device binds at once (maxStorageBufferRange "
+                          "%llu); this op does not split it (linear, embedding and copies do)",
+                          role, t->name, dk_device_name(t->device), (unsigned long long)n,
+                          (unsigned long long)d->max_range);
   dk_vk_arg_raw(a, slot, blk->buf, base, range);
   dk_vk_track(a, blk->buf, boff, boff + n, write, m);
   *elem = (uint32_t)((boff - base) / unit);

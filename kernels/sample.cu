@@ -14,7 +14,9 @@
 // sample: the rule documented above dk_sample in devkit.h, step by step as
 // dk__cpu_sample_row does it (every step is a pass over the row; the row is
 // re-read rather than kept, so any vocabulary size works):
-//   0. temperature <= 0: argmax.
+//   0. temperature <= 0: argmax. NaN logits are never kept (as -inf).
+//      When no kept logit / temperature is finite (all -inf or NaN: 0; some
+//      +inf: the first of those), the row's result is that, steps 3-4 skipped.
 //   1. top_k (0 < k < n): kth = the k-th largest logit counting repeats,
 //      found by a 4-pass radix select (8 bits a pass) on order-preserving
 //      32-bit keys of the floats. NaN logits are never kept.
@@ -216,6 +218,23 @@ extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS, 1) dk_sample(const 
       if (l >= row.kth) m = fmaxf(m, l / row.temp);
     }
     row.m = dk_block_reduce(m, sv, dk_op_max(), neg_inf);
+    if (!(row.m > neg_inf) || row.m == -neg_inf) {
+      // the degenerate rule (devkit.h, dk_sample): no kept logit above -inf
+      // gives 0; a largest logit / temperature of +inf gives its first index.
+      // row.m is the block's reduction, so every thread takes this branch.
+      __syncthreads();
+      if (tid == 0) s_pick = ~0ull;
+      __syncthreads();
+      if (row.m == -neg_inf)
+        for (int64_t j = tid; j < n; j += blockDim.x) {
+          const float l = dk_ld_rt(row.x, row.base + j, row.xdt);
+          if (l >= row.kth && l / row.temp == row.m) { atomicMin(&s_pick, (unsigned long long)j); break; }
+        }
+      __syncthreads();
+      if (tid == 0) *out = s_pick == ~0ull ? 0 : (int32_t)s_pick;
+      __syncthreads();
+      continue;
+    }
     double z = 0.0;
     for (int64_t j = tid; j < n; j += blockDim.x) {
       const float l = dk_ld_rt(row.x, row.base + j, row.xdt);

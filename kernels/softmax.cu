@@ -49,13 +49,14 @@ template <int DT> __device__ void dk_softmax_impl(const dk_kp_softmax &p) {
       s += (double)expf(v - m);
     }
     s = dk_block_reduce(s, sd, dk_op_sum(), 0.0);
-    const double inv = 1.0 / s;
+    // an all -inf (fully masked) row is all zeros (devkit.h, dk_softmax)
+    const double inv = m == neg_inf ? 0.0 : 1.0 / s;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
       float y = 0.0f;
       if (j < lim) {
         float v = dk_ld<DT>(x, base + j);
         if (p.masked) v *= p.scale;
-        y = (float)((double)expf(v - m) * inv);
+        y = inv == 0.0 ? 0.0f : (float)((double)expf(v - m) * inv);
       }
       dk_st<DT>(out, base + j, y);
     }

@@ -8,6 +8,8 @@
  *        mass, by the same bisection;
  *   the token: the first index whose running sum of kept p exceeds u*total,
  *        u = splitmix64(seed, row) as dk_sample_uniform computes it.
+ * NaN logits count as -inf; when m is not finite the row's result is the
+ * first index at m = +inf, or 0 (devkit.h's degenerate rule).
  * The running sum is a prefix over contiguous chunks, one per thread. */
 //!variant sample -DDK_SUBGROUPS
 //!variant sample_nosg
@@ -64,8 +66,14 @@ float uniform01(uint row) {
 uint xb;
 float kth, m, z, thr;
 
+/* a logit; NaN is never kept, as -inf */
+float lg(uint j) {
+  float v = X_ld(DT, xb + j);
+  return isnan(v) ? -1.0 / 0.0 : v;
+}
+
 float prob(uint j) {
-  float l = X_ld(DT, xb + j);
+  float l = lg(j);
   return l >= kth ? exp(l / p.temp - m) / z : 0.0;
 }
 float kept(uint j) {
@@ -83,17 +91,31 @@ void main() {
       for (int bit = 31; bit >= 0; bit--) {
         uint cand = t | (1u << uint(bit));
         float c = 0.0;
-        for (uint j = l; j < n; j += WGS) c += fkey(X_ld(DT, xb + j)) >= cand ? 1.0 : 0.0;
+        for (uint j = l; j < n; j += WGS) c += fkey(lg(j)) >= cand ? 1.0 : 0.0;
         if (dk_sum(c) >= float(p.top_k)) t = cand;
       }
       kth = kfloat(t);
     }
     float mm = -1.0 / 0.0;
     for (uint j = l; j < n; j += WGS) {
-      float v = X_ld(DT, xb + j);
+      float v = lg(j);
       if (v >= kth) mm = max(mm, v / p.temp);
     }
     m = dk_max(mm);
+    if (isinf(m)) {
+      /* nothing finite to weigh (devkit.h, dk_sample): 0 when every logit is
+       * -inf or NaN, else the first whose logit / temperature is +inf. m is
+       * the group's reduction, so the whole group takes this branch. */
+      uint first = 0xffffffffu;
+      if (m > 0.0)
+        for (uint j = l; j < n; j += WGS) {
+          float v = lg(j);
+          if (v >= kth && v / p.temp == m) { first = j; break; }
+        }
+      first = dk_umin(first);
+      if (l == 0u) O32[p.o_off + row] = first == 0xffffffffu ? 0u : first;
+      continue;
+    }
     z = 1.0;
     thr = 0.0;
     float zz = 0.0;

@@ -35,7 +35,8 @@ void main() {
     for (uint j = l; j < lim; j += WGS) z += exp(X_ld(DT, xb + j) * p.scale - m);
     z = dk_sum(z);
     for (uint j = l; j < n; j += WGS) {
-      float v = j < lim ? exp(X_ld(DT, xb + j) * p.scale - m) / z : 0.0;
+      /* an all -inf (fully masked) row is all zeros (devkit.h, dk_softmax) */
+      float v = j < lim && m > -1.0 / 0.0 ? exp(X_ld(DT, xb + j) * p.scale - m) / z : 0.0;
       O_st(DT, ob + j, v);
     }
   }
