@@ -287,7 +287,10 @@ dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
   const char *text = o ? o->devices : NULL, *p = text;
   dk_device devs[LLM_MAX_DEVICES];
   int first[LLM_MAX_DEVICES], last[LLM_MAX_DEVICES], n = 0, ranged = 0, i, j, l;
-  if (!text || !*text) {
+  if (text && !*text)   /* -d '' is a mistake, not a request for the default */
+    return llm_fail(DK_ERR_INVALID, "devices '': no device named; write cpu:0, vulkan:0, cuda:0, ... or leave the "
+                    "option out for the default (DEVKIT_DEVICE or the best device)");
+  if (!text) {
     dk_device d;
     if (dk_device_best(&d) != DK_OK) return llm_dk(DK_ERR_NO_DEVICE);
     for (l = 0; l < n_layers; l++) layer_dev[l] = d;

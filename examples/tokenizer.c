@@ -180,6 +180,14 @@ dk_status tokenizer_load(const dk_file *f, tokenizer **out) {
       tokenizer_free(t);
       return tok_fail(DK_ERR_FORMAT, "%s: a tokenizer id or flag is not an integer: %s", dk_file_name(f), dk_last_error());
     }
+    /* an id the file names but the vocabulary lacks is a broken file, not a
+     * token to drop without a word (the default, absent key, may be missing) */
+    if (dk_file_meta_find(f, "tokenizer.ggml.bos_token_id", NULL) && (bos < 0 || bos >= t->n)) {
+      int n = t->n;
+      tokenizer_free(t);
+      return tok_fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.bos_token_id is %lld, outside the vocabulary of %d tokens",
+                      dk_file_name(f), (long long)bos, n);
+    }
     t->bos = bos >= 0 && bos < t->n ? (int32_t)bos : -1;
     t->eos = eos >= 0 && eos < t->n ? (int32_t)eos : -1;
     t->unk = unk >= 0 && unk < t->n ? (int32_t)unk : -1;

@@ -1360,3 +1360,61 @@ DKT_TEST(models_placement_check_finds_moved_tensors, 0) {
     llm_free(m);
   }
 }
+
+/* ==== hardening (issue 11): a BOS id outside the vocabulary, an empty device list ========== */
+
+static unsigned char *tok_gguf_with_bos(uint32_t bos, size_t *size) {
+  gw_buf b;
+  const char *toks[3] = {"<unk>", "<s>", "a"};
+  int i;
+  memset(&b, 0, sizeof b);
+  gw_header(&b, 3, 0, 5);
+  gw_kv_str(&b, "tokenizer.ggml.model", "llama");
+  gw_arr_head(&b, "tokenizer.ggml.tokens", GW_STRING, 3);
+  for (i = 0; i < 3; i++) gw_str(&b, toks[i]);
+  gw_arr_head(&b, "tokenizer.ggml.scores", GW_F32, 3);
+  for (i = 0; i < 3; i++) gw_f32(&b, (float)-i);
+  gw_kv_u32(&b, "tokenizer.ggml.bos_token_id", bos);
+  gw_kv_u32(&b, "general.alignment", 32);
+  *size = b.n;
+  return b.p;
+}
+
+DKT_TEST(hardening_tokenizer_bos_out_of_range, DKT_ONCE) {
+  uint32_t bos[3] = {1, 3, 0xffffffffu};
+  int k;
+  for (k = 0; k < 3; k++) {
+    size_t n;
+    unsigned char *g = tok_gguf_with_bos(bos[k], &n);
+    dk_file *f = NULL;
+    tokenizer *tk = NULL;
+    dk_status s;
+    if (dk_file_open_memory(g, n, "bos.gguf", DK_FILE_GGUF, &f) != DK_OK) {
+      dkt_fail_at(t, __FILE__, __LINE__, "open: %s", dk_last_error());
+      free(g);
+      return;
+    }
+    s = tokenizer_load(f, &tk);
+    if (k == 0) {
+      DKT_CHECK(t, s == DK_OK, "bos 1 of 3 tokens: %s", tokenizer_last_error());
+    } else {
+      DKT_CHECK(t, s == DK_ERR_FORMAT && tk == NULL, "bos %u of 3 tokens loaded (%s)", bos[k], dk_status_name(s));
+      DKT_CHECK(t, strstr(tokenizer_last_error(), "bos_token_id") && strstr(tokenizer_last_error(), "3 tokens"),
+                "message: %s", tokenizer_last_error());
+    }
+    tokenizer_free(tk);
+    dk_file_close(f);
+    free(g);
+  }
+}
+
+DKT_TEST(hardening_llm_empty_device_list, DKT_ONCE) {
+  llm_options o;
+  dk_device devs[8];
+  memset(&o, 0, sizeof o);
+  o.devices = "";
+  DKT_CHECK(t, llm_place(&o, 4, devs) == DK_ERR_INVALID && strstr(llm_last_error(), "no device named"),
+            "-d '': %s", llm_last_error());
+  o.devices = NULL;
+  DKT_CHECK(t, llm_place(&o, 4, devs) == DK_OK, "no -d: %s", llm_last_error());
+}
