@@ -145,6 +145,8 @@ DKT_TEST(vulkan_binding_windows, 0) {
     DKT_REFUSED(t, dk_relu(x, x), DK_ERR_UNSUPPORTED);
     DKT_MSG_HAS(t, "activations");
     DKT_MSG_HAS(t, "maxStorageBufferRange");
+    DKT_MSG_HAS(t, "dk_relu: ");            /* the op and its operand table (issue 11) */
+    DKT_MSG_HAS(t, "\n  out 'activations'");
     dk_tensor_free(x);
   }
 }
