@@ -106,7 +106,8 @@
  *   nothing above -inf (all -inf, all NaN, or a mix) gives index 0. In
  *   dk_sample, when the largest kept logit / temperature is +inf, the result
  *   is the first index where it is +inf. dk_softmax and dk_softmax_masked
- *   give a row of zeros for a row that is all -inf (fully masked). Reductions
+ *   give a row of zeros for a row that is all -inf (fully masked), and a row
+ *   of NaN for a row that holds a NaN where it is not masked. Reductions
  *   over an empty last dim: dk_argmax and dk_sample refuse it (DK_ERR_SHAPE,
  *   no index exists); softmax, rmsnorm and layernorm of an empty row write
  *   nothing. Elementwise ops, softmax, norms and argmax on tensors with no

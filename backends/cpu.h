@@ -513,8 +513,12 @@ static double dk__cpu_exp_shift(float *row, int64_t n, float *mx) {
   double z = 0.0;
   int64_t j;
   for (j = 0; j < n; j++) m = row[j] > m ? row[j] : m;
-  /* nothing above -inf (a fully masked row): all numerators 0, sum 0 */
-  for (j = 0; j < n; j++) { row[j] = m == -INFINITY ? 0.0f : expf(row[j] - m); z += row[j]; }
+  /* nothing above -inf (a fully masked row): shifting by 0 instead makes
+   * every numerator 0 (sum 0), or NaN where the row holds a NaN */
+  {
+    float s = m == -INFINITY ? 0.0f : m;
+    for (j = 0; j < n; j++) { row[j] = expf(row[j] - s); z += row[j]; }
+  }
   if (mx) *mx = m;
   return z;
 }
@@ -537,7 +541,8 @@ static void dk__cpu_softmax_task(void *ctx, int64_t r0, int64_t r1) {
       for (j = 0; j < n; j++) buf[j] *= c->f[0];
     }
     sum = dk__cpu_exp_shift(buf, lim, NULL);
-    for (j = 0; j < lim; j++) buf[j] = sum > 0.0 ? (float)(buf[j] / sum) : 0.0f;   /* all -inf: zeros */
+    /* all -inf: zeros; a NaN anywhere makes the sum, and so the row, NaN */
+    for (j = 0; j < lim; j++) buf[j] = sum == 0.0 ? 0.0f : (float)(buf[j] / sum);
     for (j = lim; j < n; j++) buf[j] = 0.0f;
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * n, n, buf);
   }

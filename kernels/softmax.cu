@@ -42,6 +42,9 @@ template <int DT> __device__ void dk_softmax_impl(const dk_kp_softmax &p) {
       m = fmaxf(m, v);
     }
     m = dk_block_reduce(m, sf, dk_op_max(), neg_inf);
+    // all -inf (fully masked): shift by 0, so s is 0 and the row zeros, or
+    // NaN when the row holds a NaN (devkit.h, dk_softmax)
+    if (m == neg_inf) m = 0.0f;
     double s = 0.0;
     for (int64_t j = threadIdx.x; j < lim; j += blockDim.x) {
       float v = dk_ld<DT>(x, base + j);
@@ -49,14 +52,13 @@ template <int DT> __device__ void dk_softmax_impl(const dk_kp_softmax &p) {
       s += (double)expf(v - m);
     }
     s = dk_block_reduce(s, sd, dk_op_sum(), 0.0);
-    // an all -inf (fully masked) row is all zeros (devkit.h, dk_softmax)
-    const double inv = m == neg_inf ? 0.0 : 1.0 / s;
+    const double inv = s == 0.0 ? 0.0 : 1.0 / s;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
       float y = 0.0f;
       if (j < lim) {
         float v = dk_ld<DT>(x, base + j);
         if (p.masked) v *= p.scale;
-        y = inv == 0.0 ? 0.0f : (float)((double)expf(v - m) * inv);
+        y = s == 0.0 ? 0.0f : (float)((double)expf(v - m) * inv);
       }
       dk_st<DT>(out, base + j, y);
     }

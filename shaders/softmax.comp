@@ -31,12 +31,14 @@ void main() {
     float m = -1.0 / 0.0;
     for (uint j = l; j < lim; j += WGS) m = max(m, X_ld(DT, xb + j) * p.scale);
     m = dk_max(m);
+    /* all -inf (fully masked): shift by 0, so z is 0 and the row zeros, or
+     * NaN when the row holds a NaN (then the row is NaN, as anywhere else) */
+    if (m == -1.0 / 0.0) m = 0.0;
     float z = 0.0;
     for (uint j = l; j < lim; j += WGS) z += exp(X_ld(DT, xb + j) * p.scale - m);
     z = dk_sum(z);
     for (uint j = l; j < n; j += WGS) {
-      /* an all -inf (fully masked) row is all zeros (devkit.h, dk_softmax) */
-      float v = j < lim && m > -1.0 / 0.0 ? exp(X_ld(DT, xb + j) * p.scale - m) / z : 0.0;
+      float v = j < lim && z != 0.0 ? exp(X_ld(DT, xb + j) * p.scale - m) / z : 0.0;
       O_st(DT, ob + j, v);
     }
   }

@@ -469,14 +469,16 @@ DKT_TEST(hardening_degenerate_pick, 0) {
 }
 
 DKT_TEST(hardening_degenerate_softmax, 0) {
-  enum { R = 4 };
+  enum { R = 5 };   /* the last row holds a NaN: compared apart */
   float v[R * DG_N];
   int k, r, j;
   for (j = 0; j < R * DG_N; j++) v[j] = (float)dkt_uniform(t, -3, 3);
   for (j = 0; j < DG_N; j++) {
     v[1 * DG_N + j] = -INFINITY;                   /* fully masked */
     if (j % 4 == 1) v[2 * DG_N + j] = -INFINITY;   /* partly masked */
+    if (j % 5 == 0) v[4 * DG_N + j] = -INFINITY;
   }
+  v[4 * DG_N + 7] = NAN;
   for (k = 0; k < 3; k++) {
     dk_dtype dt = dkt_float_types[k];
     dk_tensor *x = logits_of(t, dt, v, R), *o = NULL;
@@ -494,9 +496,12 @@ DKT_TEST(hardening_degenerate_softmax, 0) {
         for (j = 0; j < DG_N; j++) z += m == -INFINITY ? 0 : exp(in[r * DG_N + j] * scale - m);
         for (j = 0; j < DG_N; j++) want[r * DG_N + j] = m == -INFINITY ? 0.0 : exp(in[r * DG_N + j] * scale - m) / z;
       }
-      if (dkt_read(t, o, got)) dkt_close(t, pass ? "softmax_masked" : "softmax", got, want, R * DG_N, dkt_tol(dt, DG_N), dkt_tol(dt, DG_N));
-      for (j = 0; j < DG_N; j++)
+      if (dkt_read(t, o, got)) dkt_close(t, pass ? "softmax_masked" : "softmax", got, want, (R - 1) * DG_N, dkt_tol(dt, DG_N), dkt_tol(dt, DG_N));
+      for (j = 0; j < DG_N; j++) {
         DKT_CHECK(t, got[DG_N + j] == 0.0, "%s all -inf row: element %d is %g, want 0", dk_dtype_name(dt), j, got[DG_N + j]);
+        DKT_CHECK(t, isnan(got[4 * DG_N + j]), "%s row with a NaN: element %d is %g, want NaN", dk_dtype_name(dt), j,
+                  got[4 * DG_N + j]);
+      }
     }
     dk_tensor_free(o);
     dk_tensor_free(x);
