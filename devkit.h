@@ -1219,10 +1219,13 @@ static int dk__numel_ok(int ndim, const int64_t *shape, int64_t *numel) {
   return 1;
 }
 
-/* of a tensor that exists, so it fits */
+/* of a tensor that exists, so it fits, unless a 0 makes it empty (one loop:
+ * this is on every op's path) */
 static int64_t dk__numel(int ndim, const int64_t *shape) {
-  int64_t n = 0;
-  dk__numel_ok(ndim, shape, &n);
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < ndim; i++)
+    if (!dk__smul_ok(n, shape[i], &n)) return 0;   /* only an empty tensor's dims overflow */
   return n;
 }
 
@@ -1241,10 +1244,14 @@ DEVKIT_API int dk_tensor_is_contiguous(const dk_tensor *t) {
   int64_t s = 1;
   int i;
   if (!t) return 0;
-  if (dk__numel(t->ndim, t->shape) == 0) return 1;   /* nothing to lay out */
   for (i = t->ndim - 1; i >= 0; i--) {
-    if (t->shape[i] != 1 && t->stride[i] != s) return 0;
-    s *= t->shape[i];
+    if (t->shape[i] == 0) return 1;   /* nothing to lay out */
+    if (t->shape[i] != 1 && t->stride[i] != s) {
+      int k;
+      for (k = 0; k < i; k++) if (t->shape[k] == 0) return 1;
+      return 0;
+    }
+    if (!dk__smul_ok(s, t->shape[i], &s)) return 1;   /* only an empty tensor's dims overflow */
   }
   return 1;
 }

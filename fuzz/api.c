@@ -86,9 +86,9 @@ static int64_t fz_index(int64_t n) {
     case 1: return INT64_MAX;
     case 2: return -1;
     case 3: return n;
-    case 4: return n + 1;
-    case 5: return INT64_MAX - n;
-    default: return n > 0 ? (int64_t)(fz_u64() % (uint64_t)(n + 1)) : 0;
+    case 4: return n < INT64_MAX ? n + 1 : n;
+    case 5: return n >= 0 ? INT64_MAX - n : 0;
+    default: return n > 0 && n < INT64_MAX ? (int64_t)(fz_u64() % (uint64_t)(n + 1)) : 0;
   }
 }
 static float fz_param(void) {
