@@ -177,7 +177,7 @@ typedef struct {
 
 /* ---- devices ---------------------------------------------------------- */
 DEVKIT_API dk_status   dk_init(void);       /* optional: every call initializes lazily */
-DEVKIT_API void        dk_shutdown(void);   /* frees every device; tensors must be freed first */
+DEVKIT_API void        dk_shutdown(void);   /* frees every device; tensors left are stale (TENSOR LIFE) */
 DEVKIT_API dk_status   dk_device_parse(const char *text, dk_device *out);
 DEVKIT_API const char *dk_device_name(dk_device d);      /* "cuda:1" */
 DEVKIT_API int         dk_device_count(dk_backend b);
@@ -225,6 +225,9 @@ DEVKIT_API dk_status dk_tensor_new_at(dk_device d, dk_dtype t, int ndim, const i
                                       const char *name, const char *site, dk_tensor **out);
 DEVKIT_API dk_status dk_tensor_upload(dk_tensor *t, const void *src, size_t nbytes);
 DEVKIT_API dk_status dk_tensor_download(const dk_tensor *t, void *dst, size_t nbytes);
+/* NULL: nothing. A freed tensor (double free) or one from before dk_shutdown:
+ * DK_ERR_INVALID through dk_last_error()/dk_last_status() and the error
+ * handler (see TENSOR LIFE) */
 DEVKIT_API void      dk_tensor_free(dk_tensor *t);
 DEVKIT_API dk_device dk_tensor_device(const dk_tensor *t);
 DEVKIT_API dk_dtype  dk_tensor_dtype(const dk_tensor *t);
