@@ -529,6 +529,17 @@ static void fz_op(void) {
              fit ? "fitted" : "chaos", c.s[0], c.s[1], c.s[2], c.s[3], (double)c.f[0], (double)c.f[1], c.i[0], c.i[1]);
   }
   fz_calls++;
+  if (fz_verbose > 2) {
+    fprintf(stderr, "%s\n", fz_what);
+    for (k = 0; k < 5; k++) {
+      int j;
+      if (c.s[k] < 0 || !fz_s[c.s[k]].r[0]) continue;
+      fprintf(stderr, "  operand %d: %s [", k, dk_dtype_name(dk_tensor_dtype(fz_s[c.s[k]].r[0])));
+      for (j = 0; j < dk_tensor_ndim(fz_s[c.s[k]].r[0]); j++)
+        fprintf(stderr, "%s%lld", j ? "," : "", (long long)dk_tensor_dim(fz_s[c.s[k]].r[0], j));
+      fprintf(stderr, "]\n");
+    }
+  }
   for (d = 0; d < fz_nd; d++) {
     dk_clear_error();
     st[d] = fz_run(&c, d);

@@ -567,3 +567,39 @@ DKT_TEST(hardening_messages, 0) {
   dk_tensor_free(x);
   dk_tensor_free(o);
 }
+
+/* ---- empty operands with huge dims reach no backend loop (found by fuzz/api.c) ----- */
+
+DKT_TEST(hardening_empty_huge_every_op, 0) {
+  int64_t s3[3] = {INT64_MAX - 1, 32, 0}, w0[1] = {0}, bm[3] = {INT64_MAX - 1, 0, 0};
+  dk_dtype dts[2] = {DK_F16, DK_F32};
+  int k;
+  for (k = 0; k < 2; k++) {
+    dk_tensor *o = NULL, *a = NULL, *b = NULL, *w = NULL, *ids = NULL, *m = NULL;
+    int perm[3] = {0, 1, 2};
+    DKT_OK(t, dk_tensor_new(t->dev, dts[k], 3, s3, "o", &o));
+    DKT_OK(t, dk_tensor_new(t->dev, dts[k], 3, s3, "a", &a));
+    DKT_OK(t, dk_tensor_new(t->dev, dts[k], 3, s3, "b", &b));
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, w0, "w", &w));
+    {
+      int64_t si[2] = {0, INT64_MAX - 1}, sx[3] = {0, INT64_MAX - 1, INT64_MAX - 1};
+      dk_tensor *x = NULL;
+      DKT_OK(t, dk_tensor_new(t->dev, DK_I32, 2, si, "ids", &ids));
+      DKT_OK(t, dk_tensor_new(t->dev, dts[k], 3, sx, "x", &x));
+      DKT_OK(t, dk_argmax(ids, x));
+      DKT_OK(t, dk_sample(ids, x, 0.8f, 3, 0.9f, 5));
+      dk_tensor_free(x);
+    }
+    DKT_OK(t, dk_tensor_new(t->dev, dts[k], 3, bm, "m", &m));
+    DKT_OK(t, dk_attention(o, a, b, b, 0.5f, 7));
+    DKT_OK(t, dk_add(o, a, b));
+    DKT_OK(t, dk_silu(o, a));
+    DKT_OK(t, dk_softmax_masked(o, a, 0.5f, 3));
+    DKT_OK(t, dk_rmsnorm(o, a, w, 1e-5f));
+    DKT_OK(t, dk_transpose(o, a, perm));
+    DKT_OK(t, dk_copy(o, a));
+    DKT_OK(t, dk_matmul(o, a, m));
+    dk_tensor_free(o); dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(w);
+    dk_tensor_free(ids); dk_tensor_free(m);
+  }
+}
