@@ -2163,6 +2163,8 @@ static dk_status dk__check_attention(dk_call *c) {
                         (long long)q->shape[1], (long long)k->shape[1]);
   if (o->shape[0] != q->shape[0] || o->shape[1] != q->shape[1] || o->shape[2] != v->shape[2])
     return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must be [T,Hq,Dv]");
+  if (!isfinite(c->f[0]))   /* the backends would disagree on what a NaN scale means */
+    return dk__op_error(c, DK_ERR_INVALID, "", "scale must be finite, got %g", (double)c->f[0]);
   return DK_OK;
 }
 

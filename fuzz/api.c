@@ -412,7 +412,7 @@ static int fz_pick_or_new(void) {
  * the rest take whatever is in the pool, with random parameters. */
 static void fz_op(void) {
   fz_call c;
-  int fit = fz_int(3) != 0, d, k, n_in, deferred = 0;
+  int fit = fz_int(3) != 0, d, k, n_in, deferred = 0, loose = 0;
   dk_status st[NDEV_MAX];
   memset(&c, 0, sizeof c);
   for (k = 0; k < 5; k++) c.s[k] = -1;
@@ -474,7 +474,10 @@ static void fz_op(void) {
           fz_snapshot(c.s[2]);
         }
         c.i[0] = fz_int(4) ? 8 : fz_int(12);
+        /* a theta below 1 makes angles so large that sin differs per device:
+         * such a call is checked for its status only */
         c.f[0] = fz_int(8) ? 10000.0f : fz_param();
+        loose = !(c.f[0] >= 100.0f && c.f[0] <= 1e6f);
         break;
       }
       case O_CONCAT: {
@@ -590,7 +593,8 @@ static void fz_op(void) {
                          c.op == O_ADD || c.op == O_SUB || c.op == O_MUL || c.op == O_SCALE;
         for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_s[k].odd |= odd;
         for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_snapshot(k);
-        if (!odd || exact_rule) {
+        if (c.op == O_ROPE && !fit) loose = !(c.f[0] >= 100.0f && c.f[0] <= 1e6f);
+        if (!loose && (!odd || exact_rule)) {
           fz_compare(o, c.op == O_SAMPLE || c.op == O_ARGMAX ? (int)dk_tensor_dim(fz_s[c.s[1]].r[0], -1) : 0);
         } else {
           /* not compared, so the replicas may differ from here on */

@@ -564,6 +564,11 @@ DKT_TEST(hardening_messages, 0) {
   DKT_MSG_HAS(t, "dk_softmax_masked: scale must be finite");
   DKT_REFUSED(t, dk_softmax_masked(o, x, INFINITY, 0), DK_ERR_INVALID);
   DKT_OK(t, dk_softmax_masked(o, x, 0.125f, 0));
+  /* the same for attention's scale (found by fuzz/api.c: cpu gave NaN, vulkan 0) */
+  DKT_REFUSED(t, dk_attention(o, x, x, x, NAN, 0), DK_ERR_INVALID);
+  DKT_MSG_HAS(t, "dk_attention: scale must be finite");
+  DKT_REFUSED(t, dk_attention(o, x, x, x, -INFINITY, -1), DK_ERR_INVALID);
+  DKT_OK(t, dk_attention(o, x, x, x, 0.5f, -1));
   dk_tensor_free(x);
   dk_tensor_free(o);
 }
