@@ -7,6 +7,7 @@
  * on each side of the victim and must keep its bytes. */
 #include "test.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 /* ---- canaries --------------------------------------------------------------- */
@@ -282,6 +283,26 @@ DKT_TEST(hardening_transfer_and_concat_limits, 0) {
   DKT_OK(t, dk_concat(a, o, o, 0));   /* 0 + 0 rows */
   dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(o);
   nest_check(t, &ns, 1, "after concat");
+  {
+    /* transpose: permutations out of range, at the int limits, or repeated */
+    int perms[][2] = {{INT_MIN, 0}, {INT_MAX, 0}, {2, 0}, {-3, 0}, {1, 1}, {INT_MIN + 1, -1}};
+    int64_t ts[2] = {3, 2};
+    dk_tensor *tr = NULL;
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, ts, "tr", &tr));
+    for (k = 0; k < (int)(sizeof perms / sizeof perms[0]); k++) {
+      DKT_REFUSED(t, dk_transpose(tr, ns.t[1], perms[k]), DK_ERR_INVALID);
+      DKT_MSG_HAS(t, "perm");
+    }
+    {
+      int ok[2] = {-1, -2};   /* negative counts from the end: {1, 0} */
+      double in[6], got[6];
+      DKT_OK(t, dk_transpose(tr, ns.t[1], ok));
+      if (dkt_read(t, ns.t[1], in) && dkt_read(t, tr, got))
+        DKT_CHECK(t, got[0] == in[0] && got[1] == in[3] && got[2] == in[1] && got[5] == in[5], "transpose values");
+    }
+    dk_tensor_free(tr);
+  }
+  nest_check(t, &ns, 1, "after transpose");
   nest_free(&ns);
   free(buf);
 }
