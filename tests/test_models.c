@@ -197,16 +197,17 @@ static int load_refs(dkt *t, const char *dir, refs *r) {
 /* ==== small files built here ================================================ */
 
 /* a GGUF with every metadata type (nested arrays too) and tensors of the
- * loadable types plus one q4_K; data is deterministic */
+ * loadable types plus one q8_K (a GGML type devkit does not load); data is
+ * deterministic */
 static unsigned char *build_gguf(uint32_t version, size_t *size) {
   gw_buf b;
   static const int64_t s_f32[2] = {3, 5}, s_f16[1] = {7}, s_q8[2] = {2, 64}, s_q4[1] = {32}, s_bf[3] = {2, 1, 3},
                        s_i32[1] = {4}, s_qk[1] = {256};
   uint64_t off = 0, offs[7], i;
-  uint32_t types[7] = {GW_T_F32, GW_T_F16, GW_T_Q8_0, GW_T_Q4_0, GW_T_BF16, GW_T_I32, 12};
+  uint32_t types[7] = {GW_T_F32, GW_T_F16, GW_T_Q8_0, GW_T_Q4_0, GW_T_BF16, GW_T_I32, 15};
   const int64_t *shapes[7] = {s_f32, s_f16, s_q8, s_q4, s_bf, s_i32, s_qk};
   int nds[7] = {2, 1, 2, 1, 3, 1, 1}, k;
-  const char *names[7] = {"w.f32", "w.f16", "w.q8_0", "w.q4_0", "w.bf16", "w.i32", "w.q4_K"};
+  const char *names[7] = {"w.f32", "w.f16", "w.q8_0", "w.q4_0", "w.bf16", "w.i32", "w.q8_K"};
   uint64_t bytes[7];
   memset(&b, 0, sizeof b);
   gw_header(&b, version, 7, 17);
@@ -236,7 +237,7 @@ static unsigned char *build_gguf(uint32_t version, size_t *size) {
     uint64_t n = 1;
     int d;
     for (d = 0; d < nds[k]; d++) n *= (uint64_t)shapes[k][d];
-    bytes[k] = types[k] == 12 ? n / 256 * 144 : gw_type_bytes(types[k], n);
+    bytes[k] = types[k] == 15 ? n / 256 * 292 : gw_type_bytes(types[k], n);
     offs[k] = off;
     gw_tensor_info(&b, names[k], nds[k], shapes[k], types[k], off);
     off += (bytes[k] + 63) / 64 * 64;
@@ -372,14 +373,14 @@ DKT_TEST(models_gguf_every_type, DKT_ONCE) {
     k = dk_file_tensor_find(f, "w.bf16");
     DKT_OK(t, dk_file_tensor_at(f, k, &ti));
     DKT_CHECK(t, ti.ndim == 3 && ti.shape[0] == 2 && ti.shape[1] == 1 && ti.shape[2] == 3 && ti.dtype == DK_BF16, "w.bf16");
-    k = dk_file_tensor_find(f, "w.q4_K");
+    k = dk_file_tensor_find(f, "w.q8_K");
     DKT_OK(t, dk_file_tensor_at(f, k, &ti));
-    DKT_CHECK(t, !ti.supported && !strcmp(ti.type_name, "q4_K") && ti.nbytes == 144, "w.q4_K listed as unsupported");
+    DKT_CHECK(t, !ti.supported && !strcmp(ti.type_name, "q8_K") && ti.nbytes == 292, "w.q8_K listed as unsupported");
     {
       dk_tensor *x = NULL;
-      DKT_REFUSED(t, dk_file_load_tensor(f, "w.q4_K", t->dev, &x), DK_ERR_UNSUPPORTED);
-      DKT_MSG_HAS(t, "q4_K");
-      DKT_MSG_HAS(t, "w.q4_K");
+      DKT_REFUSED(t, dk_file_load_tensor(f, "w.q8_K", t->dev, &x), DK_ERR_UNSUPPORTED);
+      DKT_MSG_HAS(t, "q8_K");
+      DKT_MSG_HAS(t, "w.q8_K");
       DKT_REFUSED(t, dk_file_load_tensor(f, "w.nope", t->dev, &x), DK_ERR_FORMAT);
       DKT_MSG_HAS(t, "w.nope");
       DKT_CHECK(t, x == NULL, "a refused load returned a tensor");
