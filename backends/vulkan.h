@@ -2802,7 +2802,7 @@ static const dk_backend_impl *dk__vk_backend(void) {
   }
   b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
-  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
+  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;   /* same-dtype block copies are byte copies */
   return b;
 }
 
