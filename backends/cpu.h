@@ -939,7 +939,15 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
     const char *w = g->w + (size_t)n * g->wrow;
     float r[DK_CPU_GEMV_MAXM];
     if ((DK_QUANTS_MORE >> g->wdt) & 1) {
-      for (m = 0; m < g->M; m++) g->y[m * g->N + n] = dk__cpu_quant_dot(g->wdt, w, g->x + m * g->K, g->K);
+      for (m = 0; m < g->M; m++) {
+#ifdef DK_CPU_X86
+        if (dk__cpu_has_avx2 > 0 && dk__cpu_quant_avx2_has(g->wdt)) {
+          g->y[m * g->N + n] = dk__cpu_quant_dot_avx2(g->wdt, w, g->x + m * g->K, g->K);
+          continue;
+        }
+#endif
+        g->y[m * g->N + n] = dk__cpu_quant_dot(g->wdt, w, g->x + m * g->K, g->K);
+      }
       continue;
     }
 #ifdef DK_CPU_X86

@@ -450,4 +450,147 @@ static float dk__cpu_quant_dot(dk_dtype dt, const char *row, const float *x, int
   return acc;
 }
 
+
+#ifdef DK_CPU_X86
+/* ==== AVX2 row dots ========================================================
+ * A block's integer codes are unpacked with byte shuffles into q[], its
+ * sub-block scales (dl) and mins (ml) into floats, and then
+ *   dot = sum over groups g of dl[g] * (q_g . x_g) - ml[g] * sum(x_g),
+ * eight lanes at a time. Everything called here is AVX2-targeted or an
+ * intrinsic (F16C for the scales), so the loop stays in one ISA. */
+DK_CPU_AVX2 static float dk__cpu_q_h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* acc += dl[g] * (q_g . x_g) - ml[g] * sum(x_g) over ng groups of n (16 or 32) */
+DK_CPU_AVX2 static __m256 dk__cpu_q_groups(const uint8_t *q, int sgn, const float *x, const float *dl, const float *ml,
+                                           int ng, int n, __m256 acc) {
+  int g, i;
+  for (g = 0; g < ng; g++) {
+    __m256 s = _mm256_setzero_ps(), t = _mm256_setzero_ps();
+    for (i = 0; i < n; i += 8) {
+      __m128i b = _mm_loadl_epi64((const __m128i *)(q + g * n + i));
+      __m256 qf = _mm256_cvtepi32_ps(sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b));
+      __m256 xv = _mm256_loadu_ps(x + g * n + i);
+      s = _mm256_fmadd_ps(qf, xv, s);
+      if (ml) t = _mm256_add_ps(t, xv);
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(dl[g]), s, acc);
+    if (ml) acc = _mm256_fnmadd_ps(_mm256_set1_ps(ml[g]), t, acc);
+  }
+  return acc;
+}
+
+/* 32 bytes of nibbles: low nibbles to lo[0..32), high to hi[0..32) */
+DK_CPU_AVX2 static void dk__cpu_q_split32(const uint8_t *qs, uint8_t *lo, uint8_t *hi) {
+  const __m256i m = _mm256_set1_epi8(15);
+  __m256i raw = _mm256_loadu_si256((const __m256i *)qs);
+  _mm256_storeu_si256((__m256i *)lo, _mm256_and_si256(raw, m));
+  _mm256_storeu_si256((__m256i *)hi, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m));
+}
+
+/* bit j of the 32-bit h as 0x10 in byte j (the fifth bit of q5_0) */
+DK_CPU_AVX2 static __m256i dk__cpu_q_bits32(uint32_t h) {
+  const __m256i sel = _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0);
+  const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+  __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h), sel);
+  v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+  return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+/* q4_K and q5_K: 8 groups of 32 with scale and min */
+DK_CPU_AVX2 static __m256 dk__cpu_q_k45(const uint8_t *sc12, const uint8_t *qs, const uint8_t *qh, uint16_t d16,
+                                        uint16_t dmin16, const float *x, __m256 acc) {
+  uint8_t q[256];
+  float dl[8], ml[8], d = dk__cpu_q_h2f(d16), dmin = dk__cpu_q_h2f(dmin16);
+  int j;
+  for (j = 0; j < 4; j++) dk__cpu_q_split32(qs + 32 * j, q + 64 * j, q + 64 * j + 32);
+  if (qh) {
+    __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+    for (j = 0; j < 8; j++) {
+      __m256i b = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, j), _mm256_set1_epi8(1)), 4);
+      __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * j));
+      _mm256_storeu_si256((__m256i *)(q + 32 * j), _mm256_or_si256(v, b));
+    }
+  }
+  for (j = 0; j < 8; j++) {
+    int s, m;
+    if (j < 4) { s = sc12[j] & 63; m = sc12[j + 4] & 63; }
+    else { s = (sc12[j + 4] & 15) | ((sc12[j - 4] >> 6) << 4); m = (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4); }
+    dl[j] = d * (float)s;
+    ml[j] = dmin * (float)m;
+  }
+  return dk__cpu_q_groups(q, 0, x, dl, ml, 8, 32, acc);
+}
+
+DK_CPU_AVX2 static __m256 dk__cpu_q_q6_K(const dk_block_q6_K *b, const float *x, __m256 acc) {
+  int8_t q[256];
+  float dl[16], d = dk__cpu_q_h2f(b->d);
+  const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
+  int h, i;
+  for (h = 0; h < 2; h++) {
+    __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
+    __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
+    __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+    __m256i lo[4], t;
+    lo[0] = _mm256_and_si256(l0, m4);
+    lo[1] = _mm256_and_si256(l1, m4);
+    lo[2] = _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4);
+    lo[3] = _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4);
+    for (i = 0; i < 4; i++) {
+      t = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * i), m2), 4);
+      _mm256_storeu_si256((__m256i *)(q + 128 * h + 32 * i), _mm256_sub_epi8(_mm256_or_si256(lo[i], t), off));
+    }
+  }
+  for (i = 0; i < 16; i++) dl[i] = d * (float)b->scales[i];
+  return dk__cpu_q_groups((const uint8_t *)q, 1, x, dl, NULL, 16, 16, acc);
+}
+
+/* dot of one row with x for q4_1, q5_0, q4_K, q5_K, q6_K; 0 for other types
+ * (the caller checks dk__cpu_quant_avx2_has first) */
+static int dk__cpu_quant_avx2_has(dk_dtype dt) {
+  return dt == DK_Q4_1 || dt == DK_Q5_0 || dt == DK_Q4_K || dt == DK_Q5_K || dt == DK_Q6_K;
+}
+DK_CPU_AVX2 static float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
+  __m256 acc = _mm256_setzero_ps();
+  __m128 s;
+  int64_t b;
+  for (b = 0; b < K / dk_dtype_block(dt); b++) {
+    const char *blk = row + (size_t)b * dk_dtype_block_bytes(dt);
+    if (dt == DK_Q4_K) {
+      const dk_block_q4_K *p = (const dk_block_q4_K *)blk;
+      acc = dk__cpu_q_k45(p->scales, p->qs, NULL, p->d, p->dmin, x + 256 * b, acc);
+    } else if (dt == DK_Q5_K) {
+      const dk_block_q5_K *p = (const dk_block_q5_K *)blk;
+      acc = dk__cpu_q_k45(p->scales, p->qs, p->qh, p->d, p->dmin, x + 256 * b, acc);
+    } else if (dt == DK_Q6_K) {
+      acc = dk__cpu_q_q6_K((const dk_block_q6_K *)blk, x + 256 * b, acc);
+    } else {
+      /* q4_1: d*q + m; q5_0: d*(q - 16), the fifth bit from qh */
+      uint8_t q[32];
+      float d, m;
+      const __m128i m4 = _mm_set1_epi8(15);
+      const uint8_t *qs = dt == DK_Q4_1 ? ((const dk_block_q4_1 *)blk)->qs : ((const dk_block_q5_0 *)blk)->qs;
+      __m128i raw = _mm_loadu_si128((const __m128i *)qs);
+      __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+      if (dt == DK_Q5_0) {
+        const dk_block_q5_0 *p = (const dk_block_q5_0 *)blk;
+        uint32_t h;
+        memcpy(&h, p->qh, 4);
+        v = _mm256_sub_epi8(_mm256_or_si256(v, dk__cpu_q_bits32(h)), _mm256_set1_epi8(16));
+        d = dk__cpu_q_h2f(p->d);
+        m = 0.0f;
+      } else {
+        d = dk__cpu_q_h2f(((const dk_block_q4_1 *)blk)->d);
+        m = -dk__cpu_q_h2f(((const dk_block_q4_1 *)blk)->m);
+      }
+      _mm256_storeu_si256((__m256i *)q, v);
+      acc = dk__cpu_q_groups(q, dt == DK_Q5_0, x + 32 * b, &d, dt == DK_Q4_1 ? &m : NULL, 1, 32, acc);
+    }
+  }
+  s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+#endif
+
 #endif
