@@ -242,3 +242,27 @@ DKT_TEST(quant_roundtrip_error, DKT_ONCE) {
   }
   free(v); free(back); free(q);
 }
+
+/* The CUDA kernels for these types have not run on a GPU: the backend offers
+ * them only under DEVKIT_CUDA_KQUANTS=1, and refuses them otherwise (the
+ * dispatcher's DK_ERR_UNSUPPORTED naming op, type and backend). The CPU
+ * and Vulkan backends hold every type in linear, embedding and copy. */
+DKT_TEST(quant_backends_offer, DKT_ONCE) {
+  const char *e = getenv("DEVKIT_CUDA_KQUANTS");
+  int on = e && e[0] == '1', k, b;
+  for (b = 0; b < DK_BACKEND_COUNT; b++) {
+    if (!dk_op_supported((dk_backend)b, "dk_linear", DK_F32, 1)) {
+      dkt_note(t, "backend %d not compiled in", b);
+      continue;
+    }
+    for (k = 0; k < 8; k++) {
+      int want = b == DK_CUDA ? on : 1;
+      DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_linear", qt_more[k], 1) == want, "backend %d linear %s: want %d", b,
+                dk_dtype_name(qt_more[k]), want);
+      DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_embedding", qt_more[k], 1) == want, "backend %d embedding %s", b,
+                dk_dtype_name(qt_more[k]));
+      DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_copy", qt_more[k], 0), "backend %d copy %s", b,
+                dk_dtype_name(qt_more[k]));
+    }
+  }
+}
