@@ -27,29 +27,31 @@ typedef struct {
 
 static uint32_t qt_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
-/* tests/data from the working directory (the repo root, as build.sh runs
- * the suite) or from beside the test binary (build/tests) */
-static int qt_load(dkt *t, dk_dtype dt, qt_ref *r) {
+/* tests/data/<kind>_<type>.bin from the working directory (the repo root,
+ * as build.sh runs the suite) or from beside the test binary (build/tests);
+ * kind "quant": blocks then their values, "quantize": values then blocks */
+static int qt_load(dkt *t, const char *kind, dk_dtype dt, qt_ref *r) {
+  int values_first = !strcmp(kind, "quantize");
   char path[1200], exe[1000];
   FILE *f;
   long sz;
   ssize_t n;
   memset(r, 0, sizeof *r);
-  snprintf(path, sizeof path, "tests/data/quant_%s.bin", dk_dtype_name(dt));
+  snprintf(path, sizeof path, "tests/data/%s_%s.bin", kind, dk_dtype_name(dt));
   f = fopen(path, "rb");
   if (!f && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
     char *slash;
     exe[n] = 0;
     if ((slash = strrchr(exe, '/'))) *slash = 0;
-    snprintf(path, sizeof path, "%s/../tests/data/quant_%s.bin", exe, dk_dtype_name(dt));
+    snprintf(path, sizeof path, "%s/../tests/data/%s_%s.bin", exe, kind, dk_dtype_name(dt));
     f = fopen(path, "rb");
   }
-  if (!f) { dkt_fail_at(t, __FILE__, __LINE__, "cannot open tests/data/quant_%s.bin", dk_dtype_name(dt)); return 0; }
+  if (!f) { dkt_fail_at(t, __FILE__, __LINE__, "cannot open tests/data/%s_%s.bin", kind, dk_dtype_name(dt)); return 0; }
   fseek(f, 0, SEEK_END);
   sz = ftell(f);
   fseek(f, 0, SEEK_SET);
   r->mem = malloc((size_t)sz);
-  if (!r->mem || fread(r->mem, 1, (size_t)sz, f) != (size_t)sz || sz < 20 || memcmp(r->mem, "DKQR", 4) != 0) {
+  if (!r->mem || fread(r->mem, 1, (size_t)sz, f) != (size_t)sz || sz < 20 || memcmp(r->mem, values_first ? "DKQQ" : "DKQR", 4) != 0) {
     fclose(f);
     dkt_fail_at(t, __FILE__, __LINE__, "%s: not a reference file", path);
     return 0;
@@ -64,8 +66,13 @@ static int qt_load(dkt *t, dk_dtype dt, qt_ref *r) {
                   dk_dtype_block(dt), dk_dtype_block_bytes(dt));
       return 0;
     }
-    r->blocks = (uint8_t *)r->mem + 20;
-    r->vals = (float *)((uint8_t *)r->mem + 20 + (size_t)r->nblocks * r->bb);
+    if (values_first) {
+      r->vals = (float *)((uint8_t *)r->mem + 20);
+      r->blocks = (uint8_t *)r->mem + 20 + (size_t)r->nblocks * r->bs * 4;
+    } else {
+      r->blocks = (uint8_t *)r->mem + 20;
+      r->vals = (float *)((uint8_t *)r->mem + 20 + (size_t)r->nblocks * r->bb);
+    }
   }
   return 1;
 }
@@ -103,7 +110,7 @@ DKT_TEST(quant_dequantize_matches_gguf, 0) {
     int32_t *ids = NULL;
     dk_tensor *tab = NULL, *id = NULL, *o32 = NULL, *o16 = NULL;
     char what[96];
-    if (!qt_load(t, dt, &r)) { free(r.mem); continue; }
+    if (!qt_load(t, "quant", dt, &r)) { free(r.mem); continue; }
     n = (int64_t)r.nblocks * r.bs;
     rows = r.nblocks / per_row;
     D = per_row * r.bs;
@@ -264,5 +271,29 @@ DKT_TEST(quant_backends_offer, DKT_ONCE) {
       DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_copy", qt_more[k], 0), "backend %d copy %s", b,
                 dk_dtype_name(qt_more[k]));
     }
+  }
+}
+
+/* dk_quantize writes gguf's bytes for the types gguf quantizes (values of
+ * every magnitude, zero and constant blocks, ties in magnitude) */
+DKT_TEST(quant_quantize_matches_gguf, DKT_ONCE) {
+  static const dk_dtype types[5] = {DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1};
+  int k;
+  for (k = 0; k < 5; k++) {
+    qt_ref r;
+    size_t nb, i;
+    uint8_t *got;
+    if (!qt_load(t, "quantize", types[k], &r)) { free(r.mem); continue; }
+    nb = (size_t)r.nblocks * r.bb;
+    got = (uint8_t *)malloc(nb);
+    DKT_CHECK(t, dk_quantize(types[k], r.vals, (int64_t)r.nblocks * r.bs, got) == nb, "%s: size", dk_dtype_name(types[k]));
+    for (i = 0; i < nb; i++)
+      if (got[i] != r.blocks[i]) {
+        dkt_fail_at(t, __FILE__, __LINE__, "%s: byte %zu (block %zu) is 0x%02x, gguf wrote 0x%02x", dk_dtype_name(types[k]), i,
+                    i / r.bb, got[i], r.blocks[i]);
+        break;
+      }
+    free(got);
+    free(r.mem);
   }
 }

@@ -12,7 +12,9 @@ Python at test time. Run from the repository root with the venv that has
 
 File layout (little-endian): magic b"DKQR", u32 ggml type number, u32 block
 count, u32 values per block, u32 bytes per block, the blocks, then the f32
-values.
+values. tests/data/quantize_<type>.bin (the types gguf quantizes) are the
+other way round: magic b"DKQQ", the same four u32, the f32 values, then
+gguf's blocks for them.
 """
 import os
 import struct
@@ -73,6 +75,21 @@ def make(name, nblocks, rng):
     return head + raw.tobytes() + vals.astype("<f4").tobytes()
 
 
+def make_quantized(name, nblocks, rng):
+    """random floats (spread over magnitudes, with constant and zero blocks)
+    and gguf's quantization of them: dk_quantize must write these bytes"""
+    qtype, bs, bb, _ = TYPES[name]
+    x = rng.standard_normal((nblocks, bs)).astype(np.float32)
+    x *= np.float32(10.0) ** rng.integers(-6, 4, size=(nblocks, 1)).astype(np.float32)
+    x[0, :] = 0
+    x[1, :] = 0.375
+    x[2, ::2] = -x[2, 1::2]          # ties in magnitude
+    q = quants.quantize(x.reshape(-1), qtype).reshape(-1)
+    assert q.size == nblocks * bb
+    head = b"DKQQ" + struct.pack("<4I", int(qtype), nblocks, bs, bb)
+    return head + x.astype("<f4").tobytes() + q.tobytes()
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = os.path.join(root, "tests", "data")
@@ -85,6 +102,13 @@ def main():
         with open(path, "wb") as f:
             f.write(data)
         print("%s: %d blocks, %d bytes" % (path, nblocks, len(data)))
+    # quantizers gguf has: the bytes dk_quantize must match
+    for name in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1"):
+        data = make_quantized(name, 64, rng)
+        path = os.path.join(out, "quantize_%s.bin" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        print("%s: 64 blocks, %d bytes" % (path, len(data)))
     return 0
 
 
