@@ -100,14 +100,15 @@ void main() {
   uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
   [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m] = 0.0;
 #if WT >= 6
-  /* the other block formats: values decoded one at a time (quants.glsl) */
+  /* the other block formats: eight values at a time (quants.glsl) */
   uint bs = dkq_block(WT), bh = dkq_halves(WT), nbk = p.K / bs;
   for (uint b = 0u; b < nbk; b++) {
     uint hb = p.w_off + (row * nbk + b) * bh;
-    for (uint g = 0u; g < bs; g += 8u)
-      dot8(dkq_value(WT, hb, g), dkq_value(WT, hb, g + 1u), dkq_value(WT, hb, g + 2u), dkq_value(WT, hb, g + 3u),
-           dkq_value(WT, hb, g + 4u), dkq_value(WT, hb, g + 5u), dkq_value(WT, hb, g + 6u), dkq_value(WT, hb, g + 7u),
-           b * bs + g);
+    for (uint g = 0u; g < bs; g += 8u) {
+      float v[8];
+      dkq_group8(WT, hb, g, v);
+      dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * bs + g);
+    }
   }
 #elif WT >= 4
   uint nbk = p.K / 32u;

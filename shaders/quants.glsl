@@ -78,3 +78,62 @@ float dkq_value(uint dt, uint hb, uint j) {
   float dl = dkq_half(hb, 208u) * float(sc);
   return dl * float(int(lo | (hi << 4)) - 32);
 }
+
+/* Values j .. j+7 (j a multiple of 8) of the block at hb: they share one
+ * sub-block, so its scale and min are found once, and their code bytes are
+ * read as four halves (every such run starts at an even byte). The row
+ * kernel's path; each value is computed as dkq_value computes it. */
+uvec2 dkq_8bytes(uint hb, uint o) {
+  uint a = hb + (o >> 1);
+  return uvec2(uint(DKQ_BUF[a]) | (uint(DKQ_BUF[a + 1u]) << 16), uint(DKQ_BUF[a + 2u]) | (uint(DKQ_BUF[a + 3u]) << 16));
+}
+uint dkq_lane(uvec2 w, uint i) { return ((i < 4u ? w.x : w.y) >> (8u * (i & 3u))) & 255u; }
+
+void dkq_group8(uint dt, uint hb, uint j, out float v[8]) {
+  if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
+    uint qo = dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : 8u, sh = j < 16u ? 0u : 4u;
+    uvec2 w = dkq_8bytes(hb, qo + (j & 15u));
+    uint hbits = dt != DT_Q4_1 ? dkq_byte(hb, qo - 4u + (j >> 3)) : 0u;
+    float d = dkq_half(hb, 0u), m = dt == DT_Q5_0 ? 0.0 : dkq_half(hb, 2u);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+      uint q = ((dkq_lane(w, i) >> sh) & 15u) | (((hbits >> i) & 1u) << 4);
+      v[i] = dt == DT_Q5_0 ? d * float(int(q) - 16) : dkq_affine(d, float(q), m);
+    }
+  } else if (dt == DT_Q2_K || dt == DT_Q3_K) {
+    uint base = dt == DT_Q2_K ? 16u : 32u, sh = 2u * ((j >> 5) & 3u);
+    uvec2 w = dkq_8bytes(hb, base + (j >> 7) * 32u + (j & 31u));
+    if (dt == DT_Q2_K) {
+      uint sc = dkq_byte(hb, j >> 4);
+      float dl = dkq_half(hb, 80u) * float(sc & 15u), ml = dkq_half(hb, 82u) * float(sc >> 4);
+      [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dkq_affine(dl, float((dkq_lane(w, i) >> sh) & 3u), -ml);
+    } else {
+      uint g = j >> 4;
+      uint lo = g < 8u ? dkq_byte(hb, 96u + g) & 15u : dkq_byte(hb, 88u + g) >> 4;
+      uint hi = (dkq_byte(hb, 104u + (g & 3u)) >> (2u * (g >> 2))) & 3u;
+      float dl = dkq_half(hb, 108u) * float(int(lo | (hi << 4)) - 32);
+      uvec2 hm = dkq_8bytes(hb, j & 31u);
+      [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint q2 = (dkq_lane(w, i) >> sh) & 3u, h = (dkq_lane(hm, i) >> (j >> 5)) & 1u;
+        v[i] = dl * float(int(q2) - (h != 0u ? 0 : 4));
+      }
+    }
+  } else if (dt == DT_Q4_K || dt == DT_Q5_K) {
+    uint s = j >> 5, qo = dt == DT_Q4_K ? 16u : 48u;
+    uvec2 sm = dkq_scale_min(hb, 4u, s);
+    uvec2 w = dkq_8bytes(hb, qo + 32u * (s >> 1) + (j & 31u));
+    uvec2 qh = dt == DT_Q5_K ? dkq_8bytes(hb, 16u + (j & 31u)) : uvec2(0u);
+    float dl = dkq_half(hb, 0u) * float(sm.x), ml = dkq_half(hb, 2u) * float(sm.y);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+      uint q = ((dkq_lane(w, i) >> (4u * (s & 1u))) & 15u) | (((dkq_lane(qh, i) >> s) & 1u) << 4);
+      v[i] = dkq_affine(dl, float(q), -ml);
+    }
+  } else {
+    uint h = j >> 7;
+    uvec2 l = dkq_8bytes(hb, h * 64u + (j & 63u)), hh = dkq_8bytes(hb, 128u + h * 32u + (j & 31u));
+    uint ls = 4u * ((j >> 6) & 1u), hs = 2u * ((j >> 5) & 3u);
+    int sc = int(dkq_byte(hb, 192u + (j >> 4)) << 24) >> 24;
+    float dl = dkq_half(hb, 208u) * float(sc);
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+      v[i] = dl * float(int(((dkq_lane(l, i) >> ls) & 15u) | (((dkq_lane(hh, i) >> hs) & 3u) << 4)) - 32);
+  }
+}
