@@ -544,11 +544,45 @@ DK_CPU_AVX2 static __m256 dk__cpu_q_q6_K(const dk_block_q6_K *b, const float *x,
   return dk__cpu_q_groups((const uint8_t *)q, 1, x, dl, NULL, 16, 16, acc);
 }
 
-/* dot of one row with x for q4_1, q5_0, q4_K, q5_K, q6_K; 0 for other types
- * (the caller checks dk__cpu_quant_avx2_has first) */
-static int dk__cpu_quant_avx2_has(dk_dtype dt) {
-  return dt == DK_Q4_1 || dt == DK_Q5_0 || dt == DK_Q4_K || dt == DK_Q5_K || dt == DK_Q6_K;
+/* q2_K and q3_K: 16 groups of 16, 2-bit codes (value h*128 + s*32 + l is
+ * bits 2s.. of qs[h*32 + l]); q3_K adds the hmask bit and signed scales */
+DK_CPU_AVX2 static __m256 dk__cpu_q_k23(dk_dtype dt, const char *blk, const float *x, __m256 acc) {
+  int8_t q[256];
+  float dl[16], ml[16];
+  const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+  const uint8_t *qs = dt == DK_Q2_K ? ((const dk_block_q2_K *)blk)->qs : ((const dk_block_q3_K *)blk)->qs;
+  __m256i hm = dt == DK_Q3_K ? _mm256_loadu_si256((const __m256i *)((const dk_block_q3_K *)blk)->hmask) : _mm256_setzero_si256();
+  int h, s, i;
+  for (h = 0; h < 2; h++) {
+    __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+    for (s = 0; s < 4; s++) {
+      __m256i v = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * s), m2);
+      if (dt == DK_Q3_K) {
+        /* minus 4 where the hmask bit of this run (4h + s) is clear */
+        __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), one);
+        v = _mm256_sub_epi8(v, _mm256_andnot_si256(_mm256_cmpeq_epi8(bit, one), four));
+      }
+      _mm256_storeu_si256((__m256i *)(q + 128 * h + 32 * s), v);
+    }
+  }
+  if (dt == DK_Q2_K) {
+    const dk_block_q2_K *b = (const dk_block_q2_K *)blk;
+    float d = dk__cpu_q_h2f(b->d), dmin = dk__cpu_q_h2f(b->dmin);
+    for (i = 0; i < 16; i++) { dl[i] = d * (float)(b->scales[i] & 15); ml[i] = dmin * (float)(b->scales[i] >> 4); }
+    return dk__cpu_q_groups((const uint8_t *)q, 0, x, dl, ml, 16, 16, acc);
+  } else {
+    const dk_block_q3_K *b = (const dk_block_q3_K *)blk;
+    float d = dk__cpu_q_h2f(b->d);
+    for (i = 0; i < 16; i++) {
+      int lo = i < 8 ? b->scales[i] & 15 : b->scales[i - 8] >> 4, hi = (b->scales[8 + (i & 3)] >> (2 * (i >> 2))) & 3;
+      dl[i] = d * (float)((lo | hi << 4) - 32);
+    }
+    return dk__cpu_q_groups((const uint8_t *)q, 1, x, dl, NULL, 16, 16, acc);
+  }
 }
+
+/* which types dk__cpu_quant_dot_avx2 takes: every one of this file */
+static int dk__cpu_quant_avx2_has(dk_dtype dt) { return (DK_QUANTS_MORE >> dt) & 1; }
 DK_CPU_AVX2 static float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
   __m256 acc = _mm256_setzero_ps();
   __m128 s;
@@ -563,12 +597,15 @@ DK_CPU_AVX2 static float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, co
       acc = dk__cpu_q_k45(p->scales, p->qs, p->qh, p->d, p->dmin, x + 256 * b, acc);
     } else if (dt == DK_Q6_K) {
       acc = dk__cpu_q_q6_K((const dk_block_q6_K *)blk, x + 256 * b, acc);
+    } else if (dt == DK_Q2_K || dt == DK_Q3_K) {
+      acc = dk__cpu_q_k23(dt, blk, x + 256 * b, acc);
     } else {
-      /* q4_1: d*q + m; q5_0: d*(q - 16), the fifth bit from qh */
+      /* q4_1, q5_1: d*q + m; q5_0: d*(q - 16); the fifth bit from qh */
       uint8_t q[32];
       float d, m;
       const __m128i m4 = _mm_set1_epi8(15);
-      const uint8_t *qs = dt == DK_Q4_1 ? ((const dk_block_q4_1 *)blk)->qs : ((const dk_block_q5_0 *)blk)->qs;
+      const uint8_t *qs = dt == DK_Q4_1 ? ((const dk_block_q4_1 *)blk)->qs
+                          : dt == DK_Q5_0 ? ((const dk_block_q5_0 *)blk)->qs : ((const dk_block_q5_1 *)blk)->qs;
       __m128i raw = _mm_loadu_si128((const __m128i *)qs);
       __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
       if (dt == DK_Q5_0) {
@@ -578,12 +615,19 @@ DK_CPU_AVX2 static float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, co
         v = _mm256_sub_epi8(_mm256_or_si256(v, dk__cpu_q_bits32(h)), _mm256_set1_epi8(16));
         d = dk__cpu_q_h2f(p->d);
         m = 0.0f;
+      } else if (dt == DK_Q5_1) {
+        const dk_block_q5_1 *p = (const dk_block_q5_1 *)blk;
+        uint32_t h;
+        memcpy(&h, p->qh, 4);
+        v = _mm256_or_si256(v, dk__cpu_q_bits32(h));
+        d = dk__cpu_q_h2f(p->d);
+        m = -dk__cpu_q_h2f(p->m);
       } else {
         d = dk__cpu_q_h2f(((const dk_block_q4_1 *)blk)->d);
         m = -dk__cpu_q_h2f(((const dk_block_q4_1 *)blk)->m);
       }
       _mm256_storeu_si256((__m256i *)q, v);
-      acc = dk__cpu_q_groups(q, dt == DK_Q5_0, x + 32 * b, &d, dt == DK_Q4_1 ? &m : NULL, 1, 32, acc);
+      acc = dk__cpu_q_groups(q, dt == DK_Q5_0, x + 32 * b, &d, dt == DK_Q5_0 ? NULL : &m, 1, 32, acc);
     }
   }
   s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
