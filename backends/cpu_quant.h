@@ -31,13 +31,17 @@
 
 /* The reference computes d*q and then adds m, each rounded to f32; a fused
  * multiply-add would round once and differ in the last bit. */
+/* GCC takes it per function; clang per block (DK__NOFMA_HERE opens each such
+ * body), so the user's code after this header keeps its own setting. */
 #if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
 #define DK__NOFMA
+#define DK__NOFMA_HERE _Pragma("clang fp contract(off)")
 #elif defined(__GNUC__)
 #define DK__NOFMA __attribute__((optimize("fp-contract=off")))
+#define DK__NOFMA_HERE
 #else
 #define DK__NOFMA
+#define DK__NOFMA_HERE
 #endif
 
 typedef struct { uint16_t d, m; uint8_t qs[16]; } dk_block_q4_1;                      /* 20 */
@@ -63,6 +67,7 @@ static void dk__quant_nibbles(const uint8_t *qs, uint8_t q[32]) {
 
 /* q = d*q + m over 32 values, or d*(q + off) when there is no m */
 DK__NOFMA static void dk__quant_affine32(float d, float m, int has_m, int off, const uint8_t q[32], float *y) {
+  DK__NOFMA_HERE
   int j;
   for (j = 0; j < 32; j++) {
     if (has_m) { float p = d * (float)q[j]; y[j] = p + m; }
@@ -109,6 +114,7 @@ static void dk__quant_scale_min_k4(const uint8_t s[12], int j, int *sc, int *mn)
 
 /* y = dl*q - ml for n values (the K-quants with mins) */
 DK__NOFMA static void dk__quant_scale_sub(float dl, float ml, const uint8_t *q, int n, float *y) {
+  DK__NOFMA_HERE
   int j;
   for (j = 0; j < n; j++) { float p = dl * (float)q[j]; y[j] = p - ml; }
 }
@@ -222,6 +228,7 @@ static void dk__quant_pack_high5(const uint8_t q[32], uint8_t qh[4]) {
 
 /* q4_1 / q5_1 as the reference: d = (max-min)/nmax, q = trunc((x-min)/d + 0.5) */
 DK__NOFMA static void dk__quant_minmax32(const float *x, int nmax, uint16_t *d16, uint16_t *m16, uint8_t q[32]) {
+  DK__NOFMA_HERE
   float mx = x[0], mn = x[0], d, id;
   int j;
   for (j = 1; j < 32; j++) { mx = x[j] > mx ? x[j] : mx; mn = x[j] < mn ? x[j] : mn; }
@@ -236,6 +243,7 @@ DK__NOFMA static void dk__quant_minmax32(const float *x, int nmax, uint16_t *d16
 }
 
 DK__NOFMA static void dk__quant_q5_0_block(const float *x, dk_block_q5_0 *b) {
+  DK__NOFMA_HERE
   float amax = 0.0f, mx = 0.0f, d, id;
   uint8_t q[32];
   int j;
