@@ -83,8 +83,10 @@
  *   view lives is safe. Ops take contiguous operands; dk_copy and dk_transpose
  *   also take strided views (narrow along an inner dim), and dk_copy also
  *   writes into one. q8_0 and q4_0 are the GGUF block formats (32 values per
- *   block: an f16 scale then 32 int8, or 16 bytes of 4-bit values); their last
- *   dimension is a multiple of 32.
+ *   block: an f16 scale then 32 int8, or 16 bytes of 4-bit values); q4_1,
+ *   q5_0 and q5_1 are 32-value blocks too, and the K-quants q2_K..q6_K are
+ *   256-value super-blocks (backends/cpu_quant.h has every layout). A
+ *   tensor's last dimension is a multiple of its dtype's block.
  *   Sizes are checked: a tensor holds at most 2^62 elements and bytes; a shape,
  *   narrow, reshape or concat whose sizes would overflow is refused with a
  *   status, never wrapped. A shape with a 0 in it is an empty tensor whatever
@@ -138,8 +140,14 @@ typedef enum { DK_CPU = 0, DK_CUDA = 1, DK_VULKAN = 2 } dk_backend;
 
 typedef struct { dk_backend backend; int index; } dk_device;
 
-typedef enum { DK_F32 = 0, DK_F16, DK_BF16, DK_I32, DK_Q8_0, DK_Q4_0 } dk_dtype;
-#define DK_DTYPE_COUNT 6
+typedef enum {
+  DK_F32 = 0, DK_F16, DK_BF16, DK_I32, DK_Q8_0, DK_Q4_0,
+  /* the other GGUF block formats: 32 values per block ... */
+  DK_Q4_1, DK_Q5_0, DK_Q5_1,
+  /* ... and the K-quants, 256 values per super-block */
+  DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K
+} dk_dtype;
+#define DK_DTYPE_COUNT 14
 
 typedef enum {
   DK_OK = 0,
@@ -203,16 +211,19 @@ DEVKIT_API const char *dk_validation_last(void);
 
 /* ---- dtypes ----------------------------------------------------------- */
 DEVKIT_API const char *dk_dtype_name(dk_dtype t);        /* "f32", "q4_0" */
-DEVKIT_API int         dk_dtype_block(dk_dtype t);       /* elements per block: 1 or 32 */
+DEVKIT_API int         dk_dtype_block(dk_dtype t);       /* elements per block: 1, 32 or 256 */
 DEVKIT_API size_t      dk_dtype_block_bytes(dk_dtype t); /* bytes per block */
 DEVKIT_API int         dk_dtype_is_float(dk_dtype t);    /* f32, f16, bf16 */
-DEVKIT_API int         dk_dtype_is_quant(dk_dtype t);    /* q8_0, q4_0 */
+DEVKIT_API int         dk_dtype_is_quant(dk_dtype t);    /* q8_0, q4_0, q4_1, ..., q6_K */
 DEVKIT_API float       dk_f16_to_f32(uint16_t h);
 DEVKIT_API uint16_t    dk_f32_to_f16(float f);           /* round to nearest even */
 DEVKIT_API float       dk_bf16_to_f32(uint16_t h);
 DEVKIT_API uint16_t    dk_f32_to_bf16(float f);          /* round to nearest even */
-/* n values (a multiple of 32 for q8_0/q4_0) between f32 and dtype t, as
- * GGUF's reference quantizers do it, bit for bit. Returns bytes written. */
+/* n values (a multiple of dk_dtype_block(t)) between f32 and dtype t.
+ * Dequantization is bit for bit that of GGUF's reference (the `gguf` Python
+ * package) for every type; quantization is too for q8_0, q4_0, q4_1, q5_0
+ * and q5_1, and the K-quants get devkit's own search for scales. Returns
+ * bytes written. */
 DEVKIT_API size_t      dk_quantize(dk_dtype t, const float *src, int64_t n, void *dst);
 DEVKIT_API void        dk_dequantize(dk_dtype t, const void *src, int64_t n, float *dst);
 
@@ -359,7 +370,8 @@ DEVKIT_API const char *dk_op_name(int op);
  *
  * Per format:
  *   GGUF: every metadata type, nested arrays included; general.alignment;
- *     tensors of f32, f16, bf16, q8_0, q4_0 and i32 load, other GGML types are
+ *     tensors of f32, f16, bf16, i32 and the block formats q8_0, q4_0, q4_1,
+ *     q5_0, q5_1, q2_K..q6_K load (any mix per file), other GGML types are
  *     listed (supported = 0, type_name says which) and refused by name.
  *   safetensors: F32, F16, BF16, I32 load; other dtypes are listed. The JSON
  *     header is parsed strictly (duplicate keys, unknown fields, ranges that
@@ -597,6 +609,9 @@ typedef struct dk_backend_impl {
 #define DK_BIT(t) (1u << (t))
 #define DK_FLOATS (DK_BIT(DK_F32) | DK_BIT(DK_F16) | DK_BIT(DK_BF16))
 #define DK_QUANTS (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0))
+/* the block formats beyond q8_0/q4_0 (backends/cpu_quant.h) */
+#define DK_QUANTS_MORE (DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | \
+                        DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K))
 
 /* helpers the backends use */
 static dk_status dk__error(dk_status s, const char *fmt, ...)
@@ -611,6 +626,9 @@ static const char *dk__op_name(dk_op op);
 
 typedef struct { uint16_t d; int8_t qs[32]; } dk_block_q8_0;    /* 34 bytes */
 typedef struct { uint16_t d; uint8_t qs[16]; } dk_block_q4_0;   /* 18 bytes */
+/* the other block formats, whole blocks at a time (backends/cpu_quant.h) */
+static void dk__dequant_more(dk_dtype t, const void *src, int64_t nblocks, float *dst);
+static void dk__quant_more(dk_dtype t, const float *src, int64_t nblocks, void *dst);
 
 
 /* The backends are included at the end of the implementation; each defines a
@@ -709,16 +727,20 @@ static void dk__sbf(dk__sb *b, const char *fmt, ...) {
 /* ==== dtypes ============================================================== */
 
 DEVKIT_API const char *dk_dtype_name(dk_dtype t) {
-  static const char *n[] = {"f32", "f16", "bf16", "i32", "q8_0", "q4_0"};
+  static const char *n[DK_DTYPE_COUNT] = {"f32", "f16", "bf16", "i32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+                                           "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"};
   return (unsigned)t < DK_DTYPE_COUNT ? n[t] : "?";
 }
-DEVKIT_API int dk_dtype_block(dk_dtype t) { return (t == DK_Q8_0 || t == DK_Q4_0) ? 32 : 1; }
+DEVKIT_API int dk_dtype_block(dk_dtype t) {
+  static const int b[DK_DTYPE_COUNT] = {1, 1, 1, 1, 32, 32, 32, 32, 32, 256, 256, 256, 256, 256};
+  return (unsigned)t < DK_DTYPE_COUNT ? b[t] : 1;
+}
 DEVKIT_API size_t dk_dtype_block_bytes(dk_dtype t) {
-  static const size_t b[] = {4, 2, 2, 4, 34, 18};
+  static const size_t b[DK_DTYPE_COUNT] = {4, 2, 2, 4, 34, 18, 20, 22, 24, 84, 110, 144, 176, 210};
   return (unsigned)t < DK_DTYPE_COUNT ? b[t] : 0;
 }
 DEVKIT_API int dk_dtype_is_float(dk_dtype t) { return t == DK_F32 || t == DK_F16 || t == DK_BF16; }
-DEVKIT_API int dk_dtype_is_quant(dk_dtype t) { return t == DK_Q8_0 || t == DK_Q4_0; }
+DEVKIT_API int dk_dtype_is_quant(dk_dtype t) { return (unsigned)t < DK_DTYPE_COUNT && dk_dtype_block(t) > 1; }
 
 static size_t dk__elem_offset_bytes(dk_dtype t, int64_t elems) {
   return (size_t)(elems / dk_dtype_block(t)) * dk_dtype_block_bytes(t);
@@ -803,6 +825,7 @@ DEVKIT_API size_t dk_quantize(dk_dtype t, const float *src, int64_t n, void *dst
       }
     }
     break;
+  default: dk__quant_more(t, src, n / dk_dtype_block(t), dst); break;
   }
   return dk__elem_offset_bytes(t, n);
 }
@@ -832,6 +855,7 @@ DEVKIT_API void dk_dequantize(dk_dtype t, const void *src, int64_t n, float *dst
       }
     }
     break;
+  default: dk__dequant_more(t, src, n / dk_dtype_block(t), dst); break;
   }
 }
 
@@ -2011,7 +2035,7 @@ static dk_status dk__check_linear(dk_call *c) {
   dk_status s;
   if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1))) return s;
   if (!dk_dtype_is_float(w->dtype) && !dk_dtype_is_quant(w->dtype))
-    return dk__op_error(c, DK_ERR_DTYPE, "", "'w' is %s; it must be f32, f16, bf16, q8_0 or q4_0", dk_dtype_name(w->dtype));
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'w' is %s; it must be a float or a GGUF block dtype", dk_dtype_name(w->dtype));
   if (bias && (s = dk__want_float(c, 3))) return s;
   if (w->ndim != 2) return dk__op_error(c, DK_ERR_SHAPE, "", "'w' must be 2-D [N, K]");
   if ((s = dk__want_ndim_min(c, 1, 1))) return s;
@@ -2037,7 +2061,7 @@ static dk_status dk__check_embedding(dk_call *c) {
   dk_status s;
   if ((s = dk__want_float(c, 0)) || (s = dk__want_dtype(c, 2, DK_I32))) return s;
   if (!dk_dtype_is_float(tab->dtype) && !dk_dtype_is_quant(tab->dtype))
-    return dk__op_error(c, DK_ERR_DTYPE, "", "'table' is %s; it must be f32, f16, bf16, q8_0 or q4_0", dk_dtype_name(tab->dtype));
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'table' is %s; it must be a float or a GGUF block dtype", dk_dtype_name(tab->dtype));
   if (tab->ndim != 2) return dk__op_error(c, DK_ERR_SHAPE, "", "'table' must be 2-D [rows, D]");
   if (ids->ndim + 1 > DEVKIT_MAX_DIMS) return dk__op_error(c, DK_ERR_SHAPE, "", "'ids' has too many dimensions");
   ok = o->ndim == ids->ndim + 1 && dk__last(o) == tab->shape[1];
@@ -2878,10 +2902,10 @@ typedef struct { const char *name; uint32_t block, bytes; int dt; } dk__ggml_typ
 /* GGML's type numbers, with the block size and bytes per block of each, so
  * the ranges of types devkit does not load are still checked */
 static const dk__ggml_type dk__ggml_types[40] = {
-  {"f32", 1, 4, DK_F32}, {"f16", 1, 2, DK_F16}, {"q4_0", 32, 18, DK_Q4_0}, {"q4_1", 32, 20, -1},
-  {NULL, 0, 0, -1}, {NULL, 0, 0, -1}, {"q5_0", 32, 22, -1}, {"q5_1", 32, 24, -1},
-  {"q8_0", 32, 34, DK_Q8_0}, {"q8_1", 32, 36, -1}, {"q2_K", 256, 84, -1}, {"q3_K", 256, 110, -1},
-  {"q4_K", 256, 144, -1}, {"q5_K", 256, 176, -1}, {"q6_K", 256, 210, -1}, {"q8_K", 256, 292, -1},
+  {"f32", 1, 4, DK_F32}, {"f16", 1, 2, DK_F16}, {"q4_0", 32, 18, DK_Q4_0}, {"q4_1", 32, 20, DK_Q4_1},
+  {NULL, 0, 0, -1}, {NULL, 0, 0, -1}, {"q5_0", 32, 22, DK_Q5_0}, {"q5_1", 32, 24, DK_Q5_1},
+  {"q8_0", 32, 34, DK_Q8_0}, {"q8_1", 32, 36, -1}, {"q2_K", 256, 84, DK_Q2_K}, {"q3_K", 256, 110, DK_Q3_K},
+  {"q4_K", 256, 144, DK_Q4_K}, {"q5_K", 256, 176, DK_Q5_K}, {"q6_K", 256, 210, DK_Q6_K}, {"q8_K", 256, 292, -1},
   {"iq2_xxs", 256, 66, -1}, {"iq2_xs", 256, 74, -1}, {"iq3_xxs", 256, 98, -1}, {"iq1_s", 256, 50, -1},
   {"iq4_nl", 32, 18, -1}, {"iq3_s", 256, 110, -1}, {"iq2_s", 256, 82, -1}, {"iq4_xs", 256, 136, -1},
   {"i8", 1, 1, -1}, {"i16", 1, 2, -1}, {"i32", 1, 4, DK_I32}, {"i64", 1, 8, -1},
@@ -3917,7 +3941,7 @@ DEVKIT_API dk_status dk_file_load_tensor(const dk_file *f, const char *name, dk_
   ft = &f->tensors[i];
   if (!ft->supported)
     return dk__error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which devkit does not hold (it loads f32, f16, bf16, "
-                     "q8_0, q4_0 and i32)", f->name, name, ft->type_name);
+                     "i32, q8_0, q4_0, q4_1, q5_0, q5_1 and q2_K..q6_K)", f->name, name, ft->type_name);
   snprintf(site, sizeof site, "%.31s:%.127s", f->name, name);
   if ((s = dk_tensor_new_at(d, ft->dtype, ft->ndim, ft->shape, name, site, &t)) != DK_OK) return s;
   n = (size_t)ft->nbytes;

@@ -17,6 +17,8 @@
 #define DK_CPU_AVX2 __attribute__((target("avx2,fma,f16c")))
 #endif
 
+#include "cpu_quant.h"   /* q4_1, q5_0, q5_1, q2_K..q6_K */
+
 
 /* ==== thread pool ========================================================= */
 
@@ -309,6 +311,8 @@ static void dk__cpu_dequant_row(dk_dtype dt, const void *row, int64_t k0, int64_
         dst[b * 32 + j + 16] = d * (float)((q[b].qs[j] >> 4) - 8);
       }
     }
+  } else if ((DK_QUANTS_MORE >> dt) & 1) {
+    dk__cpu_quant_row(dt, row, k0, n, dst);
   } else {
     dk__cpu_load(dt, row, k0, 1, n, dst);
   }
@@ -940,6 +944,18 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
   for (n = n0; n < n1; n++) {
     const char *w = g->w + (size_t)n * g->wrow;
     float r[DK_CPU_GEMV_MAXM];
+    if ((DK_QUANTS_MORE >> g->wdt) & 1) {
+      for (m = 0; m < g->M; m++) {
+#ifdef DK_CPU_X86
+        if (dk__cpu_has_avx2 > 0 && dk__cpu_quant_avx2_has(g->wdt)) {
+          g->y[m * g->N + n] = dk__cpu_quant_dot_avx2(g->wdt, w, g->x + m * g->K, g->K);
+          continue;
+        }
+#endif
+        g->y[m * g->N + n] = dk__cpu_quant_dot(g->wdt, w, g->x + m * g->K, g->K);
+      }
+      continue;
+    }
 #ifdef DK_CPU_X86
     if (dk__cpu_has_avx2) {
       dk__cpu_dot_avx2(g->wdt, w, g->x, g->K, (int)g->M, r);
@@ -1414,10 +1430,10 @@ static const dk_backend_impl *dk__cpu_backend(void) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;
   }
-  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
-  b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_COPY] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
-  b->dtypes[DK_OP_CONCAT] &= ~DK_QUANTS;
-  b->dtypes[DK_OP_TRANSPOSE] &= ~DK_QUANTS;
+  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
+  b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_COPY] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;
+  b->dtypes[DK_OP_CONCAT] &= ~(DK_QUANTS | DK_QUANTS_MORE);
+  b->dtypes[DK_OP_TRANSPOSE] &= ~(DK_QUANTS | DK_QUANTS_MORE);
   return b;
 }
 

@@ -189,7 +189,7 @@ typedef char dk__cuda_abi_binary[sizeof(dk_kp_binary) == 240 ? 1 : -1];
 typedef char dk__cuda_abi_unary[sizeof(dk_kp_unary) == 40 ? 1 : -1];
 typedef char dk__cuda_abi_norm[sizeof(dk_kp_norm) == 64 ? 1 : -1];
 typedef char dk__cuda_abi_softmax[sizeof(dk_kp_softmax) == 56 ? 1 : -1];
-typedef char dk__cuda_abi_gemv[sizeof(dk_kp_gemv) == 80 ? 1 : -1];
+typedef char dk__cuda_abi_gemv[sizeof(dk_kp_gemv) == 88 ? 1 : -1];
 typedef char dk__cuda_abi_gemm[sizeof(dk_kp_gemm) == 304 ? 1 : -1];
 typedef char dk__cuda_abi_embedding[sizeof(dk_kp_embedding) == 72 ? 1 : -1];
 typedef char dk__cuda_abi_rope[sizeof(dk_kp_rope) == 72 ? 1 : -1];
@@ -1066,26 +1066,49 @@ static dk_status dk__cuda_gemm_launch(const dk_call *c, int kid, dk_kp_gemm *p) 
                          dk__cuda_grid_yz(p->batch), DK_GEMM_THREADS, p);
 }
 
+/* the gemv parameters of linear for rows [m0, m0+mc) of x and out */
+static void dk__cuda_gemv_params(const dk_call *c, int64_t m0, int64_t mc, dk_kp_gemv *p) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  int64_t N = c->i[1], K = c->i[2];
+  memset(p, 0, sizeof *p);
+  p->out = dk__cuda_addr(o) + (uint64_t)m0 * (uint64_t)N * dk_dtype_block_bytes(o->dtype);
+  p->x = dk__cuda_addr(x) + (uint64_t)m0 * (uint64_t)K * dk_dtype_block_bytes(x->dtype);
+  p->w = dk__cuda_addr(w);
+  p->bias = bias ? dk__cuda_addr(bias) : 0;
+  p->M = mc; p->N = N; p->K = K;
+  p->w_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+  p->xdt = (int32_t)x->dtype;
+  p->odt = (int32_t)o->dtype;
+  p->bdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
+  p->has_bias = bias != NULL;
+  p->wdt = (int32_t)w->dtype;
+}
+
+/* q4_1, q5_0, q5_1, q2_K..q6_K weights (only under DEVKIT_CUDA_KQUANTS=1):
+ * one kernel for any M, grid.y over rows of x, up to 65535 per launch */
+static dk_status dk__cuda_linear_more(const dk_call *c) {
+  int64_t M = c->i[0], N = c->i[1], m0;
+  for (m0 = 0; m0 < M; m0 += 65535) {
+    int64_t mc = M - m0 < 65535 ? M - m0 : 65535;
+    dk_kp_gemv p;
+    dk_status s;
+    dk__cuda_gemv_params(c, m0, mc, &p);
+    if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_gemv_w_more, (unsigned)N, (unsigned)mc, 1, DK_GEMV_THREADS, &p)) != DK_OK) return s;
+  }
+  return DK_OK;
+}
+
 static dk_status dk__cuda_linear(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   int64_t M = c->i[0], N = c->i[1], K = c->i[2];
   if (M == 0 || N == 0) return DK_OK;
+  if ((DK_QUANTS_MORE >> w->dtype) & 1) return dk__cuda_linear_more(c);
   if (M <= DK_GEMV_MAXM) {
     /* decode: stream W once */
     dk_kp_gemv p;
     static const int kid[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv_w_f32, DK_CUDA_K_dk_gemv_w_f16, DK_CUDA_K_dk_gemv_w_bf16, 0,
                                             DK_CUDA_K_dk_gemv_w_q8_0, DK_CUDA_K_dk_gemv_w_q4_0};
-    memset(&p, 0, sizeof p);
-    p.out = dk__cuda_addr(o);
-    p.x = dk__cuda_addr(x);
-    p.w = dk__cuda_addr(w);
-    p.bias = bias ? dk__cuda_addr(bias) : 0;
-    p.M = M; p.N = N; p.K = K;
-    p.w_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
-    p.xdt = (int32_t)x->dtype;
-    p.odt = (int32_t)o->dtype;
-    p.bdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
-    p.has_bias = bias != NULL;
+    dk__cuda_gemv_params(c, 0, M, &p);
     return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, DK_GEMV_ROWS_PER_BLOCK), 1, 1, DK_GEMV_THREADS, &p);
   } else {
     /* prompt: NT tiles; f32 x on the SIMT f32 kernel, f16/bf16 x on tensor cores */
@@ -1364,8 +1387,13 @@ static const dk_backend_impl *dk__cuda_backend(void) {
     b->wdtypes[op] = DK_FLOATS;
   }
   b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
+  {
+    /* kernels/quants.cuh has not run on a GPU yet: off unless asked for */
+    const char *e = getenv("DEVKIT_CUDA_KQUANTS");
+    if (e && e[0] == '1') b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] |= DK_QUANTS_MORE;
+  }
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
-  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
+  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;   /* same-dtype block copies are byte copies */
   return b;
 }
 

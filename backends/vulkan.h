@@ -2486,7 +2486,9 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   int64_t M = c->i[0], N = c->i[1], K = c->i[2], n0, m0;
   VkDeviceSize rb = dk__row_bytes(w->dtype, K), xsz = dk_vk_esize(x->dtype), osz = dk_vk_esize(o->dtype);
   VkDeviceSize R = dk_vk_window_cap(d);
-  int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM || d->rows_mv;
+  /* the block formats beyond q8_0/q4_0 have only the row kernel, on every device */
+  int more = (DK_QUANTS_MORE >> w->dtype) & 1;
+  int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM || d->rows_mv || more;
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
@@ -2523,9 +2525,10 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
       if (mv) {
         dk_vk_pc_mv pc;
         int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
-        uint32_t gx, gy, per = d->rows_mv ? 64 : DK_VK_MV_ROWS;
+        uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;
         spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
-        if (d->int8_dot && !d->rows_mv && quant) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
+        if (more) spv = DK_SPV_MATVEC_ROWS_Q4_1 + (int)(w->dtype - DK_Q4_1);
+        if (d->int8_dot && !d->rows_mv && quant && !more) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
         memset(&pc, 0, sizeof pc);
         spec[0] = (uint32_t)x->dtype;
         spec[1] = (uint32_t)o->dtype;
@@ -2798,9 +2801,9 @@ static const dk_backend_impl *dk__vk_backend(void) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;
   }
-  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
+  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
-  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS;
+  b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;   /* same-dtype block copies are byte copies */
   return b;
 }
 

@@ -264,6 +264,27 @@ static void bench_device(int di, dk_device dev, int quick, int big, const char *
   }
 }
 
+/* ---- decode with the other GGUF block formats ------------------------------ */
+
+/* dk_linear 1x4096x4096, GB/s of weights streamed, per block format beyond
+ * q8_0/q4_0 (issue 17); a device that does not hold a type shows "-" */
+static void bench_quant_decode(int di, dk_device dev, const char *filter) {
+  static const dk_dtype wt[8] = {DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+  static const char *names[8] = {"dk_linear decode w=q4_1", "dk_linear decode w=q5_0", "dk_linear decode w=q5_1",
+                                 "dk_linear decode w=q2_K", "dk_linear decode w=q3_K", "dk_linear decode w=q4_K",
+                                 "dk_linear decode w=q5_K", "dk_linear decode w=q6_K"};
+  int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096}, os[2] = {1, 4096};
+  int k;
+  if (!want(filter, "linear") && !want(filter, "quant")) return;
+  for (k = 0; k < 8; k++) {
+    bctx c;
+    memset(&c, 0, sizeof c);
+    if (!dk_op_supported(dev.backend, "dk_linear", wt[k], 1)) continue;
+    c.kind = 6; c.a = mk(dev, DK_F32, 2, xs, "x"); c.b = mk(dev, wt[k], 2, ws, "w"); c.c = mk(dev, DK_F32, 2, os, "y");
+    record(di, dev, names[k], "N=4096 K=4096", &c, c.b ? (double)dk_tensor_nbytes(c.b) : 0, 0, 0.1);
+  }
+}
+
 /* ---- the llama runner: prompt and decode tokens/s ---------------------------- */
 
 /* a model file for the bench: stories260K from ../shared/models (or
@@ -371,6 +392,7 @@ int main(int argc, char **argv) {
       if (dk_device_count((dk_backend)b) > 0) { devs[ndev].backend = (dk_backend)b; devs[ndev].index = 0; ndev++; }
   }
   for (i = 0; i < ndev; i++) bench_device(i, devs[i], quick, big, filter);
+  for (i = 0; i < ndev; i++) bench_quant_decode(i, devs[i], filter);
   bench_models(devs, ndev, argv[0], quick, filter);
 
   printf("\n%-30s %-24s %-8s", "op", "size", "unit");

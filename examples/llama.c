@@ -30,7 +30,7 @@ static const char *usage =
   "usage: llama -m MODEL [-z TOKENIZER] [-d DEVICE] [-p PROMPT | --ids 1,2,3] [-n TOKENS]\n"
   "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [--print-ids]\n"
   "             [--ignore-eos] [--kv-f16] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
-  "  -m MODEL       a llama GGUF file (f32, f16, bf16, q8_0, q4_0) or a llama2.c checkpoint\n"
+  "  -m MODEL       a llama GGUF file (f32, f16, bf16, q8_0, q4_0..q5_1, q2_K..q6_K, any mix) or a llama2.c checkpoint\n"
   "  -z TOKENIZER   the llama2.c tokenizer file (tok512.bin) for a llama2.c checkpoint\n"
   "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cuda:0,cuda:1' splits the layers in proportion\n"
   "                 to the devices' free memory (--split 10,22 gives the counts);\n"

@@ -111,6 +111,7 @@ typedef struct {
   int64_t M, N, K;
   int64_t w_row_bytes;
   int32_t xdt, odt, bdt, has_bias;
+  int32_t wdt;                       /* dk_gemv_w_more: the block format */
 } dk_kp_gemv;
 
 /* C[b][M,N] = A[b][M,K] . B[b] (+ bias[N]); C has A's dtype.
@@ -190,7 +191,7 @@ typedef struct {
   X(dk_softmax_bf16, dk_kp_softmax)                                          \
   X(dk_gemv_w_f32, dk_kp_gemv) X(dk_gemv_w_f16, dk_kp_gemv)                  \
   X(dk_gemv_w_bf16, dk_kp_gemv) X(dk_gemv_w_q8_0, dk_kp_gemv)                \
-  X(dk_gemv_w_q4_0, dk_kp_gemv)                                              \
+  X(dk_gemv_w_q4_0, dk_kp_gemv) X(dk_gemv_w_more, dk_kp_gemv)                \
   X(dk_gemm_f32_nn, dk_kp_gemm) X(dk_gemm_f32_nt, dk_kp_gemm)               \
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \

@@ -22,6 +22,7 @@
 // Values are decoded exactly as dk__cpu_dequant_row does (d * q in f32) and
 // rounded once to out's dtype.
 #include "dk_common.cuh"
+#include "quants.cuh"
 
 extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_check(const __grid_constant__ dk_kp_embedding p) {
   const int32_t *ids = (const int32_t *)p.ids;
@@ -38,7 +39,7 @@ DK_DEV float dk_table_value(const uint8_t *row, int64_t d, int tdt) {
   switch (tdt) {
   case DK_KT_Q8_0: return dk_q8_value(row + (d >> 5) * DK_Q8_BYTES, (int)(d & 31));
   case DK_KT_Q4_0: return dk_q4_value(row + (d >> 5) * DK_Q4_BYTES, (int)(d & 31));
-  default: return dk_ld_rt(row, d, tdt);
+  default: return tdt >= DK_KT_Q4_1 ? dkq_row_value(tdt, row, d) : dk_ld_rt(row, d, tdt);
   }
 }
 

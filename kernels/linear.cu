@@ -45,6 +45,7 @@
 // block bytes); for q8_0/q4_0, K % 32 == 0, so a chunk (1024 values, or the
 // rest) is a whole number of blocks. xs holds M * 1152 floats (<= 18 KiB).
 #include "gemm.cuh"
+#include "quants.cuh"
 
 #define DK_GEMV_XPAD (DK_GEMV_KC + DK_GEMV_KC / 32 * 4)
 #define DK_GEMV_WARPS (DK_GEMV_THREADS / 32)
@@ -304,6 +305,24 @@ DK_GEMV_KERNEL(dk_gemv_w_f16, DK_KT_F16)
 DK_GEMV_KERNEL(dk_gemv_w_bf16, DK_KT_BF16)
 DK_GEMV_KERNEL(dk_gemv_w_q8_0, DK_KT_Q8_0)
 DK_GEMV_KERNEL(dk_gemv_w_q4_0, DK_KT_Q4_0)
+
+// The other block formats (quants.cuh), any M: one block of DK_GEMV_THREADS
+// per output row n (grid.x = N, grid.y = M), threads striding over k and
+// decoding one value at a time, then a block reduction. Correct first; not
+// tuned, and not yet run on a GPU (DEVKIT_CUDA_KQUANTS=1 turns it on).
+extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) dk_gemv_w_more(const __grid_constant__ dk_kp_gemv p) {
+  __shared__ float red[33];
+  const int64_t n = blockIdx.x, m = blockIdx.y;
+  const uint8_t *row = (const uint8_t *)p.w + n * p.w_row_bytes;
+  float acc = 0.0f;
+  for (int64_t k = threadIdx.x; k < p.K; k += blockDim.x)
+    acc += dkq_row_value(p.wdt, row, k) * dk_ld_rt((const void *)p.x, m * p.K + k, p.xdt);
+  acc = dk_block_reduce(acc, red, dk_op_sum(), 0.0f);
+  if (threadIdx.x == 0) {
+    if (p.has_bias) acc += dk_ld_rt((const void *)p.bias, n, p.bdt);
+    dk_st_rt((void *)p.out, m * p.N + n, acc, p.odt);
+  }
+}
 
 // ---- prompt-sized linear: NT tiles (the weight dtype is p.wdt) ------------------------
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_simt<true>(p); }

@@ -19,6 +19,9 @@ DK_IN(1, T)
 DK_IN(2, Ids)
 layout(set = 0, binding = 3) buffer Status { uint status[]; };
 
+#define DKQ_BUF T16
+#include "quants.glsl"
+
 layout(constant_id = 0) const uint DTT = 0u;
 layout(constant_id = 1) const uint DTO = 0u;
 
@@ -42,6 +45,10 @@ float table_at(uint row, uint j) {
     uint byte_ = ((bi & 1u) != 0u ? w >> 8 : w) & 255u;
     uint nib = q < 16u ? (byte_ & 15u) : (byte_ >> 4);
     return dk_h2f(uint(T16[hb])) * float(int(nib) - 8);
+  }
+  if (DTT >= DT_Q4_1) {
+    uint bs = dkq_block(DTT), bh = dkq_halves(DTT);
+    return dkq_value(DTT, p.t_off + row * (p.D / bs) * bh + (j / bs) * bh, j % bs);
   }
   return T_ld(DTT, p.t_off + row * p.D + j);
 }

@@ -12,6 +12,14 @@
 //!variant matvec_rows_bf16 -DWT=2
 //!variant matvec_rows_q8_0 -DWT=4
 //!variant matvec_rows_q4_0 -DWT=5
+//!variant matvec_rows_q4_1 -DWT=6
+//!variant matvec_rows_q5_0 -DWT=7
+//!variant matvec_rows_q5_1 -DWT=8
+//!variant matvec_rows_q2_K -DWT=9
+//!variant matvec_rows_q3_K -DWT=10
+//!variant matvec_rows_q4_K -DWT=11
+//!variant matvec_rows_q5_K -DWT=12
+//!variant matvec_rows_q6_K -DWT=13
 #extension GL_GOOGLE_include_directive : require
 #define WG 64
 #define MMAX 8
@@ -25,6 +33,9 @@ DK_IN(3, Bias)
 /* x and w again, in 16-byte units: four f32 or eight f16/bf16 values */
 layout(set = 0, binding = 1) readonly buffer X4_w { uvec4 X4[]; };
 layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
+
+#define DKQ_BUF W16
+#include "quants.glsl"
 
 layout(constant_id = 0) const uint DTX = 0u;
 layout(constant_id = 1) const uint DTO = 0u;
@@ -88,7 +99,18 @@ void main() {
   uint n = dk_group() * WG + gl_LocalInvocationID.x;
   uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
   [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m] = 0.0;
-#if WT >= 4
+#if WT >= 6
+  /* the other block formats: eight values at a time (quants.glsl) */
+  uint bs = dkq_block(WT), bh = dkq_halves(WT), nbk = p.K / bs;
+  for (uint b = 0u; b < nbk; b++) {
+    uint hb = p.w_off + (row * nbk + b) * bh;
+    for (uint g = 0u; g < bs; g += 8u) {
+      float v[8];
+      dkq_group8(WT, hb, g, v);
+      dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * bs + g);
+    }
+  }
+#elif WT >= 4
   uint nbk = p.K / 32u;
   for (uint b = 0u; b < nbk; b++) {
 #if WT == 4

@@ -177,10 +177,21 @@ static void dkt_q4_block(const double *x, uint8_t *out) {
   }
 }
 
+/* the other block formats go through the library's own functions, whose
+ * dequantization tests/test_quant.c checks bit for bit against gguf's */
+static int dkt_more_quant(dk_dtype dt) { return dk_dtype_is_quant(dt) && dt != DK_Q8_0 && dt != DK_Q4_0; }
+
 void dkt_decode(dk_dtype dt, const void *src, int64_t n, double *out) {
   const uint8_t *p = (const uint8_t *)src;
   int64_t i;
   int j;
+  if (dkt_more_quant(dt)) {
+    float *f = (float *)malloc((size_t)(n ? n : 1) * 4);
+    dk_dequantize(dt, src, n, f);
+    for (i = 0; i < n; i++) out[i] = f[i];
+    free(f);
+    return;
+  }
   for (i = 0; i < n; i++) {
     switch (dt) {
     case DK_F32: { float f; memcpy(&f, p + 4 * i, 4); out[i] = f; break; }
@@ -202,15 +213,23 @@ void dkt_decode(dk_dtype dt, const void *src, int64_t n, double *out) {
       out[i] = dkt_f16_value(h) * (double)((j < 16 ? (b[2 + j] & 15) : (b[2 + j - 16] >> 4)) - 8);
       break;
     }
+    default: break;
     }
   }
 }
 
 void *dkt_encode(dk_dtype dt, const double *v, int64_t n, size_t *nbytes) {
-  size_t sz = dt == DK_Q8_0 ? (size_t)(n / 32) * 34 : dt == DK_Q4_0 ? (size_t)(n / 32) * 18
-              : (size_t)n * (dt == DK_F16 || dt == DK_BF16 ? 2 : 4);
+  size_t sz = (size_t)(n / dk_dtype_block(dt)) * dk_dtype_block_bytes(dt);
   uint8_t *p = (uint8_t *)malloc(sz ? sz : 1);
   int64_t i;
+  if (dkt_more_quant(dt)) {
+    float *f = (float *)malloc((size_t)(n ? n : 1) * 4);
+    for (i = 0; i < n; i++) f[i] = (float)v[i];
+    dk_quantize(dt, f, n, p);
+    free(f);
+    *nbytes = sz;
+    return p;
+  }
   for (i = 0; i < n; i++) {
     switch (dt) {
     case DK_F32: { float f = (float)v[i]; memcpy(p + 4 * i, &f, 4); break; }
@@ -219,6 +238,7 @@ void *dkt_encode(dk_dtype dt, const double *v, int64_t n, size_t *nbytes) {
     case DK_BF16: { uint16_t h = dkt_bf16_bits(dkt_round_bf16(v[i])); memcpy(p + 2 * i, &h, 2); break; }
     case DK_Q8_0: if (i % 32 == 0) dkt_q8_block(v + i, p + (i / 32) * 34); break;
     case DK_Q4_0: if (i % 32 == 0) dkt_q4_block(v + i, p + (i / 32) * 18); break;
+    default: break;
     }
   }
   *nbytes = sz;
@@ -227,7 +247,7 @@ void *dkt_encode(dk_dtype dt, const double *v, int64_t n, size_t *nbytes) {
 
 void dkt_round_to(dk_dtype dt, double *v, int64_t n) {
   int64_t i;
-  if (dt == DK_Q8_0 || dt == DK_Q4_0) {
+  if (dk_dtype_is_quant(dt)) {
     size_t nb;
     void *p = dkt_encode(dt, v, n, &nb);
     dkt_decode(dt, p, n, v);

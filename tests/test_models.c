@@ -197,16 +197,17 @@ static int load_refs(dkt *t, const char *dir, refs *r) {
 /* ==== small files built here ================================================ */
 
 /* a GGUF with every metadata type (nested arrays too) and tensors of the
- * loadable types plus one q4_K; data is deterministic */
+ * loadable types plus one q8_K (a GGML type devkit does not load); data is
+ * deterministic */
 static unsigned char *build_gguf(uint32_t version, size_t *size) {
   gw_buf b;
   static const int64_t s_f32[2] = {3, 5}, s_f16[1] = {7}, s_q8[2] = {2, 64}, s_q4[1] = {32}, s_bf[3] = {2, 1, 3},
                        s_i32[1] = {4}, s_qk[1] = {256};
   uint64_t off = 0, offs[7], i;
-  uint32_t types[7] = {GW_T_F32, GW_T_F16, GW_T_Q8_0, GW_T_Q4_0, GW_T_BF16, GW_T_I32, 12};
+  uint32_t types[7] = {GW_T_F32, GW_T_F16, GW_T_Q8_0, GW_T_Q4_0, GW_T_BF16, GW_T_I32, 15};
   const int64_t *shapes[7] = {s_f32, s_f16, s_q8, s_q4, s_bf, s_i32, s_qk};
   int nds[7] = {2, 1, 2, 1, 3, 1, 1}, k;
-  const char *names[7] = {"w.f32", "w.f16", "w.q8_0", "w.q4_0", "w.bf16", "w.i32", "w.q4_K"};
+  const char *names[7] = {"w.f32", "w.f16", "w.q8_0", "w.q4_0", "w.bf16", "w.i32", "w.q8_K"};
   uint64_t bytes[7];
   memset(&b, 0, sizeof b);
   gw_header(&b, version, 7, 17);
@@ -236,7 +237,7 @@ static unsigned char *build_gguf(uint32_t version, size_t *size) {
     uint64_t n = 1;
     int d;
     for (d = 0; d < nds[k]; d++) n *= (uint64_t)shapes[k][d];
-    bytes[k] = types[k] == 12 ? n / 256 * 144 : gw_type_bytes(types[k], n);
+    bytes[k] = types[k] == 15 ? n / 256 * 292 : gw_type_bytes(types[k], n);
     offs[k] = off;
     gw_tensor_info(&b, names[k], nds[k], shapes[k], types[k], off);
     off += (bytes[k] + 63) / 64 * 64;
@@ -312,6 +313,74 @@ static void walk_file(dk_file *f) {
 
 /* ==== GGUF ==================================================================== */
 
+/* A GGUF holding one tensor of each block format beyond q8_0/q4_0, as a
+ * Q4_K_M file mixes them: each loads onto the device with its bytes intact,
+ * and a row looked up there is the host's dequantization, bit for bit. */
+DKT_TEST(models_gguf_quant_mix, 0) {
+  static const uint32_t gt[8] = {GW_T_Q4_1, GW_T_Q5_0, GW_T_Q5_1, GW_T_Q2_K, GW_T_Q3_K, GW_T_Q4_K, GW_T_Q5_K, GW_T_Q6_K};
+  static const dk_dtype dt[8] = {DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+  const int64_t shape[2] = {3, 512}, n = 3 * 512;
+  unsigned char *data[8];
+  uint64_t off = 0, offs[8], nb[8];
+  float v[3 * 512], want[512], got[512];
+  gw_buf b;
+  dk_file *f = NULL;
+  int k;
+  int64_t i;
+  memset(&b, 0, sizeof b);
+  gw_header(&b, 3, 8, 1);
+  gw_kv_u32(&b, "general.alignment", 32);
+  for (k = 0; k < 8; k++) {
+    char name[32];
+    for (i = 0; i < n; i++) v[i] = (float)dkt_uniform(t, -1, 1);
+    nb[k] = gw_type_bytes(gt[k], (uint64_t)n);
+    data[k] = (unsigned char *)malloc(nb[k]);
+    DKT_CHECK(t, dk_quantize(dt[k], v, n, data[k]) == nb[k], "%s: %llu bytes", dk_dtype_name(dt[k]), (unsigned long long)nb[k]);
+    snprintf(name, sizeof name, "w.%s", dk_dtype_name(dt[k]));
+    offs[k] = off;
+    gw_tensor_info(&b, name, 2, shape, gt[k], off);
+    off += (nb[k] + 31) / 32 * 32;
+  }
+  gw_pad(&b, 32);
+  for (k = 0; k < 8; k++) {
+    gw_bytes(&b, data[k], nb[k]);
+    gw_pad(&b, 32);
+  }
+  (void)offs;
+  if (dk_file_open_memory(b.p, b.n, "mix.gguf", DK_FILE_AUTO, &f) != DK_OK) {
+    dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error());
+  } else {
+    for (k = 0; k < 8; k++) {
+      char name[32];
+      dk_file_tensor ti;
+      dk_tensor *w = NULL, *id = NULL, *o = NULL;
+      unsigned char *back = (unsigned char *)malloc(nb[k]);
+      int32_t one = 1;
+      int64_t is[1] = {1}, os[2] = {1, 512};
+      snprintf(name, sizeof name, "w.%s", dk_dtype_name(dt[k]));
+      DKT_OK(t, dk_file_tensor_at(f, dk_file_tensor_find(f, name), &ti));
+      DKT_CHECK(t, ti.supported && ti.dtype == dt[k] && ti.nbytes == nb[k] && ti.shape[0] == 3 && ti.shape[1] == 512,
+                "%s listed as %s, %llu bytes", name, ti.type_name, (unsigned long long)ti.nbytes);
+      DKT_OK(t, dk_file_load_tensor(f, name, t->dev, &w));
+      DKT_OK(t, dk_tensor_download(w, back, nb[k]));
+      DKT_CHECK(t, memcmp(back, data[k], nb[k]) == 0, "%s: bytes changed on the way to %s", name, dk_device_name(t->dev));
+      dk_dequantize(dt[k], data[k] + nb[k] / 3, 512, want);
+      DKT_OK(t, dk_tensor_new(t->dev, DK_I32, 1, is, "ids", &id));
+      DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, os, "row", &o));
+      DKT_OK(t, dk_tensor_upload(id, &one, 4));
+      DKT_OK(t, dk_embedding(o, w, id));
+      DKT_OK(t, dk_tensor_download(o, got, sizeof got));
+      DKT_CHECK(t, memcmp(got, want, sizeof got) == 0, "%s: row 1 on %s differs from dk_dequantize", name,
+                dk_device_name(t->dev));
+      dk_tensor_free(w); dk_tensor_free(id); dk_tensor_free(o);
+      free(back);
+    }
+    dk_file_close(f);
+  }
+  for (k = 0; k < 8; k++) free(data[k]);
+  free(b.p);
+}
+
 DKT_TEST(models_gguf_every_type, DKT_ONCE) {
   uint32_t ver;
   for (ver = 2; ver <= 3; ver++) {
@@ -372,14 +441,14 @@ DKT_TEST(models_gguf_every_type, DKT_ONCE) {
     k = dk_file_tensor_find(f, "w.bf16");
     DKT_OK(t, dk_file_tensor_at(f, k, &ti));
     DKT_CHECK(t, ti.ndim == 3 && ti.shape[0] == 2 && ti.shape[1] == 1 && ti.shape[2] == 3 && ti.dtype == DK_BF16, "w.bf16");
-    k = dk_file_tensor_find(f, "w.q4_K");
+    k = dk_file_tensor_find(f, "w.q8_K");
     DKT_OK(t, dk_file_tensor_at(f, k, &ti));
-    DKT_CHECK(t, !ti.supported && !strcmp(ti.type_name, "q4_K") && ti.nbytes == 144, "w.q4_K listed as unsupported");
+    DKT_CHECK(t, !ti.supported && !strcmp(ti.type_name, "q8_K") && ti.nbytes == 292, "w.q8_K listed as unsupported");
     {
       dk_tensor *x = NULL;
-      DKT_REFUSED(t, dk_file_load_tensor(f, "w.q4_K", t->dev, &x), DK_ERR_UNSUPPORTED);
-      DKT_MSG_HAS(t, "q4_K");
-      DKT_MSG_HAS(t, "w.q4_K");
+      DKT_REFUSED(t, dk_file_load_tensor(f, "w.q8_K", t->dev, &x), DK_ERR_UNSUPPORTED);
+      DKT_MSG_HAS(t, "q8_K");
+      DKT_MSG_HAS(t, "w.q8_K");
       DKT_REFUSED(t, dk_file_load_tensor(f, "w.nope", t->dev, &x), DK_ERR_FORMAT);
       DKT_MSG_HAS(t, "w.nope");
       DKT_CHECK(t, x == NULL, "a refused load returned a tensor");

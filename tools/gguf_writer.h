@@ -18,7 +18,8 @@
 /* GGUF metadata value types */
 enum { GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32, GW_BOOL, GW_STRING, GW_ARRAY, GW_U64, GW_I64, GW_F64 };
 /* GGML tensor types this writer is used with */
-enum { GW_T_F32 = 0, GW_T_F16 = 1, GW_T_Q4_0 = 2, GW_T_Q8_0 = 8, GW_T_I32 = 26, GW_T_BF16 = 30 };
+enum { GW_T_F32 = 0, GW_T_F16 = 1, GW_T_Q4_0 = 2, GW_T_Q4_1 = 3, GW_T_Q5_0 = 6, GW_T_Q5_1 = 7, GW_T_Q8_0 = 8,
+       GW_T_Q2_K = 10, GW_T_Q3_K = 11, GW_T_Q4_K = 12, GW_T_Q5_K = 13, GW_T_Q6_K = 14, GW_T_I32 = 26, GW_T_BF16 = 30 };
 
 typedef struct {
   unsigned char *p;
@@ -93,6 +94,14 @@ static uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
   case GW_T_F16: case GW_T_BF16: return 2 * n;
   case GW_T_Q8_0: return n / 32 * 34;
   case GW_T_Q4_0: return n / 32 * 18;
+  case GW_T_Q4_1: return n / 32 * 20;
+  case GW_T_Q5_0: return n / 32 * 22;
+  case GW_T_Q5_1: return n / 32 * 24;
+  case GW_T_Q2_K: return n / 256 * 84;
+  case GW_T_Q3_K: return n / 256 * 110;
+  case GW_T_Q4_K: return n / 256 * 144;
+  case GW_T_Q5_K: return n / 256 * 176;
+  case GW_T_Q6_K: return n / 256 * 210;
   default: return 0;
   }
 }

@@ -1,0 +1,648 @@
+/* backends/cpu_quant.h — the GGUF block formats beyond q8_0/q4_0: q4_1, q5_0,
+ * q5_1 (32 values per block) and the K-quants q2_K, q3_K, q4_K, q5_K, q6_K
+ * (256 values per super-block, split into sub-blocks of 16 or 32 with their
+ * own small integer scales).
+ *
+ * Included by backends/cpu.h. Dequantization follows the layouts and the
+ * float arithmetic of GGUF's reference dequantizers (the `gguf` Python
+ * package's numpy code: f32 products, no fused multiply-add), so the values
+ * are bit for bit the same; tests/test_quant.c checks that against reference
+ * files written by tools/quant_ref.py. The quantizers of q4_1, q5_0 and q5_1
+ * are the reference's too; the K-quant quantizers are devkit's own (a direct
+ * min/max or max-magnitude fit per sub-block, scales quantized against the
+ * super-block's largest), made so that every type can be produced.
+ *
+ * Layouts (bytes, in order; d and m are f16):
+ *   q4_1  d, m, qs[16]              x = d*q + m, q in 0..15 (low nibbles first)
+ *   q5_0  d, qh[4], qs[16]          x = d*(q - 16), bit 4 of q from qh (LE u32)
+ *   q5_1  d, m, qh[4], qs[16]       x = d*q + m
+ *   q2_K  scales[16], qs[64], d, dmin          16 groups of 16, 2-bit q,
+ *         x = (d*(sc&15))*q - dmin*(sc>>4)
+ *   q3_K  hmask[32], qs[64], scales[12], d     16 groups of 16, 6-bit signed
+ *         scales, x = (d*(sc-32))*(q2 - (hbit ? 0 : 4))
+ *   q4_K  d, dmin, scales[12], qs[128]         8 groups of 32, 6-bit scale
+ *         and min each, x = (d*sc)*q - dmin*mn
+ *   q5_K  d, dmin, scales[12], qh[32], qs[128] as q4_K with a fifth bit
+ *   q6_K  ql[128], qh[64], scales[16] (i8), d  16 groups of 16,
+ *         x = (d*sc)*(q - 32), q 6 bits
+ */
+#ifndef DK_BACKEND_CPU_QUANT_H
+#define DK_BACKEND_CPU_QUANT_H
+
+/* The reference computes d*q and then adds m, each rounded to f32; a fused
+ * multiply-add would round once and differ in the last bit. */
+/* GCC takes it per function; clang per block (DK__NOFMA_HERE opens each such
+ * body), so the user's code after this header keeps its own setting. */
+#if defined(__clang__)
+#define DK__NOFMA
+#define DK__NOFMA_HERE _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
+#define DK__NOFMA __attribute__((optimize("fp-contract=off")))
+#define DK__NOFMA_HERE
+#else
+#define DK__NOFMA
+#define DK__NOFMA_HERE
+#endif
+
+typedef struct { uint16_t d, m; uint8_t qs[16]; } dk_block_q4_1;                      /* 20 */
+typedef struct { uint16_t d; uint8_t qh[4], qs[16]; } dk_block_q5_0;                  /* 22 */
+typedef struct { uint16_t d, m; uint8_t qh[4], qs[16]; } dk_block_q5_1;               /* 24 */
+typedef struct { uint8_t scales[16], qs[64]; uint16_t d, dmin; } dk_block_q2_K;       /* 84 */
+typedef struct { uint8_t hmask[32], qs[64], scales[12]; uint16_t d; } dk_block_q3_K;  /* 110 */
+typedef struct { uint16_t d, dmin; uint8_t scales[12], qs[128]; } dk_block_q4_K;      /* 144 */
+typedef struct { uint16_t d, dmin; uint8_t scales[12], qh[32], qs[128]; } dk_block_q5_K; /* 176 */
+typedef struct { uint8_t ql[128], qh[64]; int8_t scales[16]; uint16_t d; } dk_block_q6_K; /* 210 */
+typedef char dk__quant_sizes_ok[(sizeof(dk_block_q4_1) == 20 && sizeof(dk_block_q5_0) == 22 &&
+                                 sizeof(dk_block_q5_1) == 24 && sizeof(dk_block_q2_K) == 84 &&
+                                 sizeof(dk_block_q3_K) == 110 && sizeof(dk_block_q4_K) == 144 &&
+                                 sizeof(dk_block_q5_K) == 176 && sizeof(dk_block_q6_K) == 210) ? 1 : -1];
+
+/* ==== dequantization, one block ============================================ */
+
+/* the 32 4-bit values of a 16-byte nibble array: low nibbles are 0..15 */
+static void dk__quant_nibbles(const uint8_t *qs, uint8_t q[32]) {
+  int j;
+  for (j = 0; j < 16; j++) { q[j] = qs[j] & 15; q[j + 16] = qs[j] >> 4; }
+}
+
+/* q = d*q + m over 32 values, or d*(q + off) when there is no m */
+DK__NOFMA static void dk__quant_affine32(float d, float m, int has_m, int off, const uint8_t q[32], float *y) {
+  DK__NOFMA_HERE
+  int j;
+  for (j = 0; j < 32; j++) {
+    if (has_m) { float p = d * (float)q[j]; y[j] = p + m; }
+    else y[j] = d * (float)(q[j] + off);
+  }
+}
+
+/* the fifth bits of q5_0/q5_1: bit j of a little-endian u32 */
+static void dk__quant_high5(const uint8_t qh[4], uint8_t q[32]) {
+  uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+  int j;
+  for (j = 0; j < 32; j++) q[j] |= (uint8_t)(((h >> j) & 1) << 4);
+}
+
+static void dk__deq_q4_1(const void *blk, float *y) {
+  const dk_block_q4_1 *b = (const dk_block_q4_1 *)blk;
+  uint8_t q[32];
+  dk__quant_nibbles(b->qs, q);
+  dk__quant_affine32(dk_f16_to_f32(b->d), dk_f16_to_f32(b->m), 1, 0, q, y);
+}
+static void dk__deq_q5_0(const void *blk, float *y) {
+  const dk_block_q5_0 *b = (const dk_block_q5_0 *)blk;
+  uint8_t q[32];
+  dk__quant_nibbles(b->qs, q);
+  dk__quant_high5(b->qh, q);
+  dk__quant_affine32(dk_f16_to_f32(b->d), 0.0f, 0, -16, q, y);
+}
+static void dk__deq_q5_1(const void *blk, float *y) {
+  const dk_block_q5_1 *b = (const dk_block_q5_1 *)blk;
+  uint8_t q[32];
+  dk__quant_nibbles(b->qs, q);
+  dk__quant_high5(b->qh, q);
+  dk__quant_affine32(dk_f16_to_f32(b->d), dk_f16_to_f32(b->m), 1, 0, q, y);
+}
+
+/* q4_K/q5_K: 6-bit scale and min of sub-block j (0..7) from the 12 bytes */
+static void dk__quant_scale_min_k4(const uint8_t s[12], int j, int *sc, int *mn) {
+  if (j < 4) { *sc = s[j] & 63; *mn = s[j + 4] & 63; }
+  else {
+    *sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+    *mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+/* y = dl*q - ml for n values (the K-quants with mins) */
+DK__NOFMA static void dk__quant_scale_sub(float dl, float ml, const uint8_t *q, int n, float *y) {
+  DK__NOFMA_HERE
+  int j;
+  for (j = 0; j < n; j++) { float p = dl * (float)q[j]; y[j] = p - ml; }
+}
+
+static void dk__deq_q2_K(const void *blk, float *y) {
+  const dk_block_q2_K *b = (const dk_block_q2_K *)blk;
+  float d = dk_f16_to_f32(b->d), dmin = dk_f16_to_f32(b->dmin);
+  uint8_t q[256];
+  int i, l;
+  /* value h*128 + s*32 + l is bits 2s..2s+1 of qs[h*32 + l] */
+  for (i = 0; i < 256; i++) { l = i & 31; q[i] = (b->qs[(i >> 7) * 32 + l] >> (2 * ((i >> 5) & 3))) & 3; }
+  for (i = 0; i < 16; i++)
+    dk__quant_scale_sub(d * (float)(b->scales[i] & 15), dmin * (float)(b->scales[i] >> 4), q + 16 * i, 16, y + 16 * i);
+}
+
+static void dk__deq_q3_K(const void *blk, float *y) {
+  const dk_block_q3_K *b = (const dk_block_q3_K *)blk;
+  float d = dk_f16_to_f32(b->d);
+  int i, j;
+  for (i = 0; i < 16; i++) {
+    int lo = i < 8 ? b->scales[i] & 15 : b->scales[i - 8] >> 4;
+    int hi = (b->scales[8 + (i & 3)] >> (2 * (i >> 2))) & 3;
+    float dl = d * (float)((lo | hi << 4) - 32);
+    for (j = 0; j < 16; j++) {
+      int k = 16 * i + j, l = k & 31;
+      int q2 = (b->qs[(k >> 7) * 32 + l] >> (2 * ((k >> 5) & 3))) & 3;
+      int hb = (b->hmask[l] >> (k >> 5)) & 1;
+      y[k] = dl * (float)(q2 - (hb ? 0 : 4));
+    }
+  }
+}
+
+/* q4_K and q5_K: sub-block j takes the low (even j) or high (odd j) nibbles
+ * of qs[32*(j/2) ..], and bit j of qh[l] as its fifth bit (q5_K) */
+static void dk__deq_k45(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, uint16_t d16, uint16_t dmin16,
+                        float *y) {
+  float d = dk_f16_to_f32(d16), dmin = dk_f16_to_f32(dmin16);
+  uint8_t q[32];
+  int j, l, sc, mn;
+  for (j = 0; j < 8; j++) {
+    dk__quant_scale_min_k4(scales, j, &sc, &mn);
+    for (l = 0; l < 32; l++) {
+      q[l] = (qs[32 * (j >> 1) + l] >> (4 * (j & 1))) & 15;
+      if (qh) q[l] |= (uint8_t)(((qh[l] >> j) & 1) << 4);
+    }
+    dk__quant_scale_sub(d * (float)sc, dmin * (float)mn, q, 32, y + 32 * j);
+  }
+}
+static void dk__deq_q4_K(const void *blk, float *y) {
+  const dk_block_q4_K *b = (const dk_block_q4_K *)blk;
+  dk__deq_k45(b->scales, b->qs, NULL, b->d, b->dmin, y);
+}
+static void dk__deq_q5_K(const void *blk, float *y) {
+  const dk_block_q5_K *b = (const dk_block_q5_K *)blk;
+  dk__deq_k45(b->scales, b->qs, b->qh, b->d, b->dmin, y);
+}
+
+/* value k = h*128 + s*64 + l (l < 64) is nibble s of ql[h*64 + l]; its two
+ * high bits are bits 2t..2t+1 of qh[h*32 + (k & 31)], t = (k >> 5) & 3 */
+static int dk__quant_q6(const dk_block_q6_K *b, int k) {
+  int h = k >> 7, lo = (b->ql[h * 64 + (k & 63)] >> (4 * ((k >> 6) & 1))) & 15;
+  int hi = (b->qh[h * 32 + (k & 31)] >> (2 * ((k >> 5) & 3))) & 3;
+  return (lo | hi << 4) - 32;
+}
+static void dk__deq_q6_K(const void *blk, float *y) {
+  const dk_block_q6_K *b = (const dk_block_q6_K *)blk;
+  float d = dk_f16_to_f32(b->d);
+  int i, j;
+  for (i = 0; i < 16; i++) {
+    float dl = d * (float)b->scales[i];
+    for (j = 0; j < 16; j++) y[16 * i + j] = dl * (float)dk__quant_q6(b, 16 * i + j);
+  }
+}
+
+typedef void (*dk__deq_fn)(const void *blk, float *y);
+static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
+  switch (t) {
+  case DK_Q4_1: return dk__deq_q4_1;
+  case DK_Q5_0: return dk__deq_q5_0;
+  case DK_Q5_1: return dk__deq_q5_1;
+  case DK_Q2_K: return dk__deq_q2_K;
+  case DK_Q3_K: return dk__deq_q3_K;
+  case DK_Q4_K: return dk__deq_q4_K;
+  case DK_Q5_K: return dk__deq_q5_K;
+  case DK_Q6_K: return dk__deq_q6_K;
+  default: return NULL;
+  }
+}
+
+static void dk__dequant_more(dk_dtype t, const void *src, int64_t nblocks, float *dst) {
+  dk__deq_fn f = dk__quant_deq_fn(t);
+  size_t bb = dk_dtype_block_bytes(t);
+  int bs = dk_dtype_block(t);
+  int64_t b;
+  if (!f) return;
+  for (b = 0; b < nblocks; b++) f((const char *)src + (size_t)b * bb, dst + b * bs);
+}
+
+/* ==== quantization ========================================================= */
+
+static void dk__quant_pack_nibbles(const uint8_t q[32], uint8_t qs[16]) {
+  int j;
+  for (j = 0; j < 16; j++) qs[j] = (uint8_t)((q[j] & 15) | (q[j + 16] & 15) << 4);
+}
+static void dk__quant_pack_high5(const uint8_t q[32], uint8_t qh[4]) {
+  uint32_t h = 0;
+  int j;
+  for (j = 0; j < 32; j++) h |= (uint32_t)((q[j] >> 4) & 1) << j;
+  for (j = 0; j < 4; j++) qh[j] = (uint8_t)(h >> (8 * j));
+}
+
+/* q4_1 / q5_1 as the reference: d = (max-min)/nmax, q = trunc((x-min)/d + 0.5) */
+DK__NOFMA static void dk__quant_minmax32(const float *x, int nmax, uint16_t *d16, uint16_t *m16, uint8_t q[32]) {
+  DK__NOFMA_HERE
+  float mx = x[0], mn = x[0], d, id;
+  int j;
+  for (j = 1; j < 32; j++) { mx = x[j] > mx ? x[j] : mx; mn = x[j] < mn ? x[j] : mn; }
+  d = (mx - mn) / (float)nmax;
+  id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (j = 0; j < 32; j++) {
+    int v = (int)((x[j] - mn) * id + 0.5f);
+    q[j] = (uint8_t)(v > nmax ? nmax : v);
+  }
+  *d16 = dk_f32_to_f16(d);
+  *m16 = dk_f32_to_f16(mn);
+}
+
+DK__NOFMA static void dk__quant_q5_0_block(const float *x, dk_block_q5_0 *b) {
+  DK__NOFMA_HERE
+  float amax = 0.0f, mx = 0.0f, d, id;
+  uint8_t q[32];
+  int j;
+  for (j = 0; j < 32; j++)
+    if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); mx = x[j]; }
+  d = mx / -16.0f;
+  id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (j = 0; j < 32; j++) {
+    int v = (int)(x[j] * id + 16.5f);
+    q[j] = (uint8_t)(v > 31 ? 31 : v);
+  }
+  b->d = dk_f32_to_f16(d);
+  dk__quant_pack_nibbles(q, b->qs);
+  dk__quant_pack_high5(q, b->qh);
+}
+
+static int dk__quant_clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int dk__quant_round(float v) { return (int)lrintf(v); }
+
+/* K-quants with mins (q2_K, q4_K, q5_K): sub-blocks of n values fit as
+ * x ≈ s*q - m with q in 0..nmax, m >= 0; s and m are then coded as small
+ * integers (0..lmax) times the super-block's d and dmin. */
+typedef struct { float d, dmin; int ls[16], lm[16]; } dk__quant_kfit;
+static void dk__quant_fit_min(const float *x, int nsub, int n, int nmax, int lmax, dk__quant_kfit *f) {
+  float s[16], m[16], smax = 0.0f, mmax = 0.0f;
+  int i, j;
+  for (i = 0; i < nsub; i++) {
+    float lo = 0.0f, hi = x[i * n];
+    for (j = 0; j < n; j++) {
+      lo = x[i * n + j] < lo ? x[i * n + j] : lo;
+      hi = x[i * n + j] > hi ? x[i * n + j] : hi;
+    }
+    s[i] = (hi - lo) / (float)nmax;
+    m[i] = -lo;
+    smax = s[i] > smax ? s[i] : smax;
+    mmax = m[i] > mmax ? m[i] : mmax;
+  }
+  f->d = dk_f16_to_f32(dk_f32_to_f16(smax / (float)lmax));
+  f->dmin = dk_f16_to_f32(dk_f32_to_f16(mmax / (float)lmax));
+  for (i = 0; i < nsub; i++) {
+    /* the scale rounds up so the largest value still fits in nmax steps */
+    f->ls[i] = f->d > 0.0f ? dk__quant_clampi((int)ceilf(s[i] / f->d - 1e-4f), 0, lmax) : 0;
+    f->lm[i] = f->dmin > 0.0f ? dk__quant_clampi(dk__quant_round(m[i] / f->dmin), 0, lmax) : 0;
+  }
+}
+/* the integer codes of one sub-block under its coded scale and min */
+static void dk__quant_codes_min(const float *x, int n, float dl, float ml, int nmax, uint8_t *q) {
+  int j;
+  for (j = 0; j < n; j++) q[j] = (uint8_t)(dl > 0.0f ? dk__quant_clampi(dk__quant_round((x[j] + ml) / dl), 0, nmax) : 0);
+}
+
+static void dk__quant_k45(const float *x, int nmax, uint16_t *d16, uint16_t *dmin16, uint8_t scales[12],
+                          uint8_t qs[128], uint8_t *qh) {
+  dk__quant_kfit f;
+  uint8_t q[256];
+  int j, l;
+  dk__quant_fit_min(x, 8, 32, nmax, 63, &f);
+  *d16 = dk_f32_to_f16(f.d);
+  *dmin16 = dk_f32_to_f16(f.dmin);
+  for (j = 0; j < 8; j++) {
+    int sc = f.ls[j], mn = f.lm[j];
+    if (j < 4) { scales[j] = (uint8_t)sc; scales[j + 4] = (uint8_t)mn; }
+    else {
+      scales[j + 4] = (uint8_t)((sc & 15) | (mn & 15) << 4);
+      scales[j - 4] |= (uint8_t)((sc >> 4) << 6);
+      scales[j] |= (uint8_t)((mn >> 4) << 6);
+    }
+    dk__quant_codes_min(x + 32 * j, 32, f.d * (float)sc, f.dmin * (float)mn, nmax, q + 32 * j);
+  }
+  memset(qs, 0, 128);
+  if (qh) memset(qh, 0, 32);
+  for (j = 0; j < 8; j++)
+    for (l = 0; l < 32; l++) {
+      qs[32 * (j >> 1) + l] |= (uint8_t)((q[32 * j + l] & 15) << (4 * (j & 1)));
+      if (qh) qh[l] |= (uint8_t)(((q[32 * j + l] >> 4) & 1) << j);
+    }
+}
+
+static void dk__quant_q2_K_block(const float *x, dk_block_q2_K *b) {
+  dk__quant_kfit f;
+  uint8_t q[256];
+  int i;
+  dk__quant_fit_min(x, 16, 16, 3, 15, &f);
+  b->d = dk_f32_to_f16(f.d);
+  b->dmin = dk_f32_to_f16(f.dmin);
+  for (i = 0; i < 16; i++) {
+    b->scales[i] = (uint8_t)(f.ls[i] | f.lm[i] << 4);
+    dk__quant_codes_min(x + 16 * i, 16, f.d * (float)f.ls[i], f.dmin * (float)f.lm[i], 3, q + 16 * i);
+  }
+  memset(b->qs, 0, sizeof b->qs);
+  for (i = 0; i < 256; i++) b->qs[(i >> 7) * 32 + (i & 31)] |= (uint8_t)(q[i] << (2 * ((i >> 5) & 3)));
+}
+
+/* symmetric K-quants (q3_K, q6_K): groups of 16 fit as x ≈ s*q with q in
+ * qmin..-qmin-1; s is the signed value of largest magnitude over qmin, so
+ * that value lands exactly on qmin. Scales are coded as integers in
+ * -lmax..lmax times d. Returns d; ls and q receive the codes. */
+static float dk__quant_fit_sym(const float *x, int qmin, int lmax, int ls[16], int q[256]) {
+  float s[16], smax = 0.0f, d;
+  int i, j;
+  for (i = 0; i < 16; i++) {
+    float amax = 0.0f, v = 0.0f;
+    for (j = 0; j < 16; j++)
+      if (fabsf(x[16 * i + j]) > amax) { amax = fabsf(x[16 * i + j]); v = x[16 * i + j]; }
+    s[i] = v / (float)qmin;
+    smax = fabsf(s[i]) > smax ? fabsf(s[i]) : smax;
+  }
+  d = dk_f16_to_f32(dk_f32_to_f16(smax / (float)lmax));
+  for (i = 0; i < 16; i++) {
+    float dl;
+    ls[i] = d > 0.0f ? dk__quant_clampi(dk__quant_round(s[i] / d), -lmax, lmax) : 0;
+    dl = d * (float)ls[i];
+    for (j = 0; j < 16; j++)
+      q[16 * i + j] = dl != 0.0f ? dk__quant_clampi(dk__quant_round(x[16 * i + j] / dl), qmin, -qmin - 1) : 0;
+  }
+  return d;
+}
+
+static void dk__quant_q3_K_block(const float *x, dk_block_q3_K *b) {
+  int ls[16], q[256], i;
+  b->d = dk_f32_to_f16(dk__quant_fit_sym(x, -4, 31, ls, q));
+  memset(b->scales, 0, sizeof b->scales);
+  memset(b->qs, 0, sizeof b->qs);
+  memset(b->hmask, 0, sizeof b->hmask);
+  for (i = 0; i < 16; i++) {
+    int c = ls[i] + 32;
+    b->scales[i & 7] |= (uint8_t)((c & 15) << (4 * (i >> 3)));
+    b->scales[8 + (i & 3)] |= (uint8_t)((c >> 4) << (2 * (i >> 2)));
+  }
+  for (i = 0; i < 256; i++) {
+    int u = q[i] + 4;   /* 0..7: two low bits in qs, the third in hmask */
+    b->qs[(i >> 7) * 32 + (i & 31)] |= (uint8_t)((u & 3) << (2 * ((i >> 5) & 3)));
+    b->hmask[i & 31] |= (uint8_t)((u >> 2) << (i >> 5));
+  }
+}
+
+static void dk__quant_q6_K_block(const float *x, dk_block_q6_K *b) {
+  int ls[16], q[256], i;
+  b->d = dk_f32_to_f16(dk__quant_fit_sym(x, -32, 127, ls, q));
+  for (i = 0; i < 16; i++) b->scales[i] = (int8_t)ls[i];
+  memset(b->ql, 0, sizeof b->ql);
+  memset(b->qh, 0, sizeof b->qh);
+  for (i = 0; i < 256; i++) {
+    int u = q[i] + 32, h = i >> 7;
+    b->ql[h * 64 + (i & 63)] |= (uint8_t)((u & 15) << (4 * ((i >> 6) & 1)));
+    b->qh[h * 32 + (i & 31)] |= (uint8_t)((u >> 4) << (2 * ((i >> 5) & 3)));
+  }
+}
+
+static void dk__quant_more(dk_dtype t, const float *src, int64_t nblocks, void *dst) {
+  int64_t b;
+  for (b = 0; b < nblocks; b++) {
+    const float *x = src + b * dk_dtype_block(t);
+    void *p = (char *)dst + (size_t)b * dk_dtype_block_bytes(t);
+    uint8_t q[32];
+    switch (t) {
+    case DK_Q4_1: {
+      dk_block_q4_1 *o = (dk_block_q4_1 *)p;
+      dk__quant_minmax32(x, 15, &o->d, &o->m, q);
+      dk__quant_pack_nibbles(q, o->qs);
+      break;
+    }
+    case DK_Q5_1: {
+      dk_block_q5_1 *o = (dk_block_q5_1 *)p;
+      dk__quant_minmax32(x, 31, &o->d, &o->m, q);
+      dk__quant_pack_nibbles(q, o->qs);
+      dk__quant_pack_high5(q, o->qh);
+      break;
+    }
+    case DK_Q5_0: dk__quant_q5_0_block(x, (dk_block_q5_0 *)p); break;
+    case DK_Q2_K: dk__quant_q2_K_block(x, (dk_block_q2_K *)p); break;
+    case DK_Q3_K: dk__quant_q3_K_block(x, (dk_block_q3_K *)p); break;
+    case DK_Q4_K: {
+      dk_block_q4_K *o = (dk_block_q4_K *)p;
+      memset(o->scales, 0, sizeof o->scales);
+      dk__quant_k45(x, 15, &o->d, &o->dmin, o->scales, o->qs, NULL);
+      break;
+    }
+    case DK_Q5_K: {
+      dk_block_q5_K *o = (dk_block_q5_K *)p;
+      memset(o->scales, 0, sizeof o->scales);
+      dk__quant_k45(x, 31, &o->d, &o->dmin, o->scales, o->qs, o->qh);
+      break;
+    }
+    case DK_Q6_K: dk__quant_q6_K_block(x, (dk_block_q6_K *)p); break;
+    default: return;
+    }
+  }
+}
+
+/* ==== the CPU backend's hooks ============================================== */
+
+/* values [k0, k0+n) of one row as f32; k0 and n are whole blocks */
+static void dk__cpu_quant_row(dk_dtype dt, const void *row, int64_t k0, int64_t n, float *dst) {
+  int bs = dk_dtype_block(dt);
+  dk__dequant_more(dt, (const char *)row + (size_t)(k0 / bs) * dk_dtype_block_bytes(dt), n / bs, dst);
+}
+
+/* dot of one row with x (K values), a block at a time */
+static float dk__cpu_quant_dot(dk_dtype dt, const char *row, const float *x, int64_t K) {
+  dk__deq_fn f = dk__quant_deq_fn(dt);
+  size_t bb = dk_dtype_block_bytes(dt);
+  int bs = dk_dtype_block(dt), j;
+  float buf[256], acc = 0.0f;
+  int64_t b;
+  for (b = 0; b < K / bs; b++) {
+    float s = 0.0f;
+    f(row + (size_t)b * bb, buf);
+    for (j = 0; j < bs; j++) s += buf[j] * x[b * bs + j];
+    acc += s;
+  }
+  return acc;
+}
+
+
+#ifdef DK_CPU_X86
+/* ==== AVX2 row dots ========================================================
+ * A block's integer codes are unpacked with byte shuffles into q[], its
+ * sub-block scales (dl) and mins (ml) into floats, and then
+ *   dot = sum over groups g of dl[g] * (q_g . x_g) - ml[g] * sum(x_g),
+ * eight lanes at a time. Everything called here is AVX2-targeted or an
+ * intrinsic (F16C for the scales), so the loop stays in one ISA. */
+DK_CPU_AVX2 static float dk__cpu_q_h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* acc += dl[g] * (q_g . x_g) - ml[g] * sum(x_g) over ng groups of n (16 or 32) */
+DK_CPU_AVX2 static __m256 dk__cpu_q_groups(const uint8_t *q, int sgn, const float *x, const float *dl, const float *ml,
+                                           int ng, int n, __m256 acc) {
+  int g, i;
+  for (g = 0; g < ng; g++) {
+    __m256 s = _mm256_setzero_ps(), t = _mm256_setzero_ps();
+    for (i = 0; i < n; i += 8) {
+      __m128i b = _mm_loadl_epi64((const __m128i *)(q + g * n + i));
+      __m256 qf = _mm256_cvtepi32_ps(sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b));
+      __m256 xv = _mm256_loadu_ps(x + g * n + i);
+      s = _mm256_fmadd_ps(qf, xv, s);
+      if (ml) t = _mm256_add_ps(t, xv);
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(dl[g]), s, acc);
+    if (ml) acc = _mm256_fnmadd_ps(_mm256_set1_ps(ml[g]), t, acc);
+  }
+  return acc;
+}
+
+/* 32 bytes of nibbles: low nibbles to lo[0..32), high to hi[0..32) */
+DK_CPU_AVX2 static void dk__cpu_q_split32(const uint8_t *qs, uint8_t *lo, uint8_t *hi) {
+  const __m256i m = _mm256_set1_epi8(15);
+  __m256i raw = _mm256_loadu_si256((const __m256i *)qs);
+  _mm256_storeu_si256((__m256i *)lo, _mm256_and_si256(raw, m));
+  _mm256_storeu_si256((__m256i *)hi, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m));
+}
+
+/* bit j of the 32-bit h as 0x10 in byte j (the fifth bit of q5_0) */
+DK_CPU_AVX2 static __m256i dk__cpu_q_bits32(uint32_t h) {
+  const __m256i sel = _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0);
+  const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+  __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h), sel);
+  v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+  return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+/* q4_K and q5_K: 8 groups of 32 with scale and min */
+DK_CPU_AVX2 static __m256 dk__cpu_q_k45(const uint8_t *sc12, const uint8_t *qs, const uint8_t *qh, uint16_t d16,
+                                        uint16_t dmin16, const float *x, __m256 acc) {
+  uint8_t q[256];
+  float dl[8], ml[8], d = dk__cpu_q_h2f(d16), dmin = dk__cpu_q_h2f(dmin16);
+  int j;
+  for (j = 0; j < 4; j++) dk__cpu_q_split32(qs + 32 * j, q + 64 * j, q + 64 * j + 32);
+  if (qh) {
+    __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+    for (j = 0; j < 8; j++) {
+      __m256i b = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, j), _mm256_set1_epi8(1)), 4);
+      __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * j));
+      _mm256_storeu_si256((__m256i *)(q + 32 * j), _mm256_or_si256(v, b));
+    }
+  }
+  for (j = 0; j < 8; j++) {
+    int s, m;
+    if (j < 4) { s = sc12[j] & 63; m = sc12[j + 4] & 63; }
+    else { s = (sc12[j + 4] & 15) | ((sc12[j - 4] >> 6) << 4); m = (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4); }
+    dl[j] = d * (float)s;
+    ml[j] = dmin * (float)m;
+  }
+  return dk__cpu_q_groups(q, 0, x, dl, ml, 8, 32, acc);
+}
+
+DK_CPU_AVX2 static __m256 dk__cpu_q_q6_K(const dk_block_q6_K *b, const float *x, __m256 acc) {
+  int8_t q[256];
+  float dl[16], d = dk__cpu_q_h2f(b->d);
+  const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
+  int h, i;
+  for (h = 0; h < 2; h++) {
+    __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
+    __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
+    __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+    __m256i lo[4], t;
+    lo[0] = _mm256_and_si256(l0, m4);
+    lo[1] = _mm256_and_si256(l1, m4);
+    lo[2] = _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4);
+    lo[3] = _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4);
+    for (i = 0; i < 4; i++) {
+      t = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * i), m2), 4);
+      _mm256_storeu_si256((__m256i *)(q + 128 * h + 32 * i), _mm256_sub_epi8(_mm256_or_si256(lo[i], t), off));
+    }
+  }
+  for (i = 0; i < 16; i++) dl[i] = d * (float)b->scales[i];
+  return dk__cpu_q_groups((const uint8_t *)q, 1, x, dl, NULL, 16, 16, acc);
+}
+
+/* q2_K and q3_K: 16 groups of 16, 2-bit codes (value h*128 + s*32 + l is
+ * bits 2s.. of qs[h*32 + l]); q3_K adds the hmask bit and signed scales */
+DK_CPU_AVX2 static __m256 dk__cpu_q_k23(dk_dtype dt, const char *blk, const float *x, __m256 acc) {
+  int8_t q[256];
+  float dl[16], ml[16];
+  const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+  const uint8_t *qs = dt == DK_Q2_K ? ((const dk_block_q2_K *)blk)->qs : ((const dk_block_q3_K *)blk)->qs;
+  __m256i hm = dt == DK_Q3_K ? _mm256_loadu_si256((const __m256i *)((const dk_block_q3_K *)blk)->hmask) : _mm256_setzero_si256();
+  int h, s, i;
+  for (h = 0; h < 2; h++) {
+    __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+    for (s = 0; s < 4; s++) {
+      __m256i v = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * s), m2);
+      if (dt == DK_Q3_K) {
+        /* minus 4 where the hmask bit of this run (4h + s) is clear */
+        __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), one);
+        v = _mm256_sub_epi8(v, _mm256_andnot_si256(_mm256_cmpeq_epi8(bit, one), four));
+      }
+      _mm256_storeu_si256((__m256i *)(q + 128 * h + 32 * s), v);
+    }
+  }
+  if (dt == DK_Q2_K) {
+    const dk_block_q2_K *b = (const dk_block_q2_K *)blk;
+    float d = dk__cpu_q_h2f(b->d), dmin = dk__cpu_q_h2f(b->dmin);
+    for (i = 0; i < 16; i++) { dl[i] = d * (float)(b->scales[i] & 15); ml[i] = dmin * (float)(b->scales[i] >> 4); }
+    return dk__cpu_q_groups((const uint8_t *)q, 0, x, dl, ml, 16, 16, acc);
+  } else {
+    const dk_block_q3_K *b = (const dk_block_q3_K *)blk;
+    float d = dk__cpu_q_h2f(b->d);
+    for (i = 0; i < 16; i++) {
+      int lo = i < 8 ? b->scales[i] & 15 : b->scales[i - 8] >> 4, hi = (b->scales[8 + (i & 3)] >> (2 * (i >> 2))) & 3;
+      dl[i] = d * (float)((lo | hi << 4) - 32);
+    }
+    return dk__cpu_q_groups((const uint8_t *)q, 1, x, dl, NULL, 16, 16, acc);
+  }
+}
+
+/* which types dk__cpu_quant_dot_avx2 takes: every one of this file */
+static int dk__cpu_quant_avx2_has(dk_dtype dt) { return (DK_QUANTS_MORE >> dt) & 1; }
+DK_CPU_AVX2 static float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
+  __m256 acc = _mm256_setzero_ps();
+  __m128 s;
+  int64_t b;
+  for (b = 0; b < K / dk_dtype_block(dt); b++) {
+    const char *blk = row + (size_t)b * dk_dtype_block_bytes(dt);
+    if (dt == DK_Q4_K) {
+      const dk_block_q4_K *p = (const dk_block_q4_K *)blk;
+      acc = dk__cpu_q_k45(p->scales, p->qs, NULL, p->d, p->dmin, x + 256 * b, acc);
+    } else if (dt == DK_Q5_K) {
+      const dk_block_q5_K *p = (const dk_block_q5_K *)blk;
+      acc = dk__cpu_q_k45(p->scales, p->qs, p->qh, p->d, p->dmin, x + 256 * b, acc);
+    } else if (dt == DK_Q6_K) {
+      acc = dk__cpu_q_q6_K((const dk_block_q6_K *)blk, x + 256 * b, acc);
+    } else if (dt == DK_Q2_K || dt == DK_Q3_K) {
+      acc = dk__cpu_q_k23(dt, blk, x + 256 * b, acc);
+    } else {
+      /* q4_1, q5_1: d*q + m; q5_0: d*(q - 16); the fifth bit from qh */
+      uint8_t q[32];
+      float d, m;
+      const __m128i m4 = _mm_set1_epi8(15);
+      const uint8_t *qs = dt == DK_Q4_1 ? ((const dk_block_q4_1 *)blk)->qs
+                          : dt == DK_Q5_0 ? ((const dk_block_q5_0 *)blk)->qs : ((const dk_block_q5_1 *)blk)->qs;
+      __m128i raw = _mm_loadu_si128((const __m128i *)qs);
+      __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+      if (dt == DK_Q5_0) {
+        const dk_block_q5_0 *p = (const dk_block_q5_0 *)blk;
+        uint32_t h;
+        memcpy(&h, p->qh, 4);
+        v = _mm256_sub_epi8(_mm256_or_si256(v, dk__cpu_q_bits32(h)), _mm256_set1_epi8(16));
+        d = dk__cpu_q_h2f(p->d);
+        m = 0.0f;
+      } else if (dt == DK_Q5_1) {
+        const dk_block_q5_1 *p = (const dk_block_q5_1 *)blk;
+        uint32_t h;
+        memcpy(&h, p->qh, 4);
+        v = _mm256_or_si256(v, dk__cpu_q_bits32(h));
+        d = dk__cpu_q_h2f(p->d);
+        m = -dk__cpu_q_h2f(p->m);
+      } else {
+        d = dk__cpu_q_h2f(((const dk_block_q4_1 *)blk)->d);
+        m = -dk__cpu_q_h2f(((const dk_block_q4_1 *)blk)->m);
+      }
+      _mm256_storeu_si256((__m256i *)q, v);
+      acc = dk__cpu_q_groups(q, dt == DK_Q5_0, x + 32 * b, &d, dt == DK_Q5_0 ? NULL : &m, 1, 32, acc);
+    }
+  }
+  s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+#endif
+
+#endif

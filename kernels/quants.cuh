@@ -1,0 +1,84 @@
+// kernels/quants.cuh — one value of a GGUF block of the formats beyond
+// q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K); the layouts and
+// the f32 arithmetic of backends/cpu_quant.h (bit-exact with GGUF's
+// reference dequantizers). __fmul_rn/__fadd_rn keep nvcc from contracting
+// d*q + m into one FMA, whose single rounding would differ.
+//
+// These kernels have not run on a GPU yet: the backend offers these types
+// only under DEVKIT_CUDA_KQUANTS=1.
+#ifndef DK_QUANTS_CUH
+#define DK_QUANTS_CUH
+#include "dk_common.cuh"
+
+#define DK_KT_Q4_1 6
+#define DK_KT_Q5_0 7
+#define DK_KT_Q5_1 8
+#define DK_KT_Q2_K 9
+#define DK_KT_Q3_K 10
+#define DK_KT_Q4_K 11
+#define DK_KT_Q5_K 12
+#define DK_KT_Q6_K 13
+
+DK_DEV int dkq_block(int dt) { return dt <= DK_KT_Q5_1 ? 32 : 256; }
+DK_DEV int dkq_bytes(int dt) {
+  switch (dt) {
+  case DK_KT_Q4_1: return 20;
+  case DK_KT_Q5_0: return 22;
+  case DK_KT_Q5_1: return 24;
+  case DK_KT_Q2_K: return 84;
+  case DK_KT_Q3_K: return 110;
+  case DK_KT_Q4_K: return 144;
+  case DK_KT_Q5_K: return 176;
+  default: return 210;
+  }
+}
+
+DK_DEV float dkq_half(const uint8_t *b, int o) { return dk_h2f((uint16_t)(b[o] | (b[o + 1] << 8))); }
+DK_DEV float dkq_affine(float d, float q, float m) { return __fadd_rn(__fmul_rn(d, q), m); }
+
+// value j of the block of type dt at b
+DK_DEV float dkq_value(int dt, const uint8_t *b, int j) {
+  if (dt == DK_KT_Q4_1 || dt == DK_KT_Q5_0 || dt == DK_KT_Q5_1) {
+    const int qo = dt == DK_KT_Q4_1 ? 4 : dt == DK_KT_Q5_0 ? 6 : 8;
+    int q = (b[qo + (j & 15)] >> (j < 16 ? 0 : 4)) & 15;
+    if (dt != DK_KT_Q4_1) q |= ((b[qo - 4 + (j >> 3)] >> (j & 7)) & 1) << 4;
+    if (dt == DK_KT_Q5_0) return __fmul_rn(dkq_half(b, 0), (float)(q - 16));
+    return dkq_affine(dkq_half(b, 0), (float)q, dkq_half(b, 2));
+  }
+  if (dt == DK_KT_Q2_K) {
+    const int sc = b[j >> 4], q = (b[16 + (j >> 7) * 32 + (j & 31)] >> (2 * ((j >> 5) & 3))) & 3;
+    const float dl = __fmul_rn(dkq_half(b, 80), (float)(sc & 15)), ml = __fmul_rn(dkq_half(b, 82), (float)(sc >> 4));
+    return dkq_affine(dl, (float)q, -ml);
+  }
+  if (dt == DK_KT_Q3_K) {
+    const int i = j >> 4;
+    const int lo = i < 8 ? b[96 + i] & 15 : b[88 + i] >> 4, hi = (b[104 + (i & 3)] >> (2 * (i >> 2))) & 3;
+    const float dl = __fmul_rn(dkq_half(b, 108), (float)((lo | (hi << 4)) - 32));
+    const int q2 = (b[32 + (j >> 7) * 32 + (j & 31)] >> (2 * ((j >> 5) & 3))) & 3, h = (b[j & 31] >> (j >> 5)) & 1;
+    return __fmul_rn(dl, (float)(q2 - (h ? 0 : 4)));
+  }
+  if (dt == DK_KT_Q4_K || dt == DK_KT_Q5_K) {
+    const int s = j >> 5, qo = dt == DK_KT_Q4_K ? 16 : 48;
+    const uint8_t *sc = b + 4;
+    int scale, mn;
+    if (s < 4) { scale = sc[s] & 63; mn = sc[s + 4] & 63; }
+    else { scale = (sc[s + 4] & 15) | ((sc[s - 4] >> 6) << 4); mn = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4); }
+    int q = (b[qo + 32 * (s >> 1) + (j & 31)] >> (4 * (s & 1))) & 15;
+    if (dt == DK_KT_Q5_K) q |= ((b[16 + (j & 31)] >> s) & 1) << 4;
+    const float dl = __fmul_rn(dkq_half(b, 0), (float)scale), ml = __fmul_rn(dkq_half(b, 2), (float)mn);
+    return dkq_affine(dl, (float)q, -ml);
+  }
+  // q6_K
+  const int h = j >> 7;
+  const int lo = (b[h * 64 + (j & 63)] >> (4 * ((j >> 6) & 1))) & 15;
+  const int hi = (b[128 + h * 32 + (j & 31)] >> (2 * ((j >> 5) & 3))) & 3;
+  const float dl = __fmul_rn(dkq_half(b, 208), (float)(int8_t)b[192 + (j >> 4)]);
+  return __fmul_rn(dl, (float)((lo | (hi << 4)) - 32));
+}
+
+// value k of a row of type dt
+DK_DEV float dkq_row_value(int dt, const uint8_t *row, int64_t k) {
+  const int bs = dkq_block(dt);
+  return dkq_value(dt, row + (k / bs) * dkq_bytes(dt), (int)(k % bs));
+}
+#endif

@@ -1,0 +1,139 @@
+/* shaders/quants.glsl — one value of a GGUF block of the formats beyond
+ * q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K), read from the
+ * 16-bit view DKQ_BUF of a binding (blocks are only 2-byte aligned). The
+ * layouts and the f32 arithmetic are those of backends/cpu_quant.h, which is
+ * bit-exact with GGUF's reference dequantizers; `precise` keeps d*q + m from
+ * becoming a fused multiply-add, whose single rounding would differ. A shader
+ * defines DKQ_BUF (e.g. `#define DKQ_BUF W16`) before including this. */
+#define DT_Q4_1 6u
+#define DT_Q5_0 7u
+#define DT_Q5_1 8u
+#define DT_Q2_K 9u
+#define DT_Q3_K 10u
+#define DT_Q4_K 11u
+#define DT_Q5_K 12u
+#define DT_Q6_K 13u
+
+/* values per block and halves per block */
+uint dkq_block(uint dt) { return dt <= DT_Q5_1 ? 32u : 256u; }
+uint dkq_halves(uint dt) {
+  return dt == DT_Q4_1 ? 10u : dt == DT_Q5_0 ? 11u : dt == DT_Q5_1 ? 12u : dt == DT_Q2_K ? 42u
+       : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : 105u;
+}
+
+uint dkq_byte(uint hb, uint o) { return (uint(DKQ_BUF[hb + (o >> 1)]) >> ((o & 1u) << 3)) & 255u; }
+float dkq_half(uint hb, uint o) { return dk_h2f(uint(DKQ_BUF[hb + (o >> 1)])); }
+
+/* d*q + m, rounded twice as the reference does */
+float dkq_affine(float d, float q, float m) {
+  precise float p = d * q;
+  precise float r = p + m;
+  return r;
+}
+
+/* q4_K/q5_K: sub-block s's 6-bit scale (x) and min (y) from the 12 bytes at o */
+uvec2 dkq_scale_min(uint hb, uint o, uint s) {
+  if (s < 4u) return uvec2(dkq_byte(hb, o + s) & 63u, dkq_byte(hb, o + s + 4u) & 63u);
+  uint b = dkq_byte(hb, o + s + 4u);
+  return uvec2((b & 15u) | ((dkq_byte(hb, o + s - 4u) >> 6) << 4), (b >> 4) | ((dkq_byte(hb, o + s) >> 6) << 4));
+}
+
+/* value j of the block of type dt starting at half hb */
+float dkq_value(uint dt, uint hb, uint j) {
+  if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
+    /* d, [m], [qh: 4 bytes], qs: 16 bytes of nibbles */
+    uint qo = dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : 8u;
+    uint q = (dkq_byte(hb, qo + (j & 15u)) >> (j < 16u ? 0u : 4u)) & 15u;
+    if (dt != DT_Q4_1) q |= ((dkq_byte(hb, qo - 4u + (j >> 3)) >> (j & 7u)) & 1u) << 4;
+    if (dt == DT_Q5_0) return dkq_half(hb, 0u) * float(int(q) - 16);
+    return dkq_affine(dkq_half(hb, 0u), float(q), dkq_half(hb, 2u));
+  }
+  if (dt == DT_Q2_K) {
+    uint sc = dkq_byte(hb, j >> 4), q = (dkq_byte(hb, 16u + (j >> 7) * 32u + (j & 31u)) >> (2u * ((j >> 5) & 3u))) & 3u;
+    float dl = dkq_half(hb, 80u) * float(sc & 15u), ml = dkq_half(hb, 82u) * float(sc >> 4);
+    return dkq_affine(dl, float(q), -ml);
+  }
+  if (dt == DT_Q3_K) {
+    uint i = j >> 4;
+    uint lo = i < 8u ? dkq_byte(hb, 96u + i) & 15u : dkq_byte(hb, 88u + i) >> 4;
+    uint hi = (dkq_byte(hb, 104u + (i & 3u)) >> (2u * (i >> 2))) & 3u;
+    float dl = dkq_half(hb, 108u) * float(int(lo | (hi << 4)) - 32);
+    uint q2 = (dkq_byte(hb, 32u + (j >> 7) * 32u + (j & 31u)) >> (2u * ((j >> 5) & 3u))) & 3u;
+    uint h = (dkq_byte(hb, j & 31u) >> (j >> 5)) & 1u;
+    return dl * float(int(q2) - (h != 0u ? 0 : 4));
+  }
+  if (dt == DT_Q4_K || dt == DT_Q5_K) {
+    uint s = j >> 5, qo = dt == DT_Q4_K ? 16u : 48u;
+    uvec2 sm = dkq_scale_min(hb, 4u, s);
+    uint q = (dkq_byte(hb, qo + 32u * (s >> 1) + (j & 31u)) >> (4u * (s & 1u))) & 15u;
+    if (dt == DT_Q5_K) q |= ((dkq_byte(hb, 16u + (j & 31u)) >> s) & 1u) << 4;
+    float dl = dkq_half(hb, 0u) * float(sm.x), ml = dkq_half(hb, 2u) * float(sm.y);
+    return dkq_affine(dl, float(q), -ml);
+  }
+  /* q6_K: ql[128], qh[64], scales[16] (i8), d */
+  uint h = j >> 7;
+  uint lo = (dkq_byte(hb, h * 64u + (j & 63u)) >> (4u * ((j >> 6) & 1u))) & 15u;
+  uint hi = (dkq_byte(hb, 128u + h * 32u + (j & 31u)) >> (2u * ((j >> 5) & 3u))) & 3u;
+  int sc = int(dkq_byte(hb, 192u + (j >> 4)) << 24) >> 24;
+  float dl = dkq_half(hb, 208u) * float(sc);
+  return dl * float(int(lo | (hi << 4)) - 32);
+}
+
+/* Values j .. j+7 (j a multiple of 8) of the block at hb: they share one
+ * sub-block, so its scale and min are found once, and their code bytes are
+ * read as four halves (every such run starts at an even byte). The row
+ * kernel's path; each value is computed as dkq_value computes it. */
+uvec2 dkq_8bytes(uint hb, uint o) {
+  uint a = hb + (o >> 1);
+  return uvec2(uint(DKQ_BUF[a]) | (uint(DKQ_BUF[a + 1u]) << 16), uint(DKQ_BUF[a + 2u]) | (uint(DKQ_BUF[a + 3u]) << 16));
+}
+uint dkq_lane(uvec2 w, uint i) { return ((i < 4u ? w.x : w.y) >> (8u * (i & 3u))) & 255u; }
+
+void dkq_group8(uint dt, uint hb, uint j, out float v[8]) {
+  if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
+    uint qo = dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : 8u, sh = j < 16u ? 0u : 4u;
+    uvec2 w = dkq_8bytes(hb, qo + (j & 15u));
+    uint hbits = dt != DT_Q4_1 ? dkq_byte(hb, qo - 4u + (j >> 3)) : 0u;
+    float d = dkq_half(hb, 0u), m = dt == DT_Q5_0 ? 0.0 : dkq_half(hb, 2u);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+      uint q = ((dkq_lane(w, i) >> sh) & 15u) | (((hbits >> i) & 1u) << 4);
+      v[i] = dt == DT_Q5_0 ? d * float(int(q) - 16) : dkq_affine(d, float(q), m);
+    }
+  } else if (dt == DT_Q2_K || dt == DT_Q3_K) {
+    uint base = dt == DT_Q2_K ? 16u : 32u, sh = 2u * ((j >> 5) & 3u);
+    uvec2 w = dkq_8bytes(hb, base + (j >> 7) * 32u + (j & 31u));
+    if (dt == DT_Q2_K) {
+      uint sc = dkq_byte(hb, j >> 4);
+      float dl = dkq_half(hb, 80u) * float(sc & 15u), ml = dkq_half(hb, 82u) * float(sc >> 4);
+      [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dkq_affine(dl, float((dkq_lane(w, i) >> sh) & 3u), -ml);
+    } else {
+      uint g = j >> 4;
+      uint lo = g < 8u ? dkq_byte(hb, 96u + g) & 15u : dkq_byte(hb, 88u + g) >> 4;
+      uint hi = (dkq_byte(hb, 104u + (g & 3u)) >> (2u * (g >> 2))) & 3u;
+      float dl = dkq_half(hb, 108u) * float(int(lo | (hi << 4)) - 32);
+      uvec2 hm = dkq_8bytes(hb, j & 31u);
+      [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint q2 = (dkq_lane(w, i) >> sh) & 3u, h = (dkq_lane(hm, i) >> (j >> 5)) & 1u;
+        v[i] = dl * float(int(q2) - (h != 0u ? 0 : 4));
+      }
+    }
+  } else if (dt == DT_Q4_K || dt == DT_Q5_K) {
+    uint s = j >> 5, qo = dt == DT_Q4_K ? 16u : 48u;
+    uvec2 sm = dkq_scale_min(hb, 4u, s);
+    uvec2 w = dkq_8bytes(hb, qo + 32u * (s >> 1) + (j & 31u));
+    uvec2 qh = dt == DT_Q5_K ? dkq_8bytes(hb, 16u + (j & 31u)) : uvec2(0u);
+    float dl = dkq_half(hb, 0u) * float(sm.x), ml = dkq_half(hb, 2u) * float(sm.y);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+      uint q = ((dkq_lane(w, i) >> (4u * (s & 1u))) & 15u) | (((dkq_lane(qh, i) >> s) & 1u) << 4);
+      v[i] = dkq_affine(dl, float(q), -ml);
+    }
+  } else {
+    uint h = j >> 7;
+    uvec2 l = dkq_8bytes(hb, h * 64u + (j & 63u)), hh = dkq_8bytes(hb, 128u + h * 32u + (j & 31u));
+    uint ls = 4u * ((j >> 6) & 1u), hs = 2u * ((j >> 5) & 3u);
+    int sc = int(dkq_byte(hb, 192u + (j >> 4)) << 24) >> 24;
+    float dl = dkq_half(hb, 208u) * float(sc);
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+      v[i] = dl * float(int(((dkq_lane(l, i) >> ls) & 15u) | (((dkq_lane(hh, i) >> hs) & 3u) << 4)) - 32);
+  }
+}

@@ -1,0 +1,299 @@
+/* tests/test_quant.c — the GGUF block formats q4_1, q5_0, q5_1, q2_K..q6_K
+ * (and q4_0, q8_0 against the same references).
+ *
+ * Dequantization is checked bit for bit against tests/data/quant_<type>.bin,
+ * written by tools/quant_ref.py from the `gguf` package's dequantizers (random
+ * blocks whose f16 scales include zero, denormals and the largest finite
+ * values). On each device the dequantization is an embedding lookup of every
+ * row into f32 and f16. Products are checked against a double-precision
+ * reference on the dequantized weights. A device that does not hold a type
+ * must refuse it with DK_ERR_UNSUPPORTED naming the type and the backend.
+ */
+#include "test.h"
+
+#include <stdint.h>
+#include <unistd.h>
+
+static const dk_dtype qt_types[10] = {DK_Q4_0, DK_Q8_0, DK_Q4_1, DK_Q5_0, DK_Q5_1,
+                                      DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+static const dk_dtype qt_more[8] = {DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+
+typedef struct {
+  uint32_t nblocks, bs, bb;
+  uint8_t *blocks;
+  float *vals;
+  void *mem;
+} qt_ref;
+
+static uint32_t qt_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* tests/data/<kind>_<type>.bin from the working directory (the repo root,
+ * as build.sh runs the suite) or from beside the test binary (build/tests);
+ * kind "quant": blocks then their values, "quantize": values then blocks */
+static int qt_load(dkt *t, const char *kind, dk_dtype dt, qt_ref *r) {
+  int values_first = !strcmp(kind, "quantize");
+  char path[1200], exe[1000];
+  FILE *f;
+  long sz;
+  ssize_t n;
+  memset(r, 0, sizeof *r);
+  snprintf(path, sizeof path, "tests/data/%s_%s.bin", kind, dk_dtype_name(dt));
+  f = fopen(path, "rb");
+  if (!f && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+    char *slash;
+    exe[n] = 0;
+    if ((slash = strrchr(exe, '/'))) *slash = 0;
+    snprintf(path, sizeof path, "%s/../tests/data/%s_%s.bin", exe, kind, dk_dtype_name(dt));
+    f = fopen(path, "rb");
+  }
+  if (!f) { dkt_fail_at(t, __FILE__, __LINE__, "cannot open tests/data/%s_%s.bin", kind, dk_dtype_name(dt)); return 0; }
+  fseek(f, 0, SEEK_END);
+  sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  r->mem = malloc((size_t)sz);
+  if (!r->mem || fread(r->mem, 1, (size_t)sz, f) != (size_t)sz || sz < 20 || memcmp(r->mem, values_first ? "DKQQ" : "DKQR", 4) != 0) {
+    fclose(f);
+    dkt_fail_at(t, __FILE__, __LINE__, "%s: not a reference file", path);
+    return 0;
+  }
+  fclose(f);
+  {
+    const uint8_t *p = (const uint8_t *)r->mem;
+    r->nblocks = qt_le32(p + 8); r->bs = qt_le32(p + 12); r->bb = qt_le32(p + 16);
+    if (r->bs != (uint32_t)dk_dtype_block(dt) || r->bb != dk_dtype_block_bytes(dt) ||
+        (size_t)sz != 20 + (size_t)r->nblocks * (r->bb + 4 * r->bs)) {
+      dkt_fail_at(t, __FILE__, __LINE__, "%s: block %u x %u bytes, devkit says %d x %zu", path, r->bs, r->bb,
+                  dk_dtype_block(dt), dk_dtype_block_bytes(dt));
+      return 0;
+    }
+    if (values_first) {
+      r->vals = (float *)((uint8_t *)r->mem + 20);
+      r->blocks = (uint8_t *)r->mem + 20 + (size_t)r->nblocks * r->bs * 4;
+    } else {
+      r->blocks = (uint8_t *)r->mem + 20;
+      r->vals = (float *)((uint8_t *)r->mem + 20 + (size_t)r->nblocks * r->bb);
+    }
+  }
+  return 1;
+}
+
+/* the number of values whose bits differ; the first one is reported */
+static int64_t qt_bits_differ(dkt *t, const char *what, const uint16_t *g16, const float *g32, const float *want, int64_t n) {
+  int64_t i, bad = 0;
+  for (i = 0; i < n; i++) {
+    uint32_t a, b;
+    memcpy(&b, &want[i], 4);
+    if (g16) {
+      a = g16[i];
+      b = dk_f32_to_f16(want[i]);
+    } else {
+      memcpy(&a, &g32[i], 4);
+    }
+    if (a != b) {
+      if (!bad) dkt_fail_at(t, __FILE__, __LINE__, "%s: value %lld is 0x%08x, gguf gives 0x%08x (%g)", what, (long long)i, a, b,
+                            (double)want[i]);
+      bad++;
+    }
+  }
+  return bad;
+}
+
+DKT_TEST(quant_dequantize_matches_gguf, 0) {
+  int k;
+  for (k = 0; k < 10; k++) {
+    dk_dtype dt = qt_types[k];
+    qt_ref r;
+    int64_t per_row = dt == DK_Q8_0 || dt == DK_Q4_0 || dk_dtype_block(dt) == 32 ? 2 : 3;
+    int64_t rows, D, n, i, ts[2], os[2], is[1];
+    float *host = NULL, *g32 = NULL;
+    uint16_t *g16 = NULL;
+    int32_t *ids = NULL;
+    dk_tensor *tab = NULL, *id = NULL, *o32 = NULL, *o16 = NULL;
+    char what[96];
+    if (!qt_load(t, "quant", dt, &r)) { free(r.mem); continue; }
+    n = (int64_t)r.nblocks * r.bs;
+    rows = r.nblocks / per_row;
+    D = per_row * r.bs;
+    /* the library's own function, on the host */
+    host = (float *)malloc((size_t)n * 4);
+    dk_dequantize(dt, r.blocks, n, host);
+    snprintf(what, sizeof what, "dk_dequantize %s", dk_dtype_name(dt));
+    qt_bits_differ(t, what, NULL, host, r.vals, n);
+    /* the device: every row through an embedding lookup */
+    ts[0] = rows; ts[1] = D; os[0] = rows; os[1] = D; is[0] = rows;
+    ids = (int32_t *)malloc((size_t)rows * 4);
+    for (i = 0; i < rows; i++) ids[i] = (int32_t)(rows - 1 - i);   /* reversed: rows land where they are asked to */
+    g32 = (float *)malloc((size_t)n * 4);
+    g16 = (uint16_t *)malloc((size_t)n * 2);
+    if (dk_tensor_new(t->dev, dt, 2, ts, "table", &tab) != DK_OK || dk_tensor_new(t->dev, DK_I32, 1, is, "ids", &id) != DK_OK ||
+        dk_tensor_new(t->dev, DK_F32, 2, os, "out32", &o32) != DK_OK || dk_tensor_new(t->dev, DK_F16, 2, os, "out16", &o16) != DK_OK) {
+      dkt_fail_at(t, __FILE__, __LINE__, "tensors for %s: %s", dk_dtype_name(dt), dk_last_error());
+    } else if (dk_tensor_upload(tab, r.blocks, (size_t)r.nblocks * r.bb) != DK_OK ||
+               dk_tensor_upload(id, ids, (size_t)rows * 4) != DK_OK) {
+      dkt_fail_at(t, __FILE__, __LINE__, "upload %s: %s", dk_dtype_name(dt), dk_last_error());
+    } else if (!dk_op_supported(t->dev.backend, "dk_embedding", dt, 1)) {
+      /* not held here: refused by name, and the output untouched */
+      DKT_REFUSED(t, dk_embedding(o32, tab, id), DK_ERR_UNSUPPORTED);
+      DKT_MSG_HAS(t, dk_dtype_name(dt));
+      DKT_MSG_HAS(t, "dk_embedding");
+      dkt_note(t, "%s embedding refused on this backend, as dk_op_supported says", dk_dtype_name(dt));
+    } else {
+      float *want = (float *)malloc((size_t)n * 4);
+      for (i = 0; i < rows; i++) memcpy(want + i * D, r.vals + (rows - 1 - i) * D, (size_t)D * 4);
+      if (dk_embedding(o32, tab, id) != DK_OK || dk_embedding(o16, tab, id) != DK_OK ||
+          dk_tensor_download(o32, g32, (size_t)n * 4) != DK_OK || dk_tensor_download(o16, g16, (size_t)n * 2) != DK_OK) {
+        dkt_fail_at(t, __FILE__, __LINE__, "embedding of %s: %s", dk_dtype_name(dt), dk_last_error());
+      } else {
+        snprintf(what, sizeof what, "embedding %s -> f32", dk_dtype_name(dt));
+        qt_bits_differ(t, what, NULL, g32, want, n);
+        snprintf(what, sizeof what, "embedding %s -> f16", dk_dtype_name(dt));
+        qt_bits_differ(t, what, g16, NULL, want, n);
+      }
+      free(want);
+    }
+    dk_tensor_free(tab); dk_tensor_free(id); dk_tensor_free(o32); dk_tensor_free(o16);
+    free(host); free(g32); free(g16); free(ids); free(r.mem);
+  }
+}
+
+/* weights of dtype wdt: random values quantized by dk_quantize; *ref gets
+ * what they dequantize to (checked bit-exact against gguf above) */
+static dk_tensor *qt_weights(dkt *t, dk_dtype wdt, int64_t N, int64_t K, double **ref) {
+  int64_t n = N * K, i, s[2];
+  float *v = (float *)malloc((size_t)n * 4), *back = (float *)malloc((size_t)n * 4);
+  size_t nb = (size_t)(n / dk_dtype_block(wdt)) * dk_dtype_block_bytes(wdt);
+  void *q = malloc(nb);
+  dk_tensor *w = NULL;
+  s[0] = N; s[1] = K;
+  for (i = 0; i < n; i++) v[i] = (float)dkt_uniform(t, -1, 1);
+  if (dk_quantize(wdt, v, n, q) != nb) dkt_fail_at(t, __FILE__, __LINE__, "dk_quantize %s wrote a wrong size", dk_dtype_name(wdt));
+  dk_dequantize(wdt, q, n, back);
+  *ref = dkt_alloc(n);
+  for (i = 0; i < n; i++) (*ref)[i] = back[i];
+  if (dk_tensor_new(t->dev, wdt, 2, s, "w", &w) != DK_OK || dk_tensor_upload(w, q, nb) != DK_OK) {
+    dkt_fail_at(t, __FILE__, __LINE__, "weights %s: %s", dk_dtype_name(wdt), dk_last_error());
+    dk_tensor_free(w);
+    w = NULL;
+  }
+  free(v); free(back); free(q);
+  return w;
+}
+
+static void qt_linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N, int64_t K) {
+  int64_t xs[2] = {M, K}, os[2] = {M, N}, m, n, k;
+  double *xv = NULL, *wv = NULL, *got = dkt_alloc(M * N), *want = dkt_alloc(M * N);
+  dk_tensor *x = dkt_random(t, t->dev, xdt, 2, xs, "x", -1, 1, &xv);
+  dk_tensor *w = qt_weights(t, wdt, N, K, &wv);
+  dk_tensor *o = dkt_random(t, t->dev, xdt, 2, os, "out", -9, 9, NULL);
+  if (x && w && o) {
+    if (!dk_op_supported(t->dev.backend, "dk_linear", wdt, 1)) {
+      DKT_REFUSED(t, dk_linear(o, x, w, NULL), DK_ERR_UNSUPPORTED);
+      DKT_MSG_HAS(t, dk_dtype_name(wdt));
+      DKT_MSG_HAS(t, "dk_linear");
+    } else {
+      dk_status s = dk_linear(o, x, w, NULL);
+      if (s != DK_OK) {
+        dkt_fail_at(t, __FILE__, __LINE__, "dk_linear w %s: %s", dk_dtype_name(wdt), dk_last_error());
+      } else if (dkt_read(t, o, got)) {
+        char what[96];
+        for (m = 0; m < M; m++)
+          for (n = 0; n < N; n++) {
+            double acc = 0;
+            for (k = 0; k < K; k++) acc += xv[m * K + k] * wv[n * K + k];
+            want[m * N + n] = acc;
+          }
+        snprintf(what, sizeof what, "linear x %s, w %s, M=%lld N=%lld K=%lld", dk_dtype_name(xdt), dk_dtype_name(wdt),
+                 (long long)M, (long long)N, (long long)K);
+        dkt_close(t, what, got, want, M * N, dkt_tol(xdt, K) * sqrt((double)K) * 1.5, dkt_tol(xdt, K));
+      }
+    }
+  }
+  dk_tensor_free(x); dk_tensor_free(w); dk_tensor_free(o);
+  free(xv); free(wv); free(got); free(want);
+}
+
+DKT_TEST(quant_linear, 0) {
+  int k;
+  for (k = 0; k < 8; k++) {
+    dk_dtype wdt = qt_more[k];
+    int big = dk_dtype_block(wdt) == 256;
+    /* K: whole blocks, and for the 32-value formats not a multiple of 256 */
+    qt_linear_case(t, DK_F32, wdt, 1, 37, big ? 512 : 96);
+    qt_linear_case(t, DK_F16, wdt, 3, 20, big ? 256 : 160);
+    qt_linear_case(t, DK_F32, wdt, 19, 45, big ? 768 : 288);   /* the matrix-matrix path */
+    qt_linear_case(t, DK_BF16, wdt, 6, 9, big ? 256 : 32);
+  }
+}
+
+/* every type's quantizer keeps the round trip within a bound set by its code:
+ * uniform values in [-1, 1] with a step h between codes have an RMS error
+ * near h/sqrt(12); h is about 2/15 (q4_1, q4_K), 2/32 (q5_0), 2/31 (q5_1,
+ * q5_K), 1.8/3 (q2_K, groups of 16), 1/4 (q3_K), 1/32 (q6_K). The bounds are
+ * 1.25x those. */
+DKT_TEST(quant_roundtrip_error, DKT_ONCE) {
+  static const double bound[8] = {0.048, 0.023, 0.023, 0.22, 0.09, 0.048, 0.023, 0.0113};
+  int64_t n = 256 * 64, i;
+  float *v = (float *)malloc((size_t)n * 4), *back = (float *)malloc((size_t)n * 4);
+  void *q = malloc((size_t)n * 2);
+  int k;
+  for (i = 0; i < n; i++) v[i] = (float)dkt_uniform(t, -1, 1);
+  for (k = 0; k < 8; k++) {
+    double se = 0;
+    memset(back, 0, (size_t)n * 4);
+    dk_quantize(qt_more[k], v, n, q);
+    dk_dequantize(qt_more[k], q, n, back);
+    for (i = 0; i < n; i++) se += ((double)back[i] - v[i]) * ((double)back[i] - v[i]);
+    se = sqrt(se / (double)n);
+    dkt_note(t, "%s: rmse %.5f (bound %.4f)", dk_dtype_name(qt_more[k]), se, bound[k]);
+    DKT_CHECK(t, se < bound[k], "%s round trip rmse %.5f, over the bound %.4f", dk_dtype_name(qt_more[k]), se, bound[k]);
+  }
+  free(v); free(back); free(q);
+}
+
+/* The CUDA kernels for these types have not run on a GPU: the backend offers
+ * them only under DEVKIT_CUDA_KQUANTS=1, and refuses them otherwise (the
+ * dispatcher's DK_ERR_UNSUPPORTED naming op, type and backend). The CPU
+ * and Vulkan backends hold every type in linear, embedding and copy. */
+DKT_TEST(quant_backends_offer, DKT_ONCE) {
+  const char *e = getenv("DEVKIT_CUDA_KQUANTS");
+  int on = e && e[0] == '1', k, b;
+  for (b = 0; b < DK_BACKEND_COUNT; b++) {
+    if (!dk_op_supported((dk_backend)b, "dk_linear", DK_F32, 1)) {
+      dkt_note(t, "backend %d not compiled in", b);
+      continue;
+    }
+    for (k = 0; k < 8; k++) {
+      int want = b == DK_CUDA ? on : 1;
+      DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_linear", qt_more[k], 1) == want, "backend %d linear %s: want %d", b,
+                dk_dtype_name(qt_more[k]), want);
+      DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_embedding", qt_more[k], 1) == want, "backend %d embedding %s", b,
+                dk_dtype_name(qt_more[k]));
+      DKT_CHECK(t, dk_op_supported((dk_backend)b, "dk_copy", qt_more[k], 0), "backend %d copy %s", b,
+                dk_dtype_name(qt_more[k]));
+    }
+  }
+}
+
+/* dk_quantize writes gguf's bytes for the types gguf quantizes (values of
+ * every magnitude, zero and constant blocks, ties in magnitude) */
+DKT_TEST(quant_quantize_matches_gguf, DKT_ONCE) {
+  static const dk_dtype types[5] = {DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1};
+  int k;
+  for (k = 0; k < 5; k++) {
+    qt_ref r;
+    size_t nb, i;
+    uint8_t *got;
+    if (!qt_load(t, "quantize", types[k], &r)) { free(r.mem); continue; }
+    nb = (size_t)r.nblocks * r.bb;
+    got = (uint8_t *)malloc(nb);
+    DKT_CHECK(t, dk_quantize(types[k], r.vals, (int64_t)r.nblocks * r.bs, got) == nb, "%s: size", dk_dtype_name(types[k]));
+    for (i = 0; i < nb; i++)
+      if (got[i] != r.blocks[i]) {
+        dkt_fail_at(t, __FILE__, __LINE__, "%s: byte %zu (block %zu) is 0x%02x, gguf wrote 0x%02x", dk_dtype_name(types[k]), i,
+                    i / r.bb, got[i], r.blocks[i]);
+        break;
+      }
+    free(got);
+    free(r.mem);
+  }
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""tools/quant_ref.py — reference files for the GGUF block formats.
+
+For each type, random blocks (random bytes with the f16 scales drawn to
+cover extreme, zero, denormal and ordinary values) and the floats the `gguf`
+package's dequantizer makes of them. tests/test_quant.c checks devkit's
+dequantization bit for bit against these files, on every device, with no
+Python at test time. Run from the repository root with the venv that has
+`gguf` and `numpy`:
+
+    /work/venv/bin/python tools/quant_ref.py        # writes tests/data/quant_*.bin
+
+File layout (little-endian): magic b"DKQR", u32 ggml type number, u32 block
+count, u32 values per block, u32 bytes per block, the blocks, then the f32
+values. tests/data/quantize_<type>.bin (the types gguf quantizes) are the
+other way round: magic b"DKQQ", the same four u32, the f32 values, then
+gguf's blocks for them.
+"""
+import os
+import struct
+import sys
+
+import numpy as np
+from gguf import GGMLQuantizationType as T
+from gguf import quants
+
+# ggml type, values per block, bytes per block, byte offsets of f16 scales
+TYPES = {
+    "q4_0": (T.Q4_0, 32, 18, [0]),
+    "q8_0": (T.Q8_0, 32, 34, [0]),
+    "q4_1": (T.Q4_1, 32, 20, [0, 2]),
+    "q5_0": (T.Q5_0, 32, 22, [0]),
+    "q5_1": (T.Q5_1, 32, 24, [0, 2]),
+    "q2_K": (T.Q2_K, 256, 84, [80, 82]),
+    "q3_K": (T.Q3_K, 256, 110, [108]),
+    "q4_K": (T.Q4_K, 256, 144, [0, 2]),
+    "q5_K": (T.Q5_K, 256, 176, [0, 2]),
+    "q6_K": (T.Q6_K, 256, 210, [208]),
+}
+
+# f16 bit patterns for scales: the extremes and the odd ones by name, the
+# rest drawn at random over every finite value
+SPECIAL = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00, 0x1400]
+
+
+def f16_bits(rng, n):
+    out = []
+    for i in range(n):
+        if i < len(SPECIAL) * 2 and i % 2 == 0:
+            out.append(SPECIAL[(i // 2) % len(SPECIAL)])
+            continue
+        while True:
+            b = int(rng.integers(0, 1 << 16))
+            if (b >> 10) & 0x1F != 0x1F:   # finite only: inf*0 gives NaNs whose sign is not specified
+                out.append(b)
+                break
+    return out
+
+
+def make(name, nblocks, rng):
+    qtype, bs, bb, scale_offs = TYPES[name]
+    raw = rng.integers(0, 256, size=(nblocks, bb), dtype=np.uint8)
+    for off in scale_offs:
+        bits = f16_bits(rng, nblocks)
+        for b in range(nblocks):
+            raw[b, off] = bits[b] & 0xFF
+            raw[b, off + 1] = bits[b] >> 8
+    # one block that is all zero bytes, one with zero scales and random codes
+    raw[nblocks - 1, :] = 0
+    for off in scale_offs:
+        raw[nblocks - 2, off:off + 2] = 0
+    vals = quants.dequantize(raw.reshape(-1), qtype).astype(np.float32).reshape(-1)
+    assert vals.size == nblocks * bs
+    head = b"DKQR" + struct.pack("<4I", int(qtype), nblocks, bs, bb)
+    return head + raw.tobytes() + vals.astype("<f4").tobytes()
+
+
+def make_quantized(name, nblocks, rng):
+    """random floats (spread over magnitudes, with constant and zero blocks)
+    and gguf's quantization of them: dk_quantize must write these bytes"""
+    qtype, bs, bb, _ = TYPES[name]
+    x = rng.standard_normal((nblocks, bs)).astype(np.float32)
+    x *= np.float32(10.0) ** rng.integers(-6, 4, size=(nblocks, 1)).astype(np.float32)
+    x[0, :] = 0
+    x[1, :] = 0.375
+    x[2, ::2] = -x[2, 1::2]          # ties in magnitude
+    q = quants.quantize(x.reshape(-1), qtype).reshape(-1)
+    assert q.size == nblocks * bb
+    head = b"DKQQ" + struct.pack("<4I", int(qtype), nblocks, bs, bb)
+    return head + x.astype("<f4").tobytes() + q.tobytes()
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = os.path.join(root, "tests", "data")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(20261124)
+    for name, (_, bs, _, _) in TYPES.items():
+        nblocks = 64 if bs == 32 else 12
+        data = make(name, nblocks, rng)
+        path = os.path.join(out, "quant_%s.bin" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        print("%s: %d blocks, %d bytes" % (path, nblocks, len(data)))
+    # quantizers gguf has: the bytes dk_quantize must match
+    for name in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1"):
+        data = make_quantized(name, 64, rng)
+        path = os.path.join(out, "quantize_%s.bin" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        print("%s: 64 blocks, %d bytes" % (path, len(data)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
