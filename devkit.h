@@ -160,6 +160,13 @@ DEVKIT_API const char *dk_backend_name(dk_backend b);    /* "cuda" */
 DEVKIT_API const char *dk_backend_note(dk_backend b);    /* why a backend has no devices, or "" */
 DEVKIT_API int         dk_device_list(dk_device *out, int max);  /* every device; returns the count */
 DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else the first hardware GPU, else cpu:0 */
+/* The CPU backend's kernel class: "portable", "avx2" (AVX2+FMA+F16C) or
+ * "avx512" (F, BW, VL, DQ), chosen once from cpuid at the first CPU op, or by
+ * DEVKIT_CPU_ISA=portable|avx2|avx512. dk_cpu_set_isa changes it for the
+ * process (NULL: the best one; for tests and benchmarks, between ops, never
+ * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it. */
+DEVKIT_API const char *dk_cpu_isa(void);
+DEVKIT_API dk_status   dk_cpu_set_isa(const char *name);
 DEVKIT_API dk_status   dk_sync(dk_device d);
 
 /* ---- errors ----------------------------------------------------------- */
