@@ -282,3 +282,41 @@ DKT_TEST(cpu_isa_select, DKT_ONCE) {
   DKT_OK(t, dk_cpu_set_isa(NULL));
   dkt_note(t, "kernel classes on this CPU: %d, default %s", n, dk_cpu_isa());
 }
+
+/* ---- lazy backends -------------------------------------------------------- */
+
+/* is a shared object whose path holds `name` mapped into this process? */
+static int lib_mapped(const char *name) {
+  char line[1024];
+  int found = 0;
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return -1;
+  while (!found && fgets(line, sizeof line, f)) found = strstr(line, name) != NULL;
+  fclose(f);
+  return found;
+}
+
+/* A program that names only cpu devices never loads a GPU driver; naming
+ * another backend starts it then. Runs in its own process (the runner forks
+ * per test and never initializes devkit in the parent). */
+DKT_TEST(lazy_backends_cpu_only, DKT_ONCE | DKT_MULTI_BACKEND) {
+  dk_device d;
+  dk_tensor *x = NULL, *y = NULL;
+  int64_t n = 64;
+  int n_vk;
+  if (lib_mapped("libvulkan") != 0 || lib_mapped("libcuda") != 0) {
+    dkt_skip(t, "a GPU driver is already mapped before the test (or no /proc/self/maps)");
+    return;
+  }
+  DKT_OK(t, dk_device_parse("cpu", &d));
+  x = dkt_random(t, d, DK_F32, 1, &n, "x", -1, 1, NULL);
+  y = dkt_tensor(t, d, DK_F32, 1, &n, "y", NULL);
+  if (x && y) DKT_OK(t, dk_silu(y, x));
+  DKT_CHECK(t, dk_device_count(DK_CPU) >= 1, "no cpu device");
+  DKT_CHECK(t, lib_mapped("libvulkan") == 0, "libvulkan was loaded by a cpu-only program");
+  DKT_CHECK(t, lib_mapped("libcuda") == 0, "libcuda was loaded by a cpu-only program");
+  n_vk = dk_device_count(DK_VULKAN);   /* naming the backend starts it */
+  if (n_vk > 0) DKT_CHECK(t, lib_mapped("libvulkan") == 1, "%d vulkan devices without libvulkan mapped", n_vk);
+  else dkt_note(t, "vulkan: %s", dk_backend_note(DK_VULKAN));
+  dk_tensor_free(x); dk_tensor_free(y);
+}
