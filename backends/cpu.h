@@ -22,6 +22,7 @@
  * was that, through a per-block f16 scale conversion). */
 #define DK_CPU_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define DK_CPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#define DK_CPU_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define DK_CPU_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
 #endif
 
@@ -241,6 +242,12 @@ static void *dk__cpu_ptr(const dk_tensor *t) { return (char *)t->st->ptr + t->of
 typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
 /* out[m] = W row . x_m for M <= DK_CPU_GEMV_MAXM activation rows of K */
 typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out);
+/* An activation block quantized to 8 bits, once per token (decode), so a
+ * quantized weight block is dotted in integers: scale * (sum of int8 x int8).
+ * The scale stays f32 (no f16 rounding on the activation side). */
+typedef struct { float d; int8_t qs[32]; } dk__cpu_q8x;
+/* the same with M rows of nb such blocks, xq[m * nb + b] */
+typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out);
 typedef struct {
   const char *name;
   dk__cpu_micro_fn micro;
@@ -250,6 +257,9 @@ typedef struct {
   void (*f16_to_f32)(const uint16_t *p, int64_t n, float *dst);
   void (*f32_to_f16)(const float *src, int64_t n, uint16_t *p);
   dk__cpu_rowdot_fn rowdot[DK_DTYPE_COUNT];
+  /* block dtypes whose decode dot runs in integers against q8 activations;
+   * an entry here takes precedence over rowdot for M <= DK_CPU_GEMV_MAXM */
+  dk__cpu_rowdot_q8_fn rowdot_q8[DK_DTYPE_COUNT];
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -849,6 +859,7 @@ typedef struct {
   const char *w;
   size_t wrow;
   float *y;              /* M rows of N, f32 */
+  const dk__cpu_q8x *xq; /* x quantized (M rows of K/32 blocks), or NULL */
 } dk__cpu_gemv;
 
 static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, int64_t K) {
@@ -862,6 +873,46 @@ static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, in
     acc += s;
   }
   return acc;
+}
+
+/* x rows (M x K, K a multiple of 32) to q8 blocks: d = max|x| / 127 */
+static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x *xq) {
+  int64_t b, nb = M * (K / 32);
+  int j;
+  for (b = 0; b < nb; b++) {
+    const float *v = x + b * 32;
+    float amax = 0.0f, id;
+    for (j = 0; j < 32; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+    xq[b].d = amax / 127.0f;
+    id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (j = 0; j < 32; j++) xq[b].qs[j] = (int8_t)lrintf(v[j] * id);
+  }
+}
+
+/* the integer sums are exact, so every class gives the portable result up
+ * to the order of the f32 scale-weighted additions */
+static void dk__cpu_rowdot_q8_generic(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  int64_t b;
+  int m, j;
+  for (m = 0; m < M; m++) {
+    float acc = 0.0f;
+    for (b = 0; b < nb; b++) {
+      const int8_t *xs = xq[m * nb + b].qs;
+      int32_t s = 0;
+      float dw;
+      if (wdt == DK_Q8_0) {
+        const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
+        for (j = 0; j < 32; j++) s += p->qs[j] * xs[j];
+        dw = dk_f16_to_f32(p->d);
+      } else {
+        const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
+        for (j = 0; j < 16; j++) s += ((p->qs[j] & 15) - 8) * xs[j] + ((p->qs[j] >> 4) - 8) * xs[j + 16];
+        dw = dk_f16_to_f32(p->d);
+      }
+      acc += dw * xq[m * nb + b].d * (float)s;
+    }
+    out[m] = acc;
+  }
 }
 
 #ifdef DK_CPU_X86
@@ -961,17 +1012,77 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_avx2(dk_dtype wdt, const char *w, const f
 DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out) {
   DK__ROWDOT_BODY
 }
+
+/* the 32 weights of a q8_0/q4_0 block as signed bytes (q4_0: low nibbles
+ * are values 0-15, high nibbles 16-31, both minus 8), and its scale */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_t b, float *d) {
+  if (wdt == DK_Q8_0) {
+    const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
+    *d = _cvtsh_ss(p->d);
+    return _mm256_loadu_si256((const __m256i *)p->qs);
+  } else {
+    const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
+    __m128i raw = _mm_loadu_si128((const __m128i *)p->qs), lo4 = _mm_set1_epi8(15);
+    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4), _mm_and_si128(raw, lo4));
+    *d = _cvtsh_ss(p->d);
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
+  }
+}
+
+/* int8 . int8 in 8 lanes of 4 products as f32. maddubs wants one unsigned
+ * operand: |w| and x carrying w's sign give the same products (|w| <= 128,
+ * so a pair sums to at most 2*128*127, inside int16) */
+DK_CPU_AVX2_INLINE __m256 dk__cpu_idot_avx2(__m256i w, __m256i x) {
+  __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+/* AVX-512 VNNI: the four products summed into int32 in one instruction */
+__attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) static inline __m256 dk__cpu_idot_vnni(__m256i w, __m256i x) {
+  return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)));
+}
+
+/* one weight row against M quantized activation rows: the weight block is
+ * loaded once for all of them; two chains per row hide the FMA latency */
+#define DK__ROWDOT_Q8_BODY(IDOT)                                               \
+  __m256 acc[DK_CPU_GEMV_MAXM][2];                                             \
+  int64_t b;                                                                   \
+  int m;                                                                       \
+  for (m = 0; m < DK_CPU_GEMV_MAXM; m++) acc[m][0] = acc[m][1] = _mm256_setzero_ps(); \
+  for (b = 0; b < nb; b++) {                                                   \
+    float dw;                                                                  \
+    __m256i wv = dk__cpu_wblock_i8(wdt, w, b, &dw);                            \
+    for (m = 0; m < M; m++) {                                                  \
+      const dk__cpu_q8x *xb = xq + m * nb + b;                                 \
+      __m256 p = IDOT(wv, _mm256_loadu_si256((const __m256i *)xb->qs));        \
+      acc[m][b & 1] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * xb->d), acc[m][b & 1]); \
+    }                                                                          \
+  }                                                                            \
+  for (m = 0; m < M; m++) out[m] = dk__cpu_hsum(_mm256_add_ps(acc[m][0], acc[m][1]));
+
+DK_CPU_AVX2 static void dk__cpu_rowdot_q8_avx2(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  DK__ROWDOT_Q8_BODY(dk__cpu_idot_avx2)
+}
+DK_CPU_AVX512 static void dk__cpu_rowdot_q8_avx512(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  DK__ROWDOT_Q8_BODY(dk__cpu_idot_avx2)
+}
+DK_CPU_AVX512VNNI static void dk__cpu_rowdot_q8_avx512vnni(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  DK__ROWDOT_Q8_BODY(dk__cpu_idot_vnni)
+}
 #endif
 
 static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
   const dk__cpu_gemv *g = (const dk__cpu_gemv *)ctx;
   dk__cpu_rowdot_fn dot = dk__cpu_k->rowdot[g->wdt];
+  dk__cpu_rowdot_q8_fn idot = dk__cpu_k->rowdot_q8[g->wdt];
   int64_t n;
   int m;
   for (n = n0; n < n1; n++) {
     const char *w = g->w + (size_t)n * g->wrow;
     float r[DK_CPU_GEMV_MAXM];
-    if (dot) {
+    if (g->xq && idot) {
+      idot(g->wdt, w, g->xq, g->K / 32, (int)g->M, r);
+      for (m = 0; m < g->M; m++) g->y[m * g->N + n] = r[m];
+    } else if (dot) {
       dot(g->wdt, w, g->x, g->K, (int)g->M, r);
       for (m = 0; m < g->M; m++) g->y[m * g->N + n] = r[m];
     } else {
@@ -984,18 +1095,22 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
 
 static const dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dot_f32_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic,
-  NULL, NULL, {NULL}
+  NULL, NULL, {NULL},
+  {NULL, NULL, NULL, NULL, dk__cpu_rowdot_q8_generic, dk__cpu_rowdot_q8_generic}
 };
 #ifdef DK_CPU_X86
 static const dk__cpu_kernels dk__cpu_avx2 = {
   "avx2", dk__cpu_micro_avx2, dk__cpu_dot_f32_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2,
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
-  {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2}
+  {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
+  {NULL, NULL, NULL, NULL, dk__cpu_rowdot_q8_avx2, dk__cpu_rowdot_q8_avx2}
 };
-static const dk__cpu_kernels dk__cpu_avx512 = {
+/* not const: dk__cpu_pick_kernels puts the VNNI dot in where cpuid has it */
+static dk__cpu_kernels dk__cpu_avx512 = {
   "avx512", dk__cpu_micro_avx512, dk__cpu_dot_f32_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512,
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
-  {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512}
+  {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
+  {NULL, NULL, NULL, NULL, dk__cpu_rowdot_q8_avx512, dk__cpu_rowdot_q8_avx512}
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -1019,6 +1134,10 @@ static int dk__cpu_best_class(void) {
   if (best == DK__CPU_AVX2 && (lo & 0xe0) == 0xe0 && ((b >> 16) & 1) && ((b >> 17) & 1) && ((b >> 30) & 1) &&
       ((b >> 31) & 1))
     best = DK__CPU_AVX512;   /* F, DQ, BW, VL */
+  if (best == DK__CPU_AVX512 && ((c >> 11) & 1)) {   /* VNNI: the quantized decode dot in one instruction */
+    dk__cpu_avx512.rowdot_q8[DK_Q8_0] = dk__cpu_rowdot_q8_avx512vnni;
+    dk__cpu_avx512.rowdot_q8[DK_Q4_0] = dk__cpu_rowdot_q8_avx512vnni;
+  }
   (void)hi;
   return best;
 #else
@@ -1075,7 +1194,14 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     if (!xb || !yb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
-    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb;
+    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL;
+    if (dk__cpu_k->rowdot_q8[w->dtype]) {
+      /* x to q8 once for all N rows (slot 4: the tasks do not touch it) */
+      dk__cpu_q8x *xq = (dk__cpu_q8x *)dk__cpu_scratch(4, (size_t)(M * (K / 32)) * sizeof(dk__cpu_q8x) / sizeof(float) + 1);
+      if (!xq) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+      dk__cpu_quantize_x(xb, M, K, xq);
+      g.xq = xq;
+    }
     dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
     if (bias) {
       float *bb = dk__cpu_scratch(0, (size_t)N);

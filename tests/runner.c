@@ -246,6 +246,22 @@ double dkt_tol(dk_dtype dt, int64_t k) {
   return base + 2e-7 * sqrt((double)(k > 0 ? k : 1)) * 4.0;
 }
 
+double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K) {
+  double worst = 0;
+  int64_t m, n, k, j;
+  for (m = 0; m < M; m++)
+    for (n = 0; n < N; n++) {
+      double e = 0;
+      for (k = 0; k < K; k += 32) {
+        double amax = 0, sw = 0;
+        for (j = k; j < k + 32 && j < K; j++) { amax = fmax(amax, fabs(x[m * K + j])); sw += fabs(w[n * K + j]); }
+        e += amax / 254.0 * sw;
+      }
+      worst = fmax(worst, e);
+    }
+  return worst;
+}
+
 /* ==== tensors ============================================================= */
 
 dk_tensor *dkt_tensor_at(dkt *t, dk_device dev, dk_dtype dt, int ndim, const int64_t *shape, const char *name,
