@@ -278,21 +278,23 @@ DK_CPU_AVX2 static void dk__cpu_f32_to_f16_row_avx2(const float *src, int64_t n,
     _mm_storeu_si128((__m128i *)(p + k), _mm256_cvtps_ph(_mm256_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   for (; k < n; k++) p[k] = _cvtss_sh(src[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
+/* (maskz forms throughout: the plain conversions' undefined-register idiom
+ * trips g++ 12's -Wmaybe-uninitialized) */
 DK_CPU_AVX512 static void dk__cpu_f16_to_f32_row_avx512(const uint16_t *p, int64_t n, float *dst) {
   int64_t k = 0;
-  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(dst + k, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + k))));
+  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(dst + k, _mm512_maskz_cvtph_ps((__mmask16)0xffff, _mm256_loadu_si256((const __m256i *)(p + k))));
   if (k < n) {   /* a masked tail */
     __mmask16 mk = (__mmask16)((1u << (n - k)) - 1);
-    _mm512_mask_storeu_ps(dst + k, mk, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, p + k)));
+    _mm512_mask_storeu_ps(dst + k, mk, _mm512_maskz_cvtph_ps((__mmask16)0xffff, _mm256_maskz_loadu_epi16(mk, p + k)));
   }
 }
 DK_CPU_AVX512 static void dk__cpu_f32_to_f16_row_avx512(const float *src, int64_t n, uint16_t *p) {
   int64_t k = 0;
   for (; k + 16 <= n; k += 16)
-    _mm256_storeu_si256((__m256i *)(p + k), _mm512_cvtps_ph(_mm512_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm256_storeu_si256((__m256i *)(p + k), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   if (k < n) {
     __mmask16 mk = (__mmask16)((1u << (n - k)) - 1);
-    _mm256_mask_storeu_epi16(p + k, mk, _mm512_cvtps_ph(_mm512_maskz_loadu_ps(mk, src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm256_mask_storeu_epi16(p + k, mk, _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_maskz_loadu_ps(mk, src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 }
 #endif
