@@ -195,6 +195,13 @@ DEVKIT_API const char *dk_backend_name(dk_backend b);    /* "cuda" */
 DEVKIT_API const char *dk_backend_note(dk_backend b);    /* why a backend has no devices, or "" */
 DEVKIT_API int         dk_device_list(dk_device *out, int max);  /* every device; returns the count */
 DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else the first hardware GPU, else cpu:0 */
+/* The CPU backend's kernel class: "portable", "avx2" (AVX2+FMA+F16C) or
+ * "avx512" (F, BW, VL, DQ), chosen once from cpuid at the first CPU op, or by
+ * DEVKIT_CPU_ISA=portable|avx2|avx512. dk_cpu_set_isa changes it for the
+ * process (NULL: the best one; for tests and benchmarks, between ops, never
+ * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it. */
+DEVKIT_API const char *dk_cpu_isa(void);
+DEVKIT_API dk_status   dk_cpu_set_isa(const char *name);
 DEVKIT_API dk_status   dk_sync(dk_device d);
 
 /* ---- errors ----------------------------------------------------------- */
@@ -984,19 +991,27 @@ static void dk__init_backend(dk_backend b, const dk_backend_impl *impl) {
   }
 }
 
-DEVKIT_API dk_status dk_init(void) {
-  pthread_mutex_lock(&dk__init_lock);
-  if (!dk__initialized) {
-    char saved[sizeof dk__msg];
-    memcpy(saved, dk__msg, sizeof saved);
-    memset(dk__reg, 0, sizeof dk__reg);
-    dk__init_backend(DK_CPU, dk__cpu_backend());
+/* Backends start lazily, each on first use: a program that only names cpu
+ * devices never loads libvulkan or libcuda (about 20 ms and 55 MB for a
+ * Vulkan driver). dk_device_count(b), a device naming b, dk_device_list,
+ * dk_device_best and dk_init start them. */
+static int dk__ready[DK_BACKEND_COUNT];   /* read with acquire outside the lock */
+
+static void dk__start_backend_locked(dk_backend b) {
+  char saved[sizeof dk__msg];
+  memcpy(saved, dk__msg, sizeof saved);
+  memset(&dk__reg[b], 0, sizeof dk__reg[b]);
+  switch (b) {
+  case DK_CPU: dk__init_backend(DK_CPU, dk__cpu_backend()); break;
+  case DK_CUDA:
 #ifdef DK__HAVE_CUDA
     dk__init_backend(DK_CUDA, dk__cuda_backend());
 #else
     snprintf(dk__reg[DK_CUDA].note, sizeof dk__reg[DK_CUDA].note,
              "not compiled in (DEVKIT_NO_CUDA, or backends/cuda.h or kernels/ missing beside devkit.h)");
 #endif
+    break;
+  case DK_VULKAN:
 #ifdef DK__HAVE_VULKAN
     dk__init_backend(DK_VULKAN, dk__vk_backend());
 #else
@@ -1004,17 +1019,32 @@ DEVKIT_API dk_status dk_init(void) {
              "not compiled in (DEVKIT_NO_VULKAN, or backends/vulkan.h or shaders/generated/ missing beside "
              "devkit.h)");
 #endif
-    /* probing may leave driver messages in the thread's error; that is not
-     * the caller's error */
-    memcpy(dk__msg, saved, sizeof saved);
-    dk__initialized = 1;
-    dk__init_status = DK_OK;
+    break;
+  default: break;
   }
-  pthread_mutex_unlock(&dk__init_lock);
-  return dk__init_status;
+  /* probing may leave driver messages in the thread's error; that is not
+   * the caller's error */
+  memcpy(dk__msg, saved, sizeof saved);
+  dk__initialized = 1;
+  __atomic_store_n(&dk__ready[b], 1, __ATOMIC_RELEASE);
 }
 
-#define DK__ENSURE_INIT() do { if (!dk__initialized) dk_init(); } while (0)
+static void dk__ensure_backend(dk_backend b) {
+  if ((unsigned)b >= DK_BACKEND_COUNT || __atomic_load_n(&dk__ready[b], __ATOMIC_ACQUIRE)) return;
+  pthread_mutex_lock(&dk__init_lock);
+  if (!dk__ready[b]) dk__start_backend_locked(b);
+  pthread_mutex_unlock(&dk__init_lock);
+}
+
+static void dk__ensure_all(void) {
+  int b;
+  for (b = 0; b < DK_BACKEND_COUNT; b++) dk__ensure_backend((dk_backend)b);
+}
+
+DEVKIT_API dk_status dk_init(void) {
+  dk__ensure_all();
+  return dk__init_status;
+}
 
 /* tensor life (see "tensor headers and their life" below) */
 static pthread_mutex_t dk__pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1030,34 +1060,36 @@ DEVKIT_API void dk_shutdown(void) {
   if (dk__initialized) {
     /* every tensor made so far becomes stale, and the device memory of those
      * not freed is released here (a freed one would leak, or its count would
-     * be subtracted from the next kit's) */
+     * be subtracted from the next kit's); only started backends hold any */
     __atomic_add_fetch(&dk__gen, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_lock(&dk__pool_lock);
     while (dk__live_storages) dk__storage_device_release(dk__live_storages, 1);
     pthread_mutex_unlock(&dk__pool_lock);
-    for (b = DK_BACKEND_COUNT - 1; b >= 0; b--) {
-      dk__backend_reg *r = &dk__reg[b];
-      if (r->impl && r->impl->close_all) r->impl->close_all();
-      for (i = 0; i < r->count; i++) pthread_mutex_destroy(&r->dev[i].lock);
-      r->count = 0;
-    }
-    dk__initialized = 0;
   }
+  for (b = DK_BACKEND_COUNT - 1; b >= 0; b--) {
+    dk__backend_reg *r = &dk__reg[b];
+    if (!dk__ready[b]) continue;
+    if (r->impl && r->impl->close_all) r->impl->close_all();
+    for (i = 0; i < r->count; i++) pthread_mutex_destroy(&r->dev[i].lock);
+    r->count = 0;
+    __atomic_store_n(&dk__ready[b], 0, __ATOMIC_RELEASE);
+  }
+  dk__initialized = 0;
   pthread_mutex_unlock(&dk__init_lock);
 }
 
 DEVKIT_API int dk_device_count(dk_backend b) {
-  DK__ENSURE_INIT();
+  dk__ensure_backend(b);
   return (unsigned)b < DK_BACKEND_COUNT ? dk__reg[b].count : 0;
 }
 
 DEVKIT_API const char *dk_backend_note(dk_backend b) {
-  DK__ENSURE_INIT();
+  dk__ensure_backend(b);
   return (unsigned)b < DK_BACKEND_COUNT ? dk__reg[b].note : "no such backend";
 }
 
 static int dk__device_valid(dk_device d) {
-  DK__ENSURE_INIT();
+  dk__ensure_backend(d.backend);
   return (unsigned)d.backend < DK_BACKEND_COUNT && d.index >= 0 && d.index < dk__reg[d.backend].count;
 }
 
@@ -1078,7 +1110,7 @@ DEVKIT_API const char *dk_device_name(dk_device d) {
 
 DEVKIT_API int dk_device_list(dk_device *out, int max) {
   int b, i, n = 0;
-  DK__ENSURE_INIT();
+  dk__ensure_all();
   for (b = 0; b < DK_BACKEND_COUNT; b++)
     for (i = 0; i < dk__reg[b].count; i++) {
       if (out && n < max) { out[n].backend = (dk_backend)b; out[n].index = i; }
@@ -1090,6 +1122,7 @@ DEVKIT_API int dk_device_list(dk_device *out, int max) {
 /* "cpu:0, vulkan:0 (llvmpipe ...)" for messages about a bad device */
 static void dk__describe_present(dk__sb *sb) {
   int b, i, first = 1;
+  dk__ensure_all();
   for (b = 0; b < DK_BACKEND_COUNT; b++) {
     for (i = 0; i < dk__reg[b].count; i++) {
       dk_device d;
@@ -1121,7 +1154,6 @@ DEVKIT_API dk_status dk_device_parse(const char *text, dk_device *out) {
   const char *p = text, *num = NULL;
   dk_device d;
   long idx = 0;
-  DK__ENSURE_INIT();
   if (!text || !out) return dk__error(DK_ERR_INVALID, "dk_device_parse: NULL argument");
   while (*p == ' ') p++;
   while (*p && *p != ':' && *p != ' ' && k + 1 < sizeof word) word[k++] = *p++;
@@ -1179,7 +1211,7 @@ DEVKIT_API dk_status dk_device_best(dk_device *out) {
   int k, i;
   if (!out) return dk__error(DK_ERR_INVALID, "dk_device_best: NULL argument");
   if (e && *e) return dk_device_parse(e, out);
-  DK__ENSURE_INIT();
+  dk__ensure_all();
   for (k = 0; k < 2; k++)
     for (i = 0; i < dk__reg[order[k]].count; i++) {
       dk_device d;
@@ -1762,8 +1794,8 @@ DEVKIT_API const char *dk_op_name(int op) { return dk__op_name((dk_op)op); }
 DEVKIT_API int dk_op_supported(dk_backend b, const char *name, dk_dtype t, int weight) {
   int op;
   const dk_backend_impl *impl;
-  DK__ENSURE_INIT();
   if ((unsigned)b >= DK_BACKEND_COUNT || !name) return 0;
+  dk__ensure_backend(b);
   impl = dk__reg[b].impl;
   if (!impl) return 0;
   for (op = 0; op < DK_OP_COUNT; op++) {

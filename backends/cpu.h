@@ -12,11 +12,21 @@
 #define DK_BACKEND_CPU_H
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define DK_CPU_X86 1
+/* Kernel classes. Each kernel is compiled with its class's target and
+ * inlines only helpers of the same (or a subset) target, so no hot loop calls
+ * code compiled for another class: an AVX loop that calls SSE-encoded code
+ * pays the AVX->SSE transition on Intel at every call (43 % of q8_0 decode
+ * was that, through a per-block f16 scale conversion). */
 #define DK_CPU_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define DK_CPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#define DK_CPU_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+#define DK_CPU_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
 #endif
 
+typedef enum { DK__CPU_PORTABLE, DK__CPU_AVX2, DK__CPU_AVX512, DK__CPU_NCLASS } dk__cpu_class;
 #include "cpu_quant.h"   /* q4_1, q5_0, q5_1, q2_K..q6_K */
 
 
@@ -226,21 +236,67 @@ static dk_status dk__cpu_sync(dk_device d) { (void)d; return DK_OK; }
 
 static void *dk__cpu_ptr(const dk_tensor *t) { return (char *)t->st->ptr + t->offset; }
 
-static int dk__cpu_has_avx2 = -1;   /* set by dk__cpu_pick_kernels at open */
+/* The kernels of one class, chosen once (dk__cpu_pick_kernels). Entries
+ * left NULL fall back to the portable code. rowdot is per weight dtype: a
+ * new dtype (backends/cpu_quant.h) slots in by filling its entry in each
+ * class's table; with no entry it runs through dk__cpu_dequant_row. */
+typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
+/* out[m] = W row . x_m for M <= DK_CPU_GEMV_MAXM activation rows of K */
+typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out);
+/* An activation block quantized to 8 bits, once per token (decode), so a
+ * quantized weight block is dotted in integers: scale * (sum of int8 x int8).
+ * The scale stays f32 (no f16 rounding on the activation side). */
+typedef struct { float d; int8_t qs[32]; } dk__cpu_q8x;
+/* the same with M rows of nb such blocks, xq[m * nb + b] */
+typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out);
+typedef struct {
+  const char *name;
+  dk__cpu_micro_fn micro;
+  float (*dot_f32)(const float *a, const float *b, int64_t n);
+  void (*dots)(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out);
+  void (*axpy)(float *y, float p, const float *x, int64_t n);
+  void (*f16_to_f32)(const uint16_t *p, int64_t n, float *dst);
+  void (*f32_to_f16)(const float *src, int64_t n, uint16_t *p);
+  dk__cpu_rowdot_fn rowdot[DK_DTYPE_COUNT];
+  /* block dtypes whose decode dot runs in integers against q8 activations;
+   * an entry here takes precedence over rowdot for M <= DK_CPU_GEMV_MAXM */
+  dk__cpu_rowdot_q8_fn rowdot_q8[DK_DTYPE_COUNT];
+} dk__cpu_kernels;
+static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
 #ifdef DK_CPU_X86
-/* contiguous f16 <-> f32 rows with F16C: the conversion is most of the cost
- * of every f16 op otherwise */
-DK_CPU_AVX2 static void dk__cpu_f16_to_f32_row(const uint16_t *p, int64_t n, float *dst) {
+/* contiguous f16 <-> f32 rows with F16C / AVX-512: the conversion is most of
+ * the cost of every f16 op otherwise; tails too, so nothing here calls the
+ * core's scalar (SSE-compiled) converters */
+DK_CPU_AVX2 static void dk__cpu_f16_to_f32_row_avx2(const uint16_t *p, int64_t n, float *dst) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + k))));
-  for (; k < n; k++) dst[k] = dk_f16_to_f32(p[k]);
+  for (; k < n; k++) dst[k] = _cvtsh_ss(p[k]);
 }
-DK_CPU_AVX2 static void dk__cpu_f32_to_f16_row(const float *src, int64_t n, uint16_t *p) {
+DK_CPU_AVX2 static void dk__cpu_f32_to_f16_row_avx2(const float *src, int64_t n, uint16_t *p) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8)
     _mm_storeu_si128((__m128i *)(p + k), _mm256_cvtps_ph(_mm256_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  for (; k < n; k++) p[k] = dk_f32_to_f16(src[k]);
+  for (; k < n; k++) p[k] = _cvtss_sh(src[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+/* (maskz forms throughout: the plain conversions' undefined-register idiom
+ * trips g++ 12's -Wmaybe-uninitialized) */
+DK_CPU_AVX512 static void dk__cpu_f16_to_f32_row_avx512(const uint16_t *p, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(dst + k, _mm512_maskz_cvtph_ps((__mmask16)0xffff, _mm256_loadu_si256((const __m256i *)(p + k))));
+  if (k < n) {   /* a masked tail */
+    __mmask16 mk = (__mmask16)((1u << (n - k)) - 1);
+    _mm512_mask_storeu_ps(dst + k, mk, _mm512_maskz_cvtph_ps((__mmask16)0xffff, _mm256_maskz_loadu_epi16(mk, p + k)));
+  }
+}
+DK_CPU_AVX512 static void dk__cpu_f32_to_f16_row_avx512(const float *src, int64_t n, uint16_t *p) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    _mm256_storeu_si256((__m256i *)(p + k), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  if (k < n) {
+    __mmask16 mk = (__mmask16)((1u << (n - k)) - 1);
+    _mm256_mask_storeu_epi16(p + k, mk, _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_maskz_loadu_ps(mk, src + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
 }
 #endif
 
@@ -256,9 +312,7 @@ static void dk__cpu_load(dk_dtype dt, const void *base, int64_t i, int64_t step,
   }
   case DK_F16: {
     const uint16_t *p = (const uint16_t *)base + i;
-#ifdef DK_CPU_X86
-    if (step == 1 && dk__cpu_has_avx2 > 0) { dk__cpu_f16_to_f32_row(p, n, dst); break; }
-#endif
+    if (step == 1 && dk__cpu_k && dk__cpu_k->f16_to_f32) { dk__cpu_k->f16_to_f32(p, n, dst); break; }
     for (k = 0; k < n; k++) dst[k] = dk_f16_to_f32(p[k * step]);
     break;
   }
@@ -281,9 +335,7 @@ static void dk__cpu_store(dk_dtype dt, void *base, int64_t i, int64_t n, const f
   case DK_F32: memcpy((float *)base + i, src, (size_t)n * 4); break;
   case DK_F16: {
     uint16_t *p = (uint16_t *)base + i;
-#ifdef DK_CPU_X86
-    if (dk__cpu_has_avx2 > 0) { dk__cpu_f32_to_f16_row(src, n, p); break; }
-#endif
+    if (dk__cpu_k && dk__cpu_k->f32_to_f16) { dk__cpu_k->f32_to_f16(src, n, p); break; }
     for (k = 0; k < n; k++) p[k] = dk_f32_to_f16(src[k]);
     break;
   }
@@ -604,6 +656,7 @@ typedef float dk__v8 __attribute__((vector_size(32)));
 static void dk__cpu_micro_generic(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_BODY }
 #ifdef DK_CPU_X86
 DK_CPU_AVX2 static void dk__cpu_micro_avx2(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_BODY }
+DK_CPU_AVX512 static void dk__cpu_micro_avx512(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_BODY }
 #endif
 
 /* a dot product in 8-wide lanes with 4 independent chains: without
@@ -636,13 +689,9 @@ DK_CPU_AVX2 static void dk__cpu_micro_avx2(int kc, const float *a, const float *
 static float dk__cpu_dot_f32_generic(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
 #ifdef DK_CPU_X86
 DK_CPU_AVX2 static float dk__cpu_dot_f32_avx2(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
+DK_CPU_AVX512 static float dk__cpu_dot_f32_avx512(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
 #endif
-static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) {
-#ifdef DK_CPU_X86
-  if (dk__cpu_has_avx2 > 0) return dk__cpu_dot_f32_avx2(a, b, n);
-#endif
-  return dk__cpu_dot_f32_generic(a, b, n);
-}
+static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) { return dk__cpu_k->dot_f32(a, b, n); }
 
 /* out[i] = q_i . k for nq rows q_i = q + i*qs (up to 4 at a time): k is
  * loaded once per 8 values for all of them. Attention's query heads that
@@ -677,12 +726,12 @@ static void dk__cpu_dots_generic(const float *q, int64_t qs, int nq, const float
 DK_CPU_AVX2 static void dk__cpu_dots_avx2(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
   DK__DOTS_BODY
 }
+DK_CPU_AVX512 static void dk__cpu_dots_avx512(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
+  DK__DOTS_BODY
+}
 #endif
 static void dk__cpu_dots(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
-#ifdef DK_CPU_X86
-  if (dk__cpu_has_avx2 > 0) { dk__cpu_dots_avx2(q, qs, nq, k, n, out); return; }
-#endif
-  dk__cpu_dots_generic(q, qs, nq, k, n, out);
+  dk__cpu_k->dots(q, qs, nq, k, n, out);
 }
 
 /* y += p * x, eight lanes at a time (attention's weighted sum of V rows:
@@ -702,28 +751,9 @@ static void dk__cpu_dots(const float *q, int64_t qs, int nq, const float *k, int
 static void dk__cpu_axpy_generic(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
 #ifdef DK_CPU_X86
 DK_CPU_AVX2 static void dk__cpu_axpy_avx2(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
+DK_CPU_AVX512 static void dk__cpu_axpy_avx512(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
 #endif
-static void dk__cpu_axpy(float *y, float p, const float *x, int64_t n) {
-#ifdef DK_CPU_X86
-  if (dk__cpu_has_avx2 > 0) { dk__cpu_axpy_avx2(y, p, x, n); return; }
-#endif
-  dk__cpu_axpy_generic(y, p, x, n);
-}
-
-typedef void (*dk__cpu_micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc);
-static dk__cpu_micro_fn dk__cpu_micro = NULL;
-
-static void dk__cpu_pick_kernels(void) {
-  if (dk__cpu_has_avx2 >= 0) return;
-#ifdef DK_CPU_X86
-  __builtin_cpu_init();
-  dk__cpu_has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && getenv("DEVKIT_CPU_NO_SIMD") == NULL;
-  dk__cpu_micro = dk__cpu_has_avx2 ? dk__cpu_micro_avx2 : dk__cpu_micro_generic;
-#else
-  dk__cpu_has_avx2 = 0;
-  dk__cpu_micro = dk__cpu_micro_generic;
-#endif
-}
+static void dk__cpu_axpy(float *y, float p, const float *x, int64_t n) { dk__cpu_k->axpy(y, p, x, n); }
 
 /* How A and B are read. A: dtype, base, row stride, col stride (elements).
  * B: either a dense matrix B[k][n] (rs, cs) or, for linear, rows of W[n][k]. */
@@ -792,7 +822,7 @@ static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
       dk__cpu_pack_b(g, k0, kc, n0, nc, bp, tmp);
       for (ip = 0; ip < g->mpanels; ip++)
         for (jp = 0; jp < ncp; jp += DK_CPU_NR)
-          dk__cpu_micro((int)kc, g->apack + ip * g->K * DK_CPU_MR + k0 * DK_CPU_MR, bp + jp * kc,
+          dk__cpu_k->micro((int)kc, g->apack + ip * g->K * DK_CPU_MR + k0 * DK_CPU_MR, bp + jp * kc,
                         cacc + ip * DK_CPU_MR * DK_CPU_NC + jp, DK_CPU_NC);
     }
     if (g->bias) dk__cpu_load(g->bias_dt, g->bias, n0, 1, nc, bias);
@@ -840,6 +870,7 @@ typedef struct {
   const char *w;
   size_t wrow;
   float *y;              /* M rows of N, f32 */
+  const dk__cpu_q8x *xq; /* x quantized (M rows of K/32 blocks), or NULL */
 } dk__cpu_gemv;
 
 static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, int64_t K) {
@@ -855,8 +886,48 @@ static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, in
   return acc;
 }
 
+/* x rows (M x K, K a multiple of 32) to q8 blocks: d = max|x| / 127 */
+static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x *xq) {
+  int64_t b, nb = M * (K / 32);
+  int j;
+  for (b = 0; b < nb; b++) {
+    const float *v = x + b * 32;
+    float amax = 0.0f, id;
+    for (j = 0; j < 32; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+    xq[b].d = amax / 127.0f;
+    id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (j = 0; j < 32; j++) xq[b].qs[j] = (int8_t)lrintf(v[j] * id);
+  }
+}
+
+/* the integer sums are exact, so every class gives the portable result up
+ * to the order of the f32 scale-weighted additions */
+static void dk__cpu_rowdot_q8_generic(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  int64_t b;
+  int m, j;
+  for (m = 0; m < M; m++) {
+    float acc = 0.0f;
+    for (b = 0; b < nb; b++) {
+      const int8_t *xs = xq[m * nb + b].qs;
+      int32_t s = 0;
+      float dw;
+      if (wdt == DK_Q8_0) {
+        const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
+        for (j = 0; j < 32; j++) s += p->qs[j] * xs[j];
+        dw = dk_f16_to_f32(p->d);
+      } else {
+        const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
+        for (j = 0; j < 16; j++) s += ((p->qs[j] & 15) - 8) * xs[j] + ((p->qs[j] >> 4) - 8) * xs[j + 16];
+        dw = dk_f16_to_f32(p->d);
+      }
+      acc += dw * xq[m * nb + b].d * (float)s;
+    }
+    out[m] = acc;
+  }
+}
+
 #ifdef DK_CPU_X86
-DK_CPU_AVX2 static float dk__cpu_hsum(__m256 v) {
+DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -864,20 +935,33 @@ DK_CPU_AVX2 static float dk__cpu_hsum(__m256 v) {
 }
 
 /* 8 weights at w[k..k+8) of a float dtype, as f32 */
-DK_CPU_AVX2 static __m256 dk__cpu_load8(dk_dtype wdt, const char *w, int64_t k) {
+DK_CPU_AVX2_INLINE __m256 dk__cpu_load8(dk_dtype wdt, const char *w, int64_t k) {
   if (wdt == DK_F32) return _mm256_loadu_ps((const float *)w + k);
   if (wdt == DK_F16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + k)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + k))), 16));
 }
 
+/* one weight of a float dtype, for the tails: F16C and a shift, never the
+ * core's scalar converters */
+DK_CPU_AVX2_INLINE float dk__cpu_load1(dk_dtype wdt, const char *w, int64_t k) {
+  uint32_t u;
+  float f;
+  if (wdt == DK_F32) return ((const float *)w)[k];
+  if (wdt == DK_F16) return _cvtsh_ss(((const uint16_t *)w)[k]);
+  u = (uint32_t)((const uint16_t *)w)[k] << 16;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 /* the 32 values of a q8_0/q4_0 block as 4 vectors of 8 integers-as-floats;
- * the block scale is applied once, to the block's partial sum */
-DK_CPU_AVX2 static float dk__cpu_block(dk_dtype wdt, const char *w, int64_t b, __m256 q[4]) {
+ * the block scale is applied once, to the block's partial sum, converted
+ * with F16C in line (this was a call to SSE code per block) */
+DK_CPU_AVX2_INLINE float dk__cpu_block(dk_dtype wdt, const char *w, int64_t b, __m256 q[4]) {
   int j;
   if (wdt == DK_Q8_0) {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
     for (j = 0; j < 4; j++) q[j] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * j))));
-    return dk_f16_to_f32(p->d);
+    return _cvtsh_ss(p->d);
   } else {
     const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
     const __m128i lo4 = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
@@ -888,85 +972,248 @@ DK_CPU_AVX2 static float dk__cpu_block(dk_dtype wdt, const char *w, int64_t b, _
     q[1] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
     q[2] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
     q[3] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
-    return dk_f16_to_f32(p->d);
+    return _cvtsh_ss(p->d);
   }
 }
 
 /* Dot of one weight row with M (<= 4) activation rows. Independent
  * accumulator chains hide the FMA latency: four for one row, since decode is
- * M = 1 and a single chain would run at a quarter of the FMA rate. */
-DK_CPU_AVX2 static void dk__cpu_dot_avx2(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out) {
-  __m256 acc[DK_CPU_GEMV_MAXM][4];
-  int64_t k = 0, b;
-  int m, j;
-  for (m = 0; m < M; m++)
-    for (j = 0; j < 4; j++) acc[m][j] = _mm256_setzero_ps();
-  if (wdt == DK_F32 || wdt == DK_F16 || wdt == DK_BF16) {
-    if (M == 1) {
-      for (; k + 32 <= K; k += 32)
-        for (j = 0; j < 4; j++) acc[0][j] = _mm256_fmadd_ps(dk__cpu_load8(wdt, w, k + 8 * j), _mm256_loadu_ps(x + k + 8 * j), acc[0][j]);
-    }
-    for (; k + 8 <= K; k += 8) {
-      __m256 wv = dk__cpu_load8(wdt, w, k);
-      for (m = 0; m < M; m++) acc[m][0] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + m * K + k), acc[m][0]);
-    }
+ * M = 1 and a single chain would run at a quarter of the FMA rate. The body
+ * is compiled once per x86 class; its helpers above are inlined into each. */
+#define DK__ROWDOT_BODY                                                        \
+  __m256 acc[DK_CPU_GEMV_MAXM][4];                                             \
+  int64_t k = 0, b;                                                            \
+  int m, j;                                                                    \
+  for (m = 0; m < DK_CPU_GEMV_MAXM; m++) /* all: clang makes M a memset call */ \
+    for (j = 0; j < 4; j++) acc[m][j] = _mm256_setzero_ps();                   \
+  if (wdt == DK_F32 || wdt == DK_F16 || wdt == DK_BF16) {                      \
+    if (M == 1) {                                                              \
+      for (; k + 32 <= K; k += 32)                                             \
+        for (j = 0; j < 4; j++)                                                \
+          acc[0][j] = _mm256_fmadd_ps(dk__cpu_load8(wdt, w, k + 8 * j), _mm256_loadu_ps(x + k + 8 * j), acc[0][j]); \
+    }                                                                          \
+    for (; k + 8 <= K; k += 8) {                                               \
+      __m256 wv = dk__cpu_load8(wdt, w, k);                                    \
+      for (m = 0; m < M; m++) acc[m][0] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + m * K + k), acc[m][0]); \
+    }                                                                          \
+  } else {                                                                     \
+    for (b = 0; b < K / 32; b++, k += 32) {                                    \
+      __m256 q[4];                                                             \
+      __m256 d = _mm256_set1_ps(dk__cpu_block(wdt, w, b, q));                  \
+      for (m = 0; m < M; m++) {                                                \
+        const float *xm = x + m * K + k;                                       \
+        __m256 s = _mm256_mul_ps(q[0], _mm256_loadu_ps(xm));                   \
+        __m256 t = _mm256_mul_ps(q[1], _mm256_loadu_ps(xm + 8));               \
+        s = _mm256_fmadd_ps(q[2], _mm256_loadu_ps(xm + 16), s);                \
+        t = _mm256_fmadd_ps(q[3], _mm256_loadu_ps(xm + 24), t);                \
+        acc[m][b & 3] = _mm256_fmadd_ps(d, _mm256_add_ps(s, t), acc[m][b & 3]); \
+      }                                                                        \
+    }                                                                          \
+  }                                                                            \
+  for (m = 0; m < M; m++) {                                                    \
+    float s = dk__cpu_hsum(_mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), _mm256_add_ps(acc[m][2], acc[m][3]))); \
+    int64_t kk;                                                                \
+    for (kk = k; kk < K; kk++) s += dk__cpu_load1(wdt, w, kk) * x[m * K + kk]; /* float tails */ \
+    out[m] = s;                                                                \
+  }
+
+DK_CPU_AVX2 static void dk__cpu_rowdot_avx2(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out) {
+  DK__ROWDOT_BODY
+}
+DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out) {
+  DK__ROWDOT_BODY
+}
+
+/* the 32 weights of a q8_0/q4_0 block as signed bytes (q4_0: low nibbles
+ * are values 0-15, high nibbles 16-31, both minus 8), and its scale */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_t b, float *d) {
+  if (wdt == DK_Q8_0) {
+    const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
+    *d = _cvtsh_ss(p->d);
+    return _mm256_loadu_si256((const __m256i *)p->qs);
   } else {
-    for (b = 0; b < K / 32; b++, k += 32) {
-      __m256 q[4];
-      __m256 d = _mm256_set1_ps(dk__cpu_block(wdt, w, b, q));
-      for (m = 0; m < M; m++) {
-        const float *xm = x + m * K + k;
-        __m256 s = _mm256_mul_ps(q[0], _mm256_loadu_ps(xm));
-        __m256 t = _mm256_mul_ps(q[1], _mm256_loadu_ps(xm + 8));
-        s = _mm256_fmadd_ps(q[2], _mm256_loadu_ps(xm + 16), s);
-        t = _mm256_fmadd_ps(q[3], _mm256_loadu_ps(xm + 24), t);
-        acc[m][b & 3] = _mm256_fmadd_ps(d, _mm256_add_ps(s, t), acc[m][b & 3]);
-      }
-    }
+    const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
+    __m128i raw = _mm_loadu_si128((const __m128i *)p->qs), lo4 = _mm_set1_epi8(15);
+    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4), _mm_and_si128(raw, lo4));
+    *d = _cvtsh_ss(p->d);
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
   }
-  for (m = 0; m < M; m++) {
-    float s = dk__cpu_hsum(_mm256_add_ps(_mm256_add_ps(acc[m][0], acc[m][1]), _mm256_add_ps(acc[m][2], acc[m][3])));
-    int64_t kk;
-    for (kk = k; kk < K; kk++) {   /* float tails (K not a multiple of 8) */
-      float wv = wdt == DK_F32 ? ((const float *)w)[kk]
-                 : wdt == DK_F16 ? dk_f16_to_f32(((const uint16_t *)w)[kk]) : dk_bf16_to_f32(((const uint16_t *)w)[kk]);
-      s += wv * x[m * K + kk];
-    }
-    out[m] = s;
-  }
+}
+
+/* int8 . int8 in 8 lanes of 4 products as f32. maddubs wants one unsigned
+ * operand: |w| and x carrying w's sign give the same products (|w| <= 128,
+ * so a pair sums to at most 2*128*127, inside int16) */
+DK_CPU_AVX2_INLINE __m256 dk__cpu_idot_avx2(__m256i w, __m256i x) {
+  __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+/* AVX-512 VNNI: the four products summed into int32 in one instruction */
+__attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) static inline __m256 dk__cpu_idot_vnni(__m256i w, __m256i x) {
+  return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)));
+}
+
+/* one weight row against M quantized activation rows: the weight block is
+ * loaded once for all of them; two chains per row hide the FMA latency */
+#define DK__ROWDOT_Q8_BODY(IDOT)                                               \
+  __m256 acc[DK_CPU_GEMV_MAXM][2];                                             \
+  int64_t b;                                                                   \
+  int m;                                                                       \
+  for (m = 0; m < DK_CPU_GEMV_MAXM; m++) acc[m][0] = acc[m][1] = _mm256_setzero_ps(); \
+  for (b = 0; b < nb; b++) {                                                   \
+    float dw;                                                                  \
+    __m256i wv = dk__cpu_wblock_i8(wdt, w, b, &dw);                            \
+    for (m = 0; m < M; m++) {                                                  \
+      const dk__cpu_q8x *xb = xq + m * nb + b;                                 \
+      __m256 p = IDOT(wv, _mm256_loadu_si256((const __m256i *)xb->qs));        \
+      acc[m][b & 1] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * xb->d), acc[m][b & 1]); \
+    }                                                                          \
+  }                                                                            \
+  for (m = 0; m < M; m++) out[m] = dk__cpu_hsum(_mm256_add_ps(acc[m][0], acc[m][1]));
+
+DK_CPU_AVX2 static void dk__cpu_rowdot_q8_avx2(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  DK__ROWDOT_Q8_BODY(dk__cpu_idot_avx2)
+}
+DK_CPU_AVX512 static void dk__cpu_rowdot_q8_avx512(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  DK__ROWDOT_Q8_BODY(dk__cpu_idot_avx2)
+}
+DK_CPU_AVX512VNNI static void dk__cpu_rowdot_q8_avx512vnni(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
+  DK__ROWDOT_Q8_BODY(dk__cpu_idot_vnni)
 }
 #endif
 
 static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
   const dk__cpu_gemv *g = (const dk__cpu_gemv *)ctx;
+  dk__cpu_rowdot_fn dot = dk__cpu_k->rowdot[g->wdt];
+  dk__cpu_rowdot_q8_fn idot = dk__cpu_k->rowdot_q8[g->wdt];
   int64_t n;
   int m;
   for (n = n0; n < n1; n++) {
     const char *w = g->w + (size_t)n * g->wrow;
     float r[DK_CPU_GEMV_MAXM];
-    if ((DK_QUANTS_MORE >> g->wdt) & 1) {
-      for (m = 0; m < g->M; m++) {
-#ifdef DK_CPU_X86
-        if (dk__cpu_has_avx2 > 0 && dk__cpu_quant_avx2_has(g->wdt)) {
-          g->y[m * g->N + n] = dk__cpu_quant_dot_avx2(g->wdt, w, g->x + m * g->K, g->K);
-          continue;
-        }
-#endif
-        g->y[m * g->N + n] = dk__cpu_quant_dot(g->wdt, w, g->x + m * g->K, g->K);
-      }
-      continue;
-    }
-#ifdef DK_CPU_X86
-    if (dk__cpu_has_avx2) {
-      dk__cpu_dot_avx2(g->wdt, w, g->x, g->K, (int)g->M, r);
+    if (g->xq && idot) {
+      idot(g->wdt, w, g->xq, g->K / 32, (int)g->M, r);
       for (m = 0; m < g->M; m++) g->y[m * g->N + n] = r[m];
-      continue;
+    } else if (dot) {
+      dot(g->wdt, w, g->x, g->K, (int)g->M, r);
+      for (m = 0; m < g->M; m++) g->y[m * g->N + n] = r[m];
+    } else {
+      for (m = 0; m < g->M; m++) g->y[m * g->N + n] = dk__cpu_dot_generic(g->wdt, w, g->x + m * g->K, g->K);
     }
-#endif
-    for (m = 0; m < g->M; m++) g->y[m * g->N + n] = dk__cpu_dot_generic(g->wdt, w, g->x + m * g->K, g->K);
-    (void)r;
   }
 }
+
+/* The block types of backends/cpu_quant.h as rowdot entries: one row dotted
+ * with each of the M activation rows (their dots decode a block in registers) */
+static void dk__cpu_rowdot_more(dk_dtype wdt, const char *w, const float *x, int64_t K, int M, float *out) {
+  int m;
+  for (m = 0; m < M; m++) out[m] = dk__cpu_quant_dot(wdt, w, x + m * K, K);
+}
+#ifdef DK_CPU_X86
+DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, const float *x, int64_t K, int M,
+                                                 float *out) {
+  int m;
+  for (m = 0; m < M; m++) out[m] = dk__cpu_quant_dot_avx2(wdt, w, x + m * K, K);
+}
+#endif
+
+/* ==== kernel classes: the tables and the choice ============================ */
+
+/* not const: dk__cpu_pick_kernels adds the cpu_quant.h types' entries */
+static dk__cpu_kernels dk__cpu_portable = {
+  "portable", dk__cpu_micro_generic, dk__cpu_dot_f32_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic,
+  NULL, NULL, {NULL},
+  {NULL, NULL, NULL, NULL, dk__cpu_rowdot_q8_generic, dk__cpu_rowdot_q8_generic}
+};
+#ifdef DK_CPU_X86
+static dk__cpu_kernels dk__cpu_avx2 = {
+  "avx2", dk__cpu_micro_avx2, dk__cpu_dot_f32_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2,
+  dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
+  {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
+  {NULL, NULL, NULL, NULL, dk__cpu_rowdot_q8_avx2, dk__cpu_rowdot_q8_avx2}
+};
+/* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
+static dk__cpu_kernels dk__cpu_avx512 = {
+  "avx512", dk__cpu_micro_avx512, dk__cpu_dot_f32_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512,
+  dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
+  {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
+  {NULL, NULL, NULL, NULL, dk__cpu_rowdot_q8_avx512, dk__cpu_rowdot_q8_avx512}
+};
+#endif
+static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
+  &dk__cpu_portable,
+#ifdef DK_CPU_X86
+  &dk__cpu_avx2, &dk__cpu_avx512
+#endif
+};
+
+/* the best class this CPU and its OS run: cpuid for the instructions,
+ * XGETBV for the register state the OS saves (ymm; zmm and mask registers) */
+static int dk__cpu_best_class(void) {
+#ifdef DK_CPU_X86
+  unsigned a, b, c, d, lo, hi;
+  int best = DK__CPU_PORTABLE;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1) || !((c >> 28) & 1)) return best;   /* OSXSAVE, AVX */
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 6) != 6) return best;
+  if (((c >> 12) & 1) && ((c >> 29) & 1) && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1))
+    best = DK__CPU_AVX2;   /* FMA, F16C, AVX2 */
+  if (best == DK__CPU_AVX2 && (lo & 0xe0) == 0xe0 && ((b >> 16) & 1) && ((b >> 17) & 1) && ((b >> 30) & 1) &&
+      ((b >> 31) & 1))
+    best = DK__CPU_AVX512;   /* F, DQ, BW, VL */
+  if (best == DK__CPU_AVX512 && ((c >> 11) & 1)) {   /* VNNI: the quantized decode dot in one instruction */
+    dk__cpu_avx512.rowdot_q8[DK_Q8_0] = dk__cpu_rowdot_q8_avx512vnni;
+    dk__cpu_avx512.rowdot_q8[DK_Q4_0] = dk__cpu_rowdot_q8_avx512vnni;
+  }
+  (void)hi;
+  return best;
+#else
+  return DK__CPU_PORTABLE;
+#endif
+}
+
+static int dk__cpu_class_named(const char *name) {
+  int i;
+  for (i = 0; i < DK__CPU_NCLASS; i++)
+    if (dk__cpu_classes[i] && strcmp(dk__cpu_classes[i]->name, name) == 0) return i;
+  return -1;
+}
+
+/* once, at the first open: the best class, or DEVKIT_CPU_ISA's if this CPU
+ * has it (a class it lacks falls back to the best one it has) */
+static void dk__cpu_pick_kernels(void) {
+  const char *env;
+  int best, want, dt;
+  if (__atomic_load_n(&dk__cpu_k, __ATOMIC_ACQUIRE)) return;
+  best = dk__cpu_best_class();
+  for (dt = 0; dt < DK_DTYPE_COUNT; dt++) {
+    if (!((DK_QUANTS_MORE >> dt) & 1)) continue;
+    dk__cpu_portable.rowdot[dt] = dk__cpu_rowdot_more;
+#ifdef DK_CPU_X86
+    dk__cpu_avx2.rowdot[dt] = dk__cpu_avx512.rowdot[dt] = dk__cpu_rowdot_more_avx2;
+#endif
+  }
+  env = getenv("DEVKIT_CPU_ISA");
+  want = env ? dk__cpu_class_named(env) : -1;
+  if (getenv("DEVKIT_CPU_NO_SIMD")) want = DK__CPU_PORTABLE;   /* the older switch */
+  __atomic_store_n(&dk__cpu_k, dk__cpu_classes[want >= 0 && want <= best ? want : best], __ATOMIC_RELEASE);
+}
+
+DEVKIT_API const char *dk_cpu_isa(void) {
+  dk__cpu_pick_kernels();
+  return dk__cpu_k->name;
+}
+
+DEVKIT_API dk_status dk_cpu_set_isa(const char *name) {
+  int c = name ? dk__cpu_class_named(name) : dk__cpu_best_class();
+  if (c < 0)
+    return dk__error(DK_ERR_INVALID, "dk_cpu_set_isa: unknown kernel class '%s' (portable, avx2 or avx512)", name);
+  if (c > dk__cpu_best_class())
+    return dk__error(DK_ERR_UNSUPPORTED, "dk_cpu_set_isa: this CPU cannot run the '%s' kernels (best: %s)", name,
+                     dk__cpu_classes[dk__cpu_best_class()]->name);
+  __atomic_store_n(&dk__cpu_k, dk__cpu_classes[c], __ATOMIC_RELEASE);
+  return DK_OK;
+}
+
 
 static dk_status dk__cpu_linear(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
@@ -980,7 +1227,14 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     if (!xb || !yb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
-    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb;
+    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL;
+    if (dk__cpu_k->rowdot_q8[w->dtype]) {
+      /* x to q8 once for all N rows (slot 4: the tasks do not touch it) */
+      dk__cpu_q8x *xq = (dk__cpu_q8x *)dk__cpu_scratch(4, (size_t)(M * (K / 32)) * sizeof(dk__cpu_q8x) / sizeof(float) + 1);
+      if (!xq) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+      dk__cpu_quantize_x(xb, M, K, xq);
+      g.xq = xq;
+    }
     dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
     if (bias) {
       float *bb = dk__cpu_scratch(0, (size_t)N);

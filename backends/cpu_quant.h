@@ -505,7 +505,7 @@ DK_CPU_AVX2 static __m256i dk__cpu_q_bits32(uint32_t h) {
 }
 
 /* q4_K and q5_K: 8 groups of 32 with scale and min */
-DK_CPU_AVX2 static __m256 dk__cpu_q_k45(const uint8_t *sc12, const uint8_t *qs, const uint8_t *qh, uint16_t d16,
+DK_CPU_AVX2_INLINE __m256 dk__cpu_q_k45(const uint8_t *sc12, const uint8_t *qs, const uint8_t *qh, uint16_t d16,
                                         uint16_t dmin16, const float *x, __m256 acc) {
   uint8_t q[256];
   float dl[8], ml[8], d = dk__cpu_q_h2f(d16), dmin = dk__cpu_q_h2f(dmin16);
@@ -529,7 +529,7 @@ DK_CPU_AVX2 static __m256 dk__cpu_q_k45(const uint8_t *sc12, const uint8_t *qs, 
   return dk__cpu_q_groups(q, 0, x, dl, ml, 8, 32, acc);
 }
 
-DK_CPU_AVX2 static __m256 dk__cpu_q_q6_K(const dk_block_q6_K *b, const float *x, __m256 acc) {
+DK_CPU_AVX2_INLINE __m256 dk__cpu_q_q6_K(const dk_block_q6_K *b, const float *x, __m256 acc) {
   int8_t q[256];
   float dl[16], d = dk__cpu_q_h2f(b->d);
   const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
@@ -589,9 +589,8 @@ DK_CPU_AVX2 static __m256 dk__cpu_q_k23(dk_dtype dt, const char *blk, const floa
   }
 }
 
-/* which types dk__cpu_quant_dot_avx2 takes: every one of this file */
-static int dk__cpu_quant_avx2_has(dk_dtype dt) { return (DK_QUANTS_MORE >> dt) & 1; }
-DK_CPU_AVX2 static float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
+/* takes every type of this file (DK_QUANTS_MORE) */
+DK_CPU_AVX2_INLINE float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
   __m256 acc = _mm256_setzero_ps();
   __m128 s;
   int64_t b;

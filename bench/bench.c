@@ -369,6 +369,77 @@ static void bench_models(dk_device *devs, int ndev, const char *self, int quick,
   }
 }
 
+/* ---- CPU backend rows (issue 14): memory ceiling, decode kernels, attention vs context ---- */
+
+#include <pthread.h>
+#include <unistd.h>
+
+typedef struct { char *dst; const char *src; size_t n; } copy_part;
+static void *copy_part_run(void *p) { copy_part *c = (copy_part *)p; memcpy(c->dst, c->src, c->n); return NULL; }
+typedef struct { char *dst, *src; size_t n; int nth; } copy_ctx;
+/* memcpy of n bytes split over nth threads: the machine's copy bandwidth, the
+ * ceiling a weight-streaming decode is measured against */
+static dk_status copy_run(void *p) {
+  copy_ctx *c = (copy_ctx *)p;
+  pthread_t th[64];
+  copy_part part[64];
+  int i;
+  for (i = 0; i < c->nth; i++) {
+    size_t b = c->n / (size_t)c->nth * (size_t)i, e = i + 1 == c->nth ? c->n : c->n / (size_t)c->nth * (size_t)(i + 1);
+    part[i].dst = c->dst + b; part[i].src = c->src + b; part[i].n = e - b;
+    if (i) pthread_create(&th[i], NULL, copy_part_run, &part[i]);
+  }
+  copy_part_run(&part[0]);
+  for (i = 1; i < c->nth; i++) pthread_join(th[i], NULL);
+  return DK_OK;
+}
+
+static void bench_cpu_rows(int di, dk_device dev, int quick, const char *filter) {
+  bctx c;
+  if (dev.backend != DK_CPU) return;
+  memset(&c, 0, sizeof c);
+  row_for("cpu kernel class (1 avx2, 2 avx512)", dk_cpu_isa(), "class")->value[di] =
+      !strcmp(dk_cpu_isa(), "avx512") ? 2 : !strcmp(dk_cpu_isa(), "avx2") ? 1 : 0;
+  if (want(filter, "copy bandwidth") || want(filter, "linear")) {
+    copy_ctx cc;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double t;
+    cc.n = (size_t)(quick ? 64 : 256) << 20;
+    cc.nth = ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu;
+    cc.src = (char *)malloc(cc.n); cc.dst = (char *)malloc(cc.n);
+    if (cc.src && cc.dst) {
+      memset(cc.src, 1, cc.n); memset(cc.dst, 2, cc.n);
+      t = time_op(dev, copy_run, &cc, 0.2);
+      row_for("memcpy (all cores): read", quick ? "64 MB" : "256 MB", "GB/s")->value[di] = (double)cc.n / t / 1e9;
+      row_for("memcpy (all cores): read+write", quick ? "64 MB" : "256 MB", "GB/s")->value[di] = 2.0 * (double)cc.n / t / 1e9;
+    }
+    free(cc.src); free(cc.dst);
+  }
+  /* decode rows at the 100M model's widest shape (hidden 2048 x dim 768 is
+   * small; 4096 x 4096 keeps the weights out of cache) for the dtypes the
+   * generic rows leave out */
+  if (want(filter, "linear")) {
+    int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096};
+    c.kind = 6; c.a = mk(dev, DK_F32, 2, xs, "x"); c.b = mk(dev, DK_BF16, 2, ws, "w"); c.c = mk(dev, DK_F32, 2, xs, "y");
+    record(di, dev, "dk_linear decode w=bf16", "N=4096 K=4096", &c, 4096.0 * 4096 * 2, 2.0 * 4096 * 4096, 0.1);
+  }
+  /* decode attention: the cost per cached position should stay flat */
+  if (want(filter, "attention")) {
+    static const int64_t lens[3] = {128, 1024, 4096};
+    static const char *names[3] = {"128 positions", "1024 positions", "4096 positions"};
+    int k;
+    for (k = 0; k < 3; k++) {
+      int64_t qs[3] = {1, 32, 128}, ks[3] = {lens[k], 8, 128};
+      double t;
+      c.kind = 9; c.a = mk(dev, DK_F32, 3, qs, "q"); c.b = mk(dev, DK_F16, 3, ks, "k"); c.d = mk(dev, DK_F16, 3, ks, "v");
+      c.c = mk(dev, DK_F32, 3, qs, "o");
+      t = c.a && c.b && c.c && c.d ? time_op(dev, run_case, &c, 0.1) : NAN;
+      row_for("dk_attention decode per position", names[k], "ns/pos")->value[di] = t / (double)lens[k] * 1e9;
+      free_ctx(&c);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   dk_device devs[MAXDEV];
   int ndev = 0, quick = 0, big = 0, i, r;
@@ -393,6 +464,7 @@ int main(int argc, char **argv) {
   }
   for (i = 0; i < ndev; i++) bench_device(i, devs[i], quick, big, filter);
   for (i = 0; i < ndev; i++) bench_quant_decode(i, devs[i], filter);
+  for (i = 0; i < ndev; i++) bench_cpu_rows(i, devs[i], quick, filter);
   bench_models(devs, ndev, argv[0], quick, filter);
 
   printf("\n%-30s %-24s %-8s", "op", "size", "unit");

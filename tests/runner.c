@@ -266,6 +266,22 @@ double dkt_tol(dk_dtype dt, int64_t k) {
   return base + 2e-7 * sqrt((double)(k > 0 ? k : 1)) * 4.0;
 }
 
+double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K) {
+  double worst = 0;
+  int64_t m, n, k, j;
+  for (m = 0; m < M; m++)
+    for (n = 0; n < N; n++) {
+      double e = 0;
+      for (k = 0; k < K; k += 32) {
+        double amax = 0, sw = 0;
+        for (j = k; j < k + 32 && j < K; j++) { amax = fmax(amax, fabs(x[m * K + j])); sw += fabs(w[n * K + j]); }
+        e += amax / 254.0 * sw;
+      }
+      worst = fmax(worst, e);
+    }
+  return worst;
+}
+
 /* ==== tensors ============================================================= */
 
 dk_tensor *dkt_tensor_at(dkt *t, dk_device dev, dk_dtype dt, int ndim, const int64_t *shape, const char *name,
@@ -282,8 +298,12 @@ dk_tensor *dkt_tensor_at(dkt *t, dk_device dev, dk_dtype dt, int ndim, const int
   if (v) {
     size_t nb;
     void *p;
-    dkt_round_to(dt, v, n);
+    /* v becomes what the uploaded bytes hold: a block format is encoded once
+     * and decoded (re-quantizing dequantized values need not give the same
+     * blocks: the K-quants' fitted scales don't round-trip) */
+    if (!dk_dtype_is_quant(dt)) dkt_round_to(dt, v, n);
     p = dkt_encode(dt, v, n, &nb);
+    if (dk_dtype_is_quant(dt)) dkt_decode(dt, p, n, v);
     s = dk_tensor_upload(x, p, nb);
     free(p);
     if (s != DK_OK) {
@@ -382,7 +402,9 @@ static int dkt_child(const dkt_entry *e, dk_device dev) {
   t.dev = dev;
   t.seed = dkt_seed_base() ^ dkt_hash(e->name) ^ (uint64_t)(dev.backend * 7919);
   t.rng = t.seed | 1;
-  dk_init();
+  /* only the backend under test starts here (dk_device_count below): the
+   * others start when a test names them, as in a program (dk_init would
+   * start them all) */
   d2 = dev;
   d2.index = dev.index + 1;
   t.has_dev2 = d2.index < dk_device_count(dev.backend);

@@ -114,6 +114,10 @@ int dkt_read(dkt *t, const dk_tensor *x, double *out);
 int dkt_close(dkt *t, const char *what, const double *got, const double *want, int64_t n, double atol, double rtol);
 /* tolerance for results of dtype dt after a reduction of length k */
 double dkt_tol(dk_dtype dt, int64_t k);
+/* the most that quantizing the M x K activations to q8 per 32-block (the
+ * CPU's decode path for q8_0/q4_0 weights, as llama.cpp does) can move any
+ * of the M x N results of x . W^T: sum over blocks of max|x|/254 * sum|w| */
+double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K);
 
 /* float dtypes under test */
 extern const dk_dtype dkt_float_types[3];

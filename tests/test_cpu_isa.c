@@ -1,0 +1,325 @@
+/* tests/test_cpu_isa.c — every CPU kernel class this machine runs (portable,
+ * avx2, avx512) on the same inputs, for every dtype the CPU linear, matmul,
+ * embedding and attention kernels take: each class against the double
+ * reference, and each SIMD class against the portable one (a class that is
+ * wrong in a way the reference tolerance hides still shows as a difference
+ * from portable). The classes this CPU has must all be selectable: a missing
+ * one is a failure, not a skip. */
+#include "test.h"
+
+static const char *const isa_names[3] = {"portable", "avx2", "avx512"};
+
+/* which classes this CPU has, from the kernel's view (/proc/cpuinfo), not
+ * the library's: the library's choice must agree. Elsewhere: trust it. */
+static int isa_expected(int i) {
+  static const char *const need[3][4] = {{NULL}, {"avx2", "fma", "f16c", NULL},
+                                         {"avx512f", "avx512bw", "avx512vl", "avx512dq"}};
+  char line[8192];
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  int j, found = -1;
+  if (i == 0) { if (f) fclose(f); return 1; }
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "flags", 5) == 0) {
+      found = 1;
+      line[strcspn(line, "\n")] = ' ';   /* the last flag ends in a space too */
+      for (j = 0; j < 4; j++) {
+        char key[32];
+        if (i == 1 && !need[i][j]) break;
+        snprintf(key, sizeof key, " %s ", need[i][j]);
+        if (!strstr(line, key)) found = 0;
+      }
+      break;
+    }
+  fclose(f);
+  if (found && i == 2 && !isa_expected(1)) found = 0;
+  return found;
+}
+
+/* one op on fixed tensors, run once per class */
+typedef struct {
+  char what[96];
+  dk_tensor *out;
+  int64_t n;                 /* elements of out */
+  double *want;              /* double reference */
+  double atol, rtol;         /* against the reference */
+  double patol, prtol;       /* against portable */
+} isa_case;
+
+typedef dk_status (*isa_run_fn)(void *ctx);
+
+static void isa_compare(dkt *t, isa_case *c, isa_run_fn run, void *ctx) {
+  double *portable = dkt_alloc(c->n), *got = dkt_alloc(c->n);
+  int i, have_portable = 0;
+  for (i = 0; i < 3; i++) {
+    char what[160];
+    dk_status s = dk_cpu_set_isa(isa_names[i]);
+    if (s != DK_OK) {
+      DKT_CHECK(t, isa_expected(i) != 1, "cpuid has %s but dk_cpu_set_isa refused it: %s", isa_names[i], dk_last_error());
+      continue;
+    }
+    DKT_CHECK(t, strcmp(dk_cpu_isa(), isa_names[i]) == 0, "dk_cpu_isa() is %s after setting %s", dk_cpu_isa(),
+              isa_names[i]);
+    s = run(ctx);
+    if (s != DK_OK) {
+      dkt_fail_at(t, __FILE__, __LINE__, "%s with %s kernels: %s: %s", c->what, isa_names[i], dk_status_name(s),
+                  dk_last_error());
+      continue;
+    }
+    if (!dkt_read(t, c->out, got)) continue;
+    snprintf(what, sizeof what, "%s [%s vs double]", c->what, isa_names[i]);
+    dkt_close(t, what, got, c->want, c->n, c->atol, c->rtol);
+    if (i == 0) {
+      memcpy(portable, got, (size_t)c->n * sizeof(double));
+      have_portable = 1;
+    } else if (have_portable) {
+      snprintf(what, sizeof what, "%s [%s vs portable]", c->what, isa_names[i]);
+      dkt_close(t, what, got, portable, c->n, c->patol, c->prtol);
+    }
+  }
+  dk_cpu_set_isa(NULL);
+  free(portable); free(got);
+}
+
+/* ---- linear (gemv for M <= 4, gemm above) ------------------------------------ */
+
+typedef struct { dk_tensor *o, *x, *w, *b; } lin_ctx;
+static dk_status lin_run(void *p) { lin_ctx *l = (lin_ctx *)p; return dk_linear(l->o, l->x, l->w, l->b); }
+
+static void isa_linear(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N, int64_t K, int with_bias) {
+  int64_t xs[2] = {M, K}, ws[2] = {N, K}, os[2] = {M, N}, m, n, k;
+  double *xv, *wv, *bv = NULL;
+  lin_ctx l;
+  isa_case c;
+  memset(&c, 0, sizeof c);
+  l.x = dkt_random(t, t->dev, xdt, 2, xs, "x", -1, 1, &xv);
+  l.w = dkt_random(t, t->dev, wdt, 2, ws, "w", -1, 1, &wv);
+  l.b = with_bias ? dkt_random(t, t->dev, xdt, 1, &N, "bias", -1, 1, &bv) : NULL;
+  l.o = dkt_tensor(t, t->dev, xdt, 2, os, "out", NULL);
+  c.n = M * N;
+  c.want = dkt_alloc(c.n);
+  c.out = l.o;
+  if (l.x && l.w && l.o && (l.b || !with_bias)) {
+    for (m = 0; m < M; m++)
+      for (n = 0; n < N; n++) {
+        double acc = bv ? bv[n] : 0;
+        for (k = 0; k < K; k++) acc += xv[m * K + k] * wv[n * K + k];
+        c.want[m * N + n] = acc;
+      }
+    snprintf(c.what, sizeof c.what, "linear x %s w %s M=%lld N=%lld K=%lld", dk_dtype_name(xdt), dk_dtype_name(wdt),
+             (long long)M, (long long)N, (long long)K);
+    c.rtol = dkt_tol(xdt, K);
+    c.atol = c.rtol * sqrt((double)K) * 1.5;
+    c.prtol = c.rtol;
+    c.patol = c.atol;   /* q8 activations: exact integer sums in every class, so portable stays this close */
+    if ((wdt == DK_Q8_0 || wdt == DK_Q4_0) && M <= 4) c.atol += dkt_q8_act_bound(xv, wv, M, N, K);
+    isa_compare(t, &c, lin_run, &l);
+  }
+  dk_tensor_free(l.x); dk_tensor_free(l.w); dk_tensor_free(l.b); dk_tensor_free(l.o);
+  free(xv); free(wv); free(bv); free(c.want);
+}
+
+DKT_TEST(cpu_isa_linear, DKT_ONCE) {
+  /* every weight dtype the CPU linear takes, backends/cpu_quant.h's included */
+  static const dk_dtype wts[13] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1,
+                                   DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+  static const int64_t Ms[3] = {1, 3, 20};
+  int w, x, m;
+  for (w = 0; w < 13; w++)
+    for (x = 0; x < 3; x++)
+      for (m = 0; m < 3; m++) {
+        int blk = dk_dtype_block(wts[w]);
+        /* float K not a multiple of 8 or 16: every vector tail runs; blocks: several, odd count */
+        isa_linear(t, dkt_float_types[x], wts[w], Ms[m], 37, blk == 1 ? 107 : blk == 32 ? 160 : 768, m == 1);
+      }
+}
+
+/* ---- matmul (the packed micro-kernel) ---------------------------------------- */
+
+typedef struct { dk_tensor *o, *a, *b; } mm_ctx;
+static dk_status mm_run(void *p) { mm_ctx *m = (mm_ctx *)p; return dk_matmul(m->o, m->a, m->b); }
+
+DKT_TEST(cpu_isa_matmul, DKT_ONCE) {
+  int d;
+  for (d = 0; d < 3; d++) {
+    dk_dtype dt = dkt_float_types[d];
+    int64_t M = 19, K = 71, N = 45, as[2] = {M, K}, bs[2] = {K, N}, os[2] = {M, N}, i, j, k;
+    double *av, *bv;
+    mm_ctx mm;
+    isa_case c;
+    memset(&c, 0, sizeof c);
+    mm.a = dkt_random(t, t->dev, dt, 2, as, "a", -1, 1, &av);
+    mm.b = dkt_random(t, t->dev, dt, 2, bs, "b", -1, 1, &bv);
+    mm.o = dkt_tensor(t, t->dev, dt, 2, os, "out", NULL);
+    c.n = M * N;
+    c.want = dkt_alloc(c.n);
+    c.out = mm.o;
+    if (mm.a && mm.b && mm.o) {
+      for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) {
+          double acc = 0;
+          for (k = 0; k < K; k++) acc += av[i * K + k] * bv[k * N + j];
+          c.want[i * N + j] = acc;
+        }
+      snprintf(c.what, sizeof c.what, "matmul %s %lldx%lldx%lld", dk_dtype_name(dt), (long long)M, (long long)K,
+               (long long)N);
+      c.rtol = c.prtol = dkt_tol(dt, K);
+      c.atol = c.patol = c.rtol * sqrt((double)K) * 1.5;
+      isa_compare(t, &c, mm_run, &mm);
+    }
+    dk_tensor_free(mm.a); dk_tensor_free(mm.b); dk_tensor_free(mm.o);
+    free(av); free(bv); free(c.want);
+  }
+}
+
+/* ---- embedding (row dequantization and f16 stores) --------------------------- */
+
+typedef struct { dk_tensor *o, *tab, *ids; } emb_ctx;
+static dk_status emb_run(void *p) { emb_ctx *e = (emb_ctx *)p; return dk_embedding(e->o, e->tab, e->ids); }
+
+DKT_TEST(cpu_isa_embedding, DKT_ONCE) {
+  static const dk_dtype tabs[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
+  static const int32_t ids[5] = {0, 40, 7, 7, 23};
+  int k, od;
+  for (k = 0; k < 5; k++)
+    for (od = 0; od < 3; od++) {
+      dk_dtype odt = dkt_float_types[od];
+      int quant = tabs[k] == DK_Q8_0 || tabs[k] == DK_Q4_0;
+      int64_t D = quant ? 96 : 83, ts[2] = {41, D}, ns = 5, os[2] = {5, D}, i, j;
+      double *tv;
+      emb_ctx e;
+      isa_case c;
+      memset(&c, 0, sizeof c);
+      e.tab = dkt_random(t, t->dev, tabs[k], 2, ts, "table", -2, 2, &tv);
+      e.ids = dkt_ids(t, t->dev, 1, &ns, "ids", ids);
+      e.o = dkt_tensor(t, t->dev, odt, 2, os, "out", NULL);
+      c.n = 5 * D;
+      c.want = dkt_alloc(c.n);
+      c.out = e.o;
+      if (e.tab && e.ids && e.o) {
+        for (i = 0; i < 5; i++)
+          for (j = 0; j < D; j++) c.want[i * D + j] = tv[ids[i] * D + j];
+        dkt_round_to(odt, c.want, c.n);
+        snprintf(c.what, sizeof c.what, "embedding %s -> %s", dk_dtype_name(tabs[k]), dk_dtype_name(odt));
+        c.rtol = odt == DK_F32 ? 1e-7 : 0;   /* a copy: exact after rounding */
+        isa_compare(t, &c, emb_run, &e);
+      }
+      dk_tensor_free(e.tab); dk_tensor_free(e.ids); dk_tensor_free(e.o);
+      free(tv); free(c.want);
+    }
+}
+
+/* ---- attention (dots, axpy, f16/bf16 caches) --------------------------------- */
+
+typedef struct { dk_tensor *o, *q, *k, *v; float scale; int off; } att_ctx;
+static dk_status att_run(void *p) {
+  att_ctx *a = (att_ctx *)p;
+  return dk_attention(a->o, a->q, a->k, a->v, a->scale, a->off);
+}
+
+static void isa_attention(dkt *t, dk_dtype qdt, dk_dtype kdt, int64_t T, int64_t S, int off) {
+  int64_t Hq = 8, Hkv = 2, D = 40, qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, os[3] = {T, Hq, D}, tt, h, s, j;
+  double *qv, *kv, *vv;
+  att_ctx a;
+  isa_case c;
+  memset(&c, 0, sizeof c);
+  a.q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
+  a.k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
+  a.v = dkt_random(t, t->dev, kdt, 3, ks, "v", -1, 1, &vv);
+  a.o = dkt_tensor(t, t->dev, qdt, 3, os, "out", NULL);
+  a.scale = (float)(1.0 / sqrt((double)D));
+  a.off = off;
+  c.n = T * Hq * D;
+  c.want = dkt_alloc(c.n);
+  c.out = a.o;
+  if (a.q && a.k && a.v && a.o) {
+    double *sc = dkt_alloc(S);
+    for (tt = 0; tt < T; tt++)
+      for (h = 0; h < Hq; h++) {
+        int64_t g = h / (Hq / Hkv), lim = tt + off + 1 < S ? tt + off + 1 : S;
+        double mx = -INFINITY, z = 0;
+        for (s = 0; s < lim; s++) {
+          double dot = 0;
+          for (j = 0; j < D; j++) dot += qv[(tt * Hq + h) * D + j] * kv[(s * Hkv + g) * D + j];
+          sc[s] = dot * (double)a.scale;
+          mx = fmax(mx, sc[s]);
+        }
+        for (s = 0; s < lim; s++) { sc[s] = exp(sc[s] - mx); z += sc[s]; }
+        for (j = 0; j < D; j++) {
+          double acc = 0;
+          for (s = 0; s < lim; s++) acc += sc[s] / z * vv[(s * Hkv + g) * D + j];
+          c.want[(tt * Hq + h) * D + j] = acc;
+        }
+      }
+    free(sc);
+    snprintf(c.what, sizeof c.what, "attention q %s kv %s T=%lld S=%lld", dk_dtype_name(qdt), dk_dtype_name(kdt),
+             (long long)T, (long long)S);
+    c.atol = c.rtol = c.patol = c.prtol = dkt_tol(qdt, D) * 2;
+    isa_compare(t, &c, att_run, &a);
+  }
+  dk_tensor_free(a.q); dk_tensor_free(a.k); dk_tensor_free(a.v); dk_tensor_free(a.o);
+  free(qv); free(kv); free(vv); free(c.want);
+}
+
+DKT_TEST(cpu_isa_attention, DKT_ONCE) {
+  int qd, kd;
+  for (qd = 0; qd < 3; qd++)
+    for (kd = 0; kd < 3; kd++) {
+      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 1, 300, 299);   /* decode over a long cache */
+      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 6, 6, 0);       /* a causal prompt */
+    }
+}
+
+DKT_TEST(cpu_isa_select, DKT_ONCE) {
+  int i, n = 0;
+  DKT_REFUSED(t, dk_cpu_set_isa("sse9"), DK_ERR_INVALID);
+  DKT_MSG_HAS(t, "sse9");
+  for (i = 0; i < 3; i++) {
+    dk_status s = dk_cpu_set_isa(isa_names[i]);
+    int want = isa_expected(i);
+    DKT_CHECK(t, want < 0 || (s == DK_OK) == want, "%s: dk_cpu_set_isa -> %s, /proc/cpuinfo says %s", isa_names[i],
+              dk_status_name(s), want ? "present" : "absent");
+    if (s == DK_OK) n++;
+    else DKT_CHECK(t, s == DK_ERR_UNSUPPORTED, "%s refused with %s", isa_names[i], dk_status_name(s));
+  }
+  DKT_OK(t, dk_cpu_set_isa(NULL));
+  dkt_note(t, "kernel classes on this CPU: %d, default %s", n, dk_cpu_isa());
+}
+
+/* ---- lazy backends -------------------------------------------------------- */
+
+/* is a shared object whose path holds `name` mapped into this process? */
+static int lib_mapped(const char *name) {
+  char line[1024];
+  int found = 0;
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return -1;
+  while (!found && fgets(line, sizeof line, f)) found = strstr(line, name) != NULL;
+  fclose(f);
+  return found;
+}
+
+/* A program that names only cpu devices never loads a GPU driver; naming
+ * another backend starts it then. Runs in its own process (the runner forks
+ * per test and never initializes devkit in the parent). */
+DKT_TEST(lazy_backends_cpu_only, DKT_ONCE | DKT_MULTI_BACKEND) {
+  dk_device d;
+  dk_tensor *x = NULL, *y = NULL;
+  int64_t n = 64;
+  int n_vk;
+  if (lib_mapped("libvulkan") != 0 || lib_mapped("libcuda") != 0) {
+    dkt_skip(t, "a GPU driver is already mapped before the test (or no /proc/self/maps)");
+    return;
+  }
+  DKT_OK(t, dk_device_parse("cpu", &d));
+  x = dkt_random(t, d, DK_F32, 1, &n, "x", -1, 1, NULL);
+  y = dkt_tensor(t, d, DK_F32, 1, &n, "y", NULL);
+  if (x && y) DKT_OK(t, dk_silu(y, x));
+  DKT_CHECK(t, dk_device_count(DK_CPU) >= 1, "no cpu device");
+  DKT_CHECK(t, lib_mapped("libvulkan") == 0, "libvulkan was loaded by a cpu-only program");
+  DKT_CHECK(t, lib_mapped("libcuda") == 0, "libcuda was loaded by a cpu-only program");
+  n_vk = dk_device_count(DK_VULKAN);   /* naming the backend starts it */
+  if (n_vk > 0) DKT_CHECK(t, lib_mapped("libvulkan") == 1, "%d vulkan devices without libvulkan mapped", n_vk);
+  else dkt_note(t, "vulkan: %s", dk_backend_note(DK_VULKAN));
+  dk_tensor_free(x); dk_tensor_free(y);
+}
