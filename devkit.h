@@ -3390,9 +3390,20 @@ static dk_status dk__file_parse(dk_file *f, dk_file_format fmt) {
       if (s == DK_OK) { f->format = DK_FILE_LLAMA2C_TOKENIZER; return DK_OK; }
       dk__file_reset(f);
       if (s != DK_ERR_FORMAT) return s;
-      dk__copy_str(why, sizeof why, dk__msg);
-      return dk__error(DK_ERR_FORMAT, "%s: not a model file devkit knows: no 'GGUF' magic, no safetensors header, no "
-                       "plausible llama2.c checkpoint header, and not a llama2.c tokenizer (%s)", f->name, why);
+      /* one sentence: what was expected, and what the file starts with */
+      {
+        char hex[3 * 8 + 1] = "", txt[8 + 1] = "";
+        size_t k, nb = f->size < 8 ? (size_t)f->size : 8;
+        for (k = 0; k < nb; k++) {
+          snprintf(hex + 3 * k, sizeof hex - 3 * k, "%02x ", f->data[k]);
+          txt[k] = f->data[k] >= 32 && f->data[k] < 127 ? (char)f->data[k] : '.';
+          txt[k + 1] = 0;
+        }
+        if (nb) hex[3 * nb - 1] = 0;
+        return dk__error(DK_ERR_FORMAT, "%s is not a model file devkit knows: expected a GGUF file (starting with "
+                         "\"GGUF\"), a safetensors file (a length, then a JSON header) or a llama2.c checkpoint or "
+                         "tokenizer, but its first bytes are %s (\"%s\")", f->name, hex, txt);
+      }
     }
   }
   f->format = fmt;

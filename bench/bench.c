@@ -266,15 +266,23 @@ static void bench_device(int di, dk_device dev, int quick, int big, const char *
 
 /* ---- the llama runner: prompt and decode tokens/s ---------------------------- */
 
-/* a model file for the bench: stories260K from ../shared/models (or
- * DEVKIT_MODELS), or a synthetic one made once with make_model */
+/* a model file for the bench: stories260K from weights/ (shipped in the
+ * repository), DEVKIT_MODELS or ../shared/models, or a synthetic one made
+ * once with make_model */
 static int model_path(const char *self, const char *what, char *out, size_t n) {
-  const char *dir = getenv("DEVKIT_MODELS");
+  const char *env = getenv("DEVKIT_MODELS");
+  const char *dirs[3];
   FILE *f;
+  int i, k = 0;
   if (!strncmp(what, "stories", 7)) {
-    snprintf(out, n, "%s/%s", dir ? dir : "../shared/models", what);
-    f = fopen(out, "rb");
-    if (f) { fclose(f); return 1; }
+    dirs[k++] = "weights";
+    if (env && *env) dirs[k++] = env;
+    dirs[k++] = "../shared/models";
+    for (i = 0; i < k; i++) {
+      snprintf(out, n, "%s/%s", dirs[i], what);
+      f = fopen(out, "rb");
+      if (f) { fclose(f); return 1; }
+    }
     return 0;
   } else {
     /* "100M:f16" */
