@@ -179,7 +179,7 @@ plan_programs() {
   # model-file tools: print a model file, write synthetic llama GGUF files,
   # the fuzzers' seed files; the op table printer
   local t
-  for t in model_info make_model optable; do
+  for t in model_info make_model optable amalgamate; do
     [ -f "tools/$t.c" ] && program "$out" "$t" "$ld" c11 "tools/$t.c"
   done
   if [ -f fuzz/seeds.c ]; then program "$out" fuzz_seeds "$ld" c11 fuzz/seeds.c --nolibs; fi
@@ -223,7 +223,19 @@ build() {
   run_plan "$BUILD" "$CFLAGS"
   echo "$sig" > "$BUILD/.flags"
   update_readme_table
+  write_single_header
   say "built: ${PROGRAMS[*]}"
+}
+
+# dist/devkit.h: the single file users copy (core, backends, GPU code), from
+# the in-tree headers by tools/amalgamate.c; rewritten only if it changed.
+write_single_header() {
+  mkdir -p dist
+  "$BUILD/amalgamate" devkit.h "$BUILD/devkit.single.h" 2>/dev/null
+  if ! cmp -s "$BUILD/devkit.single.h" dist/devkit.h; then
+    cp "$BUILD/devkit.single.h" dist/devkit.h
+    say "wrote dist/devkit.h ($(wc -c < dist/devkit.h) bytes)"
+  fi
 }
 
 # The README's op table is printed from the dispatch tables (tools/optable.c)

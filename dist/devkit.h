@@ -1562,8 +1562,11 @@ static dk_status dk__mismatch(dk_call *c, int backend_level) {
     char tname[32], oname[32];
     snprintf(tname, sizeof tname, "%s", dk_device_name(target));
     snprintf(oname, sizeof oname, "%s", dk_device_name(c->t[first_odd]->device));
-    dk__sbf(&f, "move %s with dk_to(%s, %s, &%s_moved) (or create %s there), or put the others on %s",
-            list, oi->roles[first_odd], tname, oi->roles[first_odd], strchr(list, ',') ? "them" : "it", oname);
+    /* the fix's code is valid C against the public API, with the operands
+     * named by their roles (tests/test_errors.c compiles it) */
+    dk__sbf(&f, "move %s to %s (or create %s there), or put the others on %s:\n    dk_tensor *%s_moved; "
+            "dk_to(%s, dk_tensor_device(%s), &%s_moved);", list, tname, strchr(list, ',') ? "them" : "it", oname,
+            oi->roles[first_odd], oi->roles[first_odd], oi->roles[best], oi->roles[first_odd]);
   }
   if (backend_level)
     return dk__op_error(c, DK_ERR_BACKEND_MISMATCH, fix,
