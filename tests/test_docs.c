@@ -64,6 +64,17 @@ DKT_TEST(docs_results_tables_are_rectangular, DKT_ONCE) {
       continue;
     }
     rows++;
+    {
+      /* a fixed layout: no cell holds a run of spaces inside its text (a
+       * number pushed into its neighbour's cell) or a thousands separator */
+      const char *p;
+      for (p = line + 1; *p && *p != '\n'; p++) {
+        DKT_CHECK(t, !(p[0] == ' ' && p[1] == ' ' && p[-1] != '|' && p[2] != '|' && p[2] != ' '),
+                  "bench/RESULTS.md:%d: a run of spaces inside a cell:\n  %s", lineno, line);
+        DKT_CHECK(t, !(p[0] == ',' && p[-1] >= '0' && p[-1] <= '9' && p[1] >= '0' && p[1] <= '9'),
+                  "bench/RESULTS.md:%d: a thousands separator inside a cell:\n  %s", lineno, line);
+      }
+    }
     DKT_CHECK(t, cells(line) == header_cells, "bench/RESULTS.md:%d has %d cells, its table's header %d:\n  %s  %s", lineno,
               cells(line), header_cells, head, line);
   }
