@@ -281,7 +281,10 @@ cmd_demo() {
 }
 cmd_bench() {
   build
-  "$BUILD/bench" "$@"
+  # the run is appended to bench/RESULTS.md with its date, machine, CPU and commit
+  local commit; commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git diff --quiet HEAD -- devkit.h backends kernels shaders examples bench 2>/dev/null || commit="$commit+local changes"
+  DEVKIT_COMMIT=$commit "$BUILD/bench" --results bench/RESULTS.md "$@"
 }
 cmd_check_generated() {
   # regenerate every shader (not from the cache) and the kernels if their
