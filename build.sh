@@ -62,10 +62,10 @@ install_deps() {
 # ---- generated blobs ------------------------------------------------------
 gen_shaders() {
   [ -d shaders ] || return 0
-  if command -v glslc >/dev/null && command -v spirv-val >/dev/null; then
+  if command -v "${GLSLC:-glslc}" >/dev/null && command -v "${SPIRV_VAL:-spirv-val}" >/dev/null; then
     if [ -n "${GEN_FORCE:-}" ]; then tools/gen_shaders.sh --force; else tools/gen_shaders.sh; fi
   else
-    say "glslc/spirv-val not found: using the committed shaders/generated header"
+    say "glslc/spirv-val not found: skipped regenerating shaders; using the committed shaders/generated header"
   fi
 }
 gen_kernels() {
@@ -74,7 +74,7 @@ gen_kernels() {
   if [ -x "$nvcc" ]; then
     NVCC=$nvcc tools/gen_kernels.sh
   else
-    say "nvcc not found: using the committed kernels/generated header"
+    say "nvcc not found: skipped regenerating CUDA kernels; using the committed kernels/generated header"
   fi
 }
 
