@@ -30,4 +30,40 @@ check() {   # label dir binary
 ( cd "$TMP/single" && $CC -std=c99 -Wall -Wextra -Werror app.c -o app_c -ldl -lm -lpthread ) && check "C99, single header" "$TMP/single" app_c || status=1
 ( cd "$TMP/single" && $CXX -x c++ -std=c++11 -Wall -Wextra -Werror app.c -o app_cpp -ldl -lm -lpthread ) && check "C++11, single header" "$TMP/single" app_cpp || status=1
 ( cd "$TMP/intree" && $CC -std=c99 -Wall -Wextra -Werror -I"$ROOT" app.c -o app_c -ldl -lm -lpthread ) && check "C99, in-tree devkit.h" "$TMP/intree" app_c || status=1
+# the GPU code in the single file unpacks to exactly the bytes of the
+# in-tree generated headers (base64 and the LZ77 layer round-trip)
+cat > "$TMP/blobs.c" <<'C'
+#define DEVKIT_IMPLEMENTATION
+#include "devkit.h"
+#include <stdio.h>
+int main(void) {
+  FILE *f = stdout;
+  size_t i = 0;
+#ifdef DK__HAVE_VULKAN
+  for (i = 0; i < DK_SPV_COUNT; i++) {
+    fprintf(f, "%s %lu\n", dk_spv_table[i].name, (unsigned long)dk_spv_table[i].size);
+    fwrite(dk_spv_table[i].words, 1, dk_spv_table[i].size, f);
+  }
+#endif
+#ifdef DK__HAVE_CUDA
+  fwrite(dk_cuda_fatbin, 1, sizeof dk_cuda_fatbin, f);
+  i++;
+#endif
+  return i ? 0 : 1;
+}
+C
+cp "$TMP/blobs.c" "$TMP/single/blobs.c"
+if ( cd "$TMP/single" && $CC -std=c99 -O1 blobs.c -o blobs -ldl -lm -lpthread && ./blobs > ../blobs.single ) &&
+   ( cd "$TMP" && $CC -std=c99 -O1 -I"$ROOT" blobs.c -o blobs -ldl -lm -lpthread && ./blobs > blobs.intree ) &&
+   cmp -s "$TMP/blobs.single" "$TMP/blobs.intree"; then
+  echo "GPU code: the single file unpacks to the in-tree bytes ($(wc -c < "$TMP/blobs.intree") bytes)"
+else
+  echo "GPU code: the single file's unpacked blobs DIFFER from the in-tree ones"; status=1
+fi
+# a backend left out with a macro
+if ( cd "$TMP/single" && $CC -std=c99 -Wall -Wextra -Werror -DDEVKIT_NO_CUDA -DDEVKIT_NO_VULKAN app.c -o app_cpu -ldl -lm -lpthread ); then
+  check "C99, single header, -DDEVKIT_NO_CUDA -DDEVKIT_NO_VULKAN" "$TMP/single" app_cpu
+else
+  echo "the single header does not build with -DDEVKIT_NO_CUDA -DDEVKIT_NO_VULKAN"; status=1
+fi
 exit $status

@@ -17,19 +17,24 @@
  * (T: unsigned char or uint32_t) becomes a zero-filled `static T NAME[N]`
  * that keeps its type, size and attributes, plus its bytes as a base64
  * string (1.33 characters a byte) decoded into it by a constructor when the
- * program loads (about 1 MB, a millisecond or two). Tables that point at the
- * arrays stay constant initializers. */
+ * program loads (about 1 MB, a few milliseconds). Tables that point at the
+ * arrays stay constant initializers. Before base64, a blob that shrinks by
+ * a tenth or more is compressed with a small LZ77 (the LZ4 block layout:
+ * a token of literal and match lengths, the literals, a 2-byte offset):
+ * SPIR-V compresses about 3x; the CUDA fatbin is already zstd-compressed by
+ * nvcc and is stored as it is. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 
 #define MAX_FILES 256
 
 static char *placed[MAX_FILES];
 static int n_placed;
 static FILE *out;
-static long blob_bytes, blob_count;
+static long blob_bytes, stored_bytes, blob_count;
 
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -102,10 +107,34 @@ static void emit_decoder(void) {
         "#define DK__AMALG_B64\n"
         "/* amalgamation: the GPU code below is stored as base64 and decoded into\n"
         " * its array when the program loads (tools/amalgamate.c) */\n"
-        "static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t elem) {\n"
+        "/* LZ77 in the LZ4 block layout; src holds exactly one block for n bytes */\n"
+        "static size_t dk__amalg_lz(const unsigned char *src, size_t sn, unsigned char *dst, size_t n) {\n"
+        "  size_t i = 0, o = 0;\n"
+        "  while (i < sn) {\n"
+        "    unsigned tok = src[i++];\n"
+        "    size_t lit = tok >> 4, len = (tok & 15) + 4, off, k;\n"
+        "    if (lit == 15) while (i < sn) { unsigned b = src[i++]; lit += b; if (b != 255) break; }\n"
+        "    if (lit > sn - i || lit > n - o) return 0;\n"
+        "    memcpy(dst + o, src + i, lit);\n"
+        "    i += lit; o += lit;\n"
+        "    if (i >= sn) break;\n"
+        "    if (sn - i < 2) return 0;\n"
+        "    off = (size_t)src[i] | (size_t)src[i + 1] << 8;\n"
+        "    i += 2;\n"
+        "    if ((tok & 15) == 15) while (i < sn) { unsigned b = src[i++]; len += b; if (b != 255) break; }\n"
+        "    if (off == 0 || off > o || len > n - o) return 0;\n"
+        "    for (k = 0; k < len; k++, o++) dst[o] = dst[o - off];   /* overlapping copies repeat */\n"
+        "  }\n"
+        "  return o;\n"
+        "}\n"
+        "/* base64 text -> bytes (lz: then LZ-decompressed); elem 4: little-endian words */\n"
+        "static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t elem, size_t lz) {\n"
         "  size_t i = 0, k;\n"
         "  unsigned v = 0, bits = 0;\n"
-        "  for (; *s && i < n; s++) {\n"
+        "  unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;\n"
+        "  size_t cap = lz ? lz : n;\n"
+        "  if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */\n"
+        "  for (; *s && i < cap; s++) {\n"
         "    unsigned c = (unsigned char)*s, d;\n"
         "    if (c >= 'A' && c <= 'Z') d = c - 'A';\n"
         "    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;\n"
@@ -115,7 +144,11 @@ static void emit_decoder(void) {
         "    else continue;\n"
         "    v = (v << 6) | d;\n"
         "    bits += 6;\n"
-        "    if (bits >= 8) { bits -= 8; dst[i++] = (unsigned char)(v >> bits); }\n"
+        "    if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }\n"
+        "  }\n"
+        "  if (lz) {\n"
+        "    if (dk__amalg_lz(raw, i, dst, n) != n) memset(dst, 0, n);\n"
+        "    free(raw);\n"
         "  }\n"
         "  /* the bytes are little-endian words; put them in host order */\n"
         "  if (elem == 4) {\n"
@@ -130,6 +163,41 @@ static void emit_decoder(void) {
         out);
 }
 
+/* LZ77 in the LZ4 block layout, greedy with a hash of 4 bytes; matches
+ * end 5 bytes before the end, so the last sequence is literals only. */
+static void put_len(unsigned char *o, size_t *on, size_t v) {
+  while (v >= 255) { o[(*on)++] = 255; v -= 255; }
+  o[(*on)++] = (unsigned char)v;
+}
+static size_t lz_compress(const unsigned char *in, size_t n, unsigned char *o) {
+  static size_t table[1 << 16];
+  size_t i = 0, anchor = 0, on = 0, k;
+  for (k = 0; k < (1 << 16); k++) table[k] = (size_t)-1;
+  while (n >= 12 && i + 12 <= n) {
+    unsigned h = (unsigned)(((uint32_t)in[i] | (uint32_t)in[i + 1] << 8 | (uint32_t)in[i + 2] << 16 |
+                             (uint32_t)in[i + 3] << 24) * 2654435761u >> 16);
+    size_t cand = table[h], len, lit;
+    table[h] = i;
+    if (cand == (size_t)-1 || i - cand > 65535 || memcmp(in + cand, in + i, 4)) { i++; continue; }
+    for (len = 4; i + len + 5 < n && in[cand + len] == in[i + len]; len++) {}
+    lit = i - anchor;
+    o[on++] = (unsigned char)((lit >= 15 ? 15 : lit) << 4 | (len - 4 >= 15 ? 15 : len - 4));
+    if (lit >= 15) put_len(o, &on, lit - 15);
+    memcpy(o + on, in + anchor, lit);
+    on += lit;
+    o[on++] = (unsigned char)((i - cand) & 255);
+    o[on++] = (unsigned char)((i - cand) >> 8);
+    if (len - 4 >= 15) put_len(o, &on, len - 4 - 15);
+    i += len;
+    anchor = i;
+  }
+  k = n - anchor;
+  o[on++] = (unsigned char)((k >= 15 ? 15 : k) << 4);
+  if (k >= 15) put_len(o, &on, k - 15);
+  memcpy(o + on, in + anchor, k);
+  return on + k;
+}
+
 /* `static const T NAME[] ATTRS = {numbers};` starting at *pp: rewritten as
  * described at the top; returns 0 if the text is not such an array */
 static int blob(const char **pp) {
@@ -137,7 +205,7 @@ static int blob(const char **pp) {
   int elem;
   const char *type;
   unsigned char *bytes;
-  size_t n = 0, cap, i, col;
+  size_t n = 0, cap, i, col, raw_n, lz_size = 0;
   if (!strncmp(p, "static const unsigned char ", 27)) { type = "unsigned char"; elem = 1; name = p + 27; }
   else if (!strncmp(p, "static const uint32_t ", 22)) { type = "uint32_t"; elem = 4; name = p + 22; }
   else return 0;
@@ -160,9 +228,23 @@ static int blob(const char **pp) {
     for (i = 0; i < (size_t)elem; i++) bytes[n++] = (unsigned char)(v >> (8 * i));
     q = e;
   }
+  {
+    /* compressed if that saves a tenth; the worst case grows by n/255 + 16 */
+    unsigned char *z = (unsigned char *)malloc(n + n / 255 + 16);
+    size_t zn = z ? lz_compress(bytes, n, z) : n;
+    if (z && zn < n - n / 10) {
+      free(bytes);
+      bytes = z;
+      lz_size = zn;
+    } else {
+      free(z);
+    }
+  }
   while (attrs < ae && attrs[0] == ' ') attrs++;
   emit_decoder();
-  fprintf(out, "static %s %.*s[%lu]%s%.*s;\n", type, (int)(ne - name), name, (unsigned long)(n / (size_t)elem),
+  raw_n = n;
+  if (lz_size) n = lz_size;
+  fprintf(out, "static %s %.*s[%lu]%s%.*s;\n", type, (int)(ne - name), name, (unsigned long)(raw_n / (size_t)elem),
           ae > attrs ? " " : "", (int)(ae - attrs), attrs);
   fprintf(out, "static const char %.*s__b64[] =\n\"", (int)(ne - name), name);
   for (i = 0, col = 0; i < n; i += 3) {
@@ -175,9 +257,11 @@ static int blob(const char **pp) {
   }
   fputs("\";\n", out);
   fprintf(out, "static void %.*s__load(void) __attribute__((constructor));\n", (int)(ne - name), name);
-  fprintf(out, "static void %.*s__load(void) { dk__amalg_unpack(%.*s__b64, (unsigned char *)%.*s, sizeof %.*s, %d); }\n",
-          (int)(ne - name), name, (int)(ne - name), name, (int)(ne - name), name, (int)(ne - name), name, elem);
-  blob_bytes += (long)n;
+  fprintf(out, "static void %.*s__load(void) { dk__amalg_unpack(%.*s__b64, (unsigned char *)%.*s, sizeof %.*s, %d, %lu); }\n",
+          (int)(ne - name), name, (int)(ne - name), name, (int)(ne - name), name, (int)(ne - name), name, elem,
+          (unsigned long)lz_size);
+  blob_bytes += (long)raw_n;
+  stored_bytes += (long)n;
   blob_count++;
   free(bytes);
   *pp = q + 1;
@@ -244,7 +328,7 @@ int main(int argc, char **argv) {
                " * Leave a backend out with -DDEVKIT_NO_CUDA or -DDEVKIT_NO_VULKAN. */\n", argv[1]);
   if (place(argv[1])) { fclose(out); remove(tmp); return 1; }
   if (fclose(out) != 0 || rename(tmp, argv[2]) != 0) { fprintf(stderr, "amalgamate: cannot write %s\n", argv[2]); return 1; }
-  fprintf(stderr, "[amalgamate] %s: %d files, %ld blobs (%ld bytes of GPU code as base64)\n", argv[2], n_placed, blob_count,
-          blob_bytes);
+  fprintf(stderr, "[amalgamate] %s: %d files, %ld blobs (%ld bytes of GPU code, %ld stored, as base64)\n", argv[2],
+          n_placed, blob_count, blob_bytes, stored_bytes);
   return 0;
 }
