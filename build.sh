@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # devkit's one build command.
-#   ./build.sh          install what is missing, regenerate kernel/shader blobs where the tools exist, build
+#   ./build.sh          install what is missing (a warning where it cannot), regenerate kernel/shader
+#                       blobs where the tools exist, build what changed (progress: [i/N]), write
+#                       dist/devkit.h (the single-file header)
 #   ./build.sh test     build, then run every test on every device present
 #   ./build.sh asan     the suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   ./build.sh tsan     the concurrency tests under ThreadSanitizer
 #   ./build.sh demo     build and run the main demo
-#   ./build.sh bench    build and run the benchmarks
+#   ./build.sh bench    build and run the benchmarks; the run is appended to bench/RESULTS.md
 #   ./build.sh check-generated   fail if a generated header is stale against its sources
 #   ./build.sh fuzz [SECONDS]   run the model-file fuzzers
 set -euo pipefail

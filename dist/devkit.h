@@ -5932,14 +5932,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6037,14 +6036,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6140,14 +6138,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6333,14 +6330,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6514,14 +6510,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6642,14 +6637,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6813,14 +6807,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -6966,14 +6959,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -7118,14 +7110,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -7300,14 +7291,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -7477,14 +7467,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -7654,14 +7643,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -7812,14 +7800,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -7970,14 +7957,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -8128,14 +8114,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -8301,14 +8286,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -8477,14 +8461,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -8682,14 +8665,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -8884,14 +8866,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -9038,14 +9019,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -9192,14 +9172,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -9346,14 +9325,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -9515,14 +9493,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -9687,14 +9664,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -9895,14 +9871,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -10105,14 +10080,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -10315,14 +10289,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -10540,14 +10513,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -10828,14 +10800,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -10986,14 +10957,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -11142,14 +11112,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -11312,14 +11281,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -11533,14 +11501,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -11741,14 +11708,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -11884,14 +11850,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
@@ -15089,14 +15054,13 @@ static void dk__amalg_unpack(const char *s, unsigned char *dst, size_t n, size_t
   unsigned char *raw = lz ? (unsigned char *)malloc(lz) : dst;
   size_t cap = lz ? lz : n;
   if (!raw) return;   /* the backend then finds its code all zeros and refuses to load it */
+  static const char a64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  unsigned char val[256];
+  memset(val, 64, sizeof val);
+  for (k = 0; k < 64; k++) val[(unsigned char)a64[k]] = (unsigned char)k;
   for (; *s && i < cap; s++) {
-    unsigned c = (unsigned char)*s, d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    unsigned d = val[(unsigned char)*s];
+    if (d == 64) continue;   /* '=' padding */
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) { bits -= 8; raw[i++] = (unsigned char)(v >> bits); }
