@@ -126,6 +126,8 @@ program() {
   PROGRAMS+=("$name")
   local bin="$out/$name" need=0 o q
   [ -e "$bin" ] || need=1
+  # a source added or removed changes the link line: recorded beside the program
+  [ "$(cat "$bin.inputs" 2>/dev/null)" = "${objs[*]} $libs" ] || need=1
   for o in "${objs[@]}"; do
     [ "$o" -nt "$bin" ] && need=1
     for q in "${COMPILES[@]}"; do [ "${q%%|*}" = "$o" ] && need=1; done
@@ -162,6 +164,7 @@ run_plan() {
     printf '[%d/%d] link: %s\n' "$i" "$total" "$bin"
     # shellcheck disable=SC2086
     $ld $flags -o "$bin" $objs $libs
+    echo "$objs $libs" > "$bin.inputs"
   done
 }
 
