@@ -8,7 +8,8 @@
  *   build/llama -m model.gguf -d cpu:0=0-11,vulkan:0=12-23 -p "..."   (layers split)
  *
  * -n N generates N tokens after the prompt (as llama.cpp's -n; run.c's -n
- * counts the prompt's positions too). Generation stops early at the end-of-
+ * counts the prompt's positions too); without -n, as many as the context
+ * holds. Generation that reaches the end of the context stops and says so. Generation stops early at the end-of-
  * text token (and, for llama2.c checkpoints, at BOS, as run.c does) unless
  * --ignore-eos. The prompt is processed in one batch, then one token at a
  * time; sampling runs on the device and only the chosen id comes back.
