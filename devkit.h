@@ -1895,8 +1895,11 @@ static dk_status dk__mismatch(dk_call *c, int backend_level) {
     char tname[32], oname[32];
     snprintf(tname, sizeof tname, "%s", dk_device_name(target));
     snprintf(oname, sizeof oname, "%s", dk_device_name(c->t[first_odd]->device));
-    dk__sbf(&f, "move %s with dk_to(%s, %s, &%s_moved) (or create %s there), or put the others on %s",
-            list, oi->roles[first_odd], tname, oi->roles[first_odd], strchr(list, ',') ? "them" : "it", oname);
+    /* the fix's code is valid C against the public API, with the operands
+     * named by their roles (tests/test_errors.c compiles it) */
+    dk__sbf(&f, "move %s to %s (or create %s there), or put the others on %s:\n    dk_tensor *%s_moved; "
+            "dk_to(%s, dk_tensor_device(%s), &%s_moved);", list, tname, strchr(list, ',') ? "them" : "it", oname,
+            oi->roles[first_odd], oi->roles[first_odd], oi->roles[best], oi->roles[first_odd]);
   }
   if (backend_level)
     return dk__op_error(c, DK_ERR_BACKEND_MISMATCH, fix,
@@ -3751,9 +3754,20 @@ static dk_status dk__file_parse(dk_file *f, dk_file_format fmt) {
       if (s == DK_OK) { f->format = DK_FILE_LLAMA2C_TOKENIZER; return DK_OK; }
       dk__file_reset(f);
       if (s != DK_ERR_FORMAT) return s;
-      dk__copy_str(why, sizeof why, dk__msg);
-      return dk__error(DK_ERR_FORMAT, "%s: not a model file devkit knows: no 'GGUF' magic, no safetensors header, no "
-                       "plausible llama2.c checkpoint header, and not a llama2.c tokenizer (%s)", f->name, why);
+      /* one sentence: what was expected, and what the file starts with */
+      {
+        char hex[3 * 8 + 1] = "", txt[8 + 1] = "";
+        size_t k, nb = f->size < 8 ? (size_t)f->size : 8;
+        for (k = 0; k < nb; k++) {
+          snprintf(hex + 3 * k, sizeof hex - 3 * k, "%02x ", f->data[k]);
+          txt[k] = f->data[k] >= 32 && f->data[k] < 127 ? (char)f->data[k] : '.';
+          txt[k + 1] = 0;
+        }
+        if (nb) hex[3 * nb - 1] = 0;
+        return dk__error(DK_ERR_FORMAT, "%s is not a model file devkit knows: expected a GGUF file (starting with "
+                         "\"GGUF\"), a safetensors file (a length, then a JSON header) or a llama2.c checkpoint or "
+                         "tokenizer, but its first bytes are %s (\"%s\")", f->name, hex, txt);
+      }
     }
   }
   f->format = fmt;

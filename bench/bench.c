@@ -1,6 +1,11 @@
 /* bench/bench.c — per-op throughput on every device, side by side, in one run.
  *
- *   build/bench [-d DEVICE]... [--quick] [--big] [--filter TEXT]
+ *   build/bench [-d DEVICE]... [--quick] [--big] [--filter TEXT] [--results FILE]
+ *
+ * --results FILE appends the run to FILE (./build.sh bench: bench/RESULTS.md)
+ * as a section whose heading names the date, machine, CPU model, commit and
+ * command, and a table with one fixed layout: a cell per column, numbers
+ * with two decimals and no thousands separators.
  *
  * Memory-bound ops report GB/s (bytes read + written / time); linear and
  * matmul report GFLOP/s (2·M·N·K / time), and decode-sized linear also GB/s of
@@ -287,15 +292,23 @@ static void bench_quant_decode(int di, dk_device dev, const char *filter) {
 
 /* ---- the llama runner: prompt and decode tokens/s ---------------------------- */
 
-/* a model file for the bench: stories260K from ../shared/models (or
- * DEVKIT_MODELS), or a synthetic one made once with make_model */
+/* a model file for the bench: stories260K from weights/ (shipped in the
+ * repository), DEVKIT_MODELS or ../shared/models, or a synthetic one made
+ * once with make_model */
 static int model_path(const char *self, const char *what, char *out, size_t n) {
-  const char *dir = getenv("DEVKIT_MODELS");
+  const char *env = getenv("DEVKIT_MODELS");
+  const char *dirs[3];
   FILE *f;
+  int i, k = 0;
   if (!strncmp(what, "stories", 7)) {
-    snprintf(out, n, "%s/%s", dir ? dir : "../shared/models", what);
-    f = fopen(out, "rb");
-    if (f) { fclose(f); return 1; }
+    dirs[k++] = "weights";
+    if (env && *env) dirs[k++] = env;
+    dirs[k++] = "../shared/models";
+    for (i = 0; i < k; i++) {
+      snprintf(out, n, "%s/%s", dirs[i], what);
+      f = fopen(out, "rb");
+      if (f) { fclose(f); return 1; }
+    }
     return 0;
   } else {
     /* "100M:f16" */
@@ -440,19 +453,110 @@ static void bench_cpu_rows(int di, dk_device dev, int quick, const char *filter)
   }
 }
 
+/* ---- where a figure comes from, and figures known to mislead ----------------- */
+
+static void cpu_model(char *out, size_t n) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  snprintf(out, n, "unknown CPU");
+  while (f && fgets(line, sizeof line, f)) {
+    char *c = strchr(line, ':');
+    if (!strncmp(line, "model name", 10) && c) {
+      c += 2;
+      c[strcspn(c, "\n")] = 0;
+      snprintf(out, n, "%s", c);
+      break;
+    }
+  }
+  if (f) fclose(f);
+}
+
+static const row *find_row(const char *name_prefix, const char *unit) {
+  int i;
+  for (i = 0; i < nrows; i++)
+    if (!strncmp(rows[i].name, name_prefix, strlen(name_prefix)) && !strcmp(rows[i].unit, unit)) return &rows[i];
+  return NULL;
+}
+
+/* A SIMD path known to be slow on some CPUs (the q8_0/q4_0 decode kernels on
+ * Intel before the CPU issue's fix): said when it is seen, from the figures
+ * themselves, so a table that contradicts the README carries its reason.
+ * Decode streams weights, so a quantized row far below f32 (which reads 4x
+ * and 7x more bytes) is a slow kernel, not slow memory. */
+static int slow_simd_note(const dk_device *devs, int ndev, char *out, size_t n) {
+  const row *f = find_row("dk_linear decode w=f32", "GB/s"), *q8 = find_row("dk_linear decode w=q8_0", "GB/s"),
+            *q4 = find_row("dk_linear decode w=q4_0", "GB/s");
+  int i;
+  out[0] = 0;
+  for (i = 0; i < ndev && f; i++) {
+    double ref = f->value[i], w8 = q8 ? q8->value[i] : NAN, w4 = q4 ? q4->value[i] : NAN;
+    if (devs[i].backend != DK_CPU || !(ref > 0)) continue;
+    if ((w8 == w8 && w8 < ref / 8) || (w4 == w4 && w4 < ref / 8)) {
+      char cpu[256];
+      cpu_model(cpu, sizeof cpu);
+      snprintf(out, n, "warning: on %s (%s) q8_0/q4_0 decode runs at %.2f/%.2f GB/s against %.2f for f32: a SIMD path "
+               "known to be slow on this CPU (see the CPU issue); these rows are not comparable with the README's",
+               dk_device_name(devs[i]), cpu, w8, w4, ref);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void write_results(const char *path, const dk_device *devs, int ndev, int argc, char **argv, const char *note) {
+  FILE *f = fopen(path, "a");
+  char cpu[256], date[32], cmd[1024] = "build/bench";
+  const char *commit = getenv("DEVKIT_COMMIT");
+  time_t now_s = time(NULL);
+  int i, r;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!f) { fprintf(stderr, "bench: cannot append to %s\n", path); return; }
+  cpu_model(cpu, sizeof cpu);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now_s));
+  for (i = 1; i < argc; i++) {
+    size_t l = strlen(cmd);
+    snprintf(cmd + l, sizeof cmd - l, " %s", argv[i]);
+  }
+  fprintf(f, "\n## %s · %ld cores, %s · commit %s\n\n", date, cores, cpu, commit && *commit ? commit : "unknown");
+  fprintf(f, "Written by the bench (`%s`, from `./build.sh bench`).", cmd);
+  for (i = 0; i < ndev; i++) {
+    dk_device_props p;
+    if (dk_device_properties(devs[i], &p) == DK_OK) fprintf(f, " %s = %s.", dk_device_name(devs[i]), p.name);
+  }
+  fprintf(f, "\n\n");
+  if (note[0]) fprintf(f, "%s.\n\n", note);
+  fprintf(f, "| op | size | unit |");
+  for (i = 0; i < ndev; i++) fprintf(f, " %s |", dk_device_name(devs[i]));
+  fprintf(f, "\n|---|---|---|");
+  for (i = 0; i < ndev; i++) fprintf(f, "---:|");
+  fprintf(f, "\n");
+  for (r = 0; r < nrows; r++) {
+    fprintf(f, "| %s | %s | %s |", rows[r].name, rows[r].size, rows[r].unit);
+    for (i = 0; i < ndev; i++) {
+      if (rows[r].value[i] != rows[r].value[i]) fprintf(f, " - |");
+      else fprintf(f, " %.2f |", rows[r].value[i]);
+    }
+    fprintf(f, "\n");
+  }
+  fclose(f);
+  fprintf(stderr, "bench: appended this run to %s\n", path);
+}
+
 int main(int argc, char **argv) {
   dk_device devs[MAXDEV];
   int ndev = 0, quick = 0, big = 0, i, r;
-  const char *filter = NULL;
+  const char *filter = NULL, *results = NULL;
+  char note[1024];
   for (i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quick")) quick = 1;
+    if (!strcmp(argv[i], "--results") && i + 1 < argc) results = argv[++i];
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--big")) big = 1;
     else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
     else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
       if (ndev < MAXDEV && dk_device_parse(argv[++i], &devs[ndev]) == DK_OK) ndev++;
       else { fprintf(stderr, "bench: %s\n", dk_last_error()); return 2; }
     } else {
-      fprintf(stderr, "usage: bench [-d DEVICE]... [--quick] [--big] [--filter TEXT]\n");
+      fprintf(stderr, "usage: bench [-d DEVICE]... [--quick] [--big] [--filter TEXT] [--results FILE]\n");
       return 2;
     }
   }
@@ -484,6 +588,8 @@ int main(int argc, char **argv) {
     dk_device_properties(devs[i], &p);
     printf("  %-10s %s (%s)\n", dk_device_name(devs[i]), p.name, p.driver);
   }
+  if (slow_simd_note(devs, ndev, note, sizeof note)) printf("\n%s\n", note);
+  if (results) write_results(results, devs, ndev, argc, argv, note);
   dk_shutdown();
   return 0;
 }

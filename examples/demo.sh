@@ -4,8 +4,8 @@
 # (and with the layers split over two devices), prints tokens/s per run, and
 # says whether every run produced the same tokens (exit 1 if not).
 #
-# The model: stories260K (llama2.c checkpoint + tok512.bin) from
-# DEVKIT_MODELS or ../shared/models when present, else a synthetic 1M-param
+# The model: stories260K (llama2.c checkpoint + tok512.bin) from weights/,
+# DEVKIT_MODELS or ../shared/models, else a synthetic 1M-param
 # llama GGUF made by build/make_model (nothing is downloaded).
 set -euo pipefail
 B=${1:-build}
@@ -15,7 +15,11 @@ LLAMA="$B/llama"
 N=${DEMO_TOKENS:-200}
 PROMPT=${DEMO_PROMPT:-"Once upon a time"}
 
-MODELS=${DEVKIT_MODELS:-../shared/models}
+# weights/ (shipped in the repository) first, then DEVKIT_MODELS, then ../shared/models
+MODELS=weights
+for d in weights ${DEVKIT_MODELS:-} ../shared/models; do
+  if [ -f "$d/stories260K.bin" ] && [ -f "$d/tok512.bin" ]; then MODELS=$d; break; fi
+done
 if [ -f "$MODELS/stories260K.bin" ] && [ -f "$MODELS/tok512.bin" ]; then
   ARGS=(-m "$MODELS/stories260K.bin" -z "$MODELS/tok512.bin")
   WHAT="stories260K.bin (llama2.c checkpoint, f32) from $MODELS"

@@ -8,7 +8,8 @@
  *   build/llama -m model.gguf -d cpu:0=0-11,vulkan:0=12-23 -p "..."   (layers split)
  *
  * -n N generates N tokens after the prompt (as llama.cpp's -n; run.c's -n
- * counts the prompt's positions too). Generation stops early at the end-of-
+ * counts the prompt's positions too); without -n, as many as the context
+ * holds. Generation that reaches the end of the context stops and says so. Generation stops early at the end-of-
  * text token (and, for llama2.c checkpoints, at BOS, as run.c does) unless
  * --ignore-eos. The prompt is processed in one batch, then one token at a
  * time; sampling runs on the device and only the chosen id comes back.
@@ -37,7 +38,8 @@ static const char *usage =
   "                 'cpu:0=0-2,vulkan:0=3-4' places layer ranges (default: DEVKIT_DEVICE or the best device)\n"
   "  -p PROMPT      the text to continue (default: empty, i.e. BOS only)\n"
   "  --ids LIST     the prompt as token ids, comma-separated (no BOS is added)\n"
-  "  -n TOKENS      tokens to generate after the prompt (default 256)\n"
+  "  -n TOKENS      tokens to generate after the prompt (default: as many as the context holds;\n"
+  "                 generation stops at the end of the context and says so)\n"
   "  --temp T       temperature; 0 is greedy (default 0.8)\n"
   "  --top-k K      keep the K most likely tokens; 0 is off (default 40)\n"
   "  --top-p P      keep the smallest set holding P of the probability; 1 is off (default 0.95)\n"
@@ -122,7 +124,7 @@ static void list_devices(void) {
 
 int main(int argc, char **argv) {
   const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL;
-  int n_gen = 256, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0;
+  int n_gen = -1, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0;
   llm_options opt;
   int split[LLM_MAX_DEVICES];
   llm_sampler sp;
@@ -131,7 +133,7 @@ int main(int argc, char **argv) {
   int32_t *ids = NULL, prev, token, stop2 = -1;
   dk_tensor *logits;
   double t0, t1, t2;
-  int generated = 0;
+  int generated = 0, ctx_limited = 0;
   memset(&opt, 0, sizeof opt);
   sp.temperature = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.seed = 42;
   for (i = 1; i < argc; i++) {
@@ -216,11 +218,17 @@ int main(int argc, char **argv) {
       cleanup();
       return 1;
     }
-  if (n_prompt + n_gen > m->n_ctx) {
-    fprintf(stderr, "llama: error: the prompt (%d tokens) and -n %d need %d positions; the context holds %d "
-            "(raise it with -c, or lower -n)\n", n_prompt, n_gen, n_prompt + n_gen, m->n_ctx);
+  if (n_prompt >= m->n_ctx) {
+    fprintf(stderr, "llama: error: the prompt (%d tokens) leaves no room to generate; the context holds %d "
+            "(raise it with -c, or shorten the prompt)\n", n_prompt, m->n_ctx);
     cleanup();
     return 1;
+  }
+  /* -n defaults to what fits; a larger -n stops at the end of the context
+   * (said on stderr after the text), as llama.cpp's CLI does */
+  if (n_gen < 0 || n_prompt + n_gen > m->n_ctx) {
+    ctx_limited = 1;
+    n_gen = m->n_ctx - n_prompt;
   }
   if (!quiet) {
     fprintf(stderr, "llama: %s: %d layers, dim %d, %d heads (%d kv), vocab %d, context %d; %.1f MB of weights on",
@@ -265,10 +273,19 @@ int main(int argc, char **argv) {
   t2 = llm_now();
   printf("\n");
   fflush(stdout);
+  if (ctx_limited && generated == n_gen)
+    fprintf(stderr, "llama: stopped at the end of the context (%d positions) after %d tokens; raise it with -c\n",
+            m->n_ctx, generated);
   if (!quiet) {
-    fprintf(stderr, "llama: prompt %d tokens in %.3f s (%.1f tok/s); generated %d tokens in %.3f s (%.1f tok/s) on",
-            n_prompt, t1 - t0, n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), generated, t2 - t1,
-            generated > 1 ? (generated - 1) / (t2 - t1 > 0 ? t2 - t1 : 1e-9) : 0.0);
+    /* a rate only over work that was timed: the prompt's time ends with its
+     * first token, and the generation rate counts the tokens after it */
+    if (n_gen == 0) fprintf(stderr, "llama: prompt %d tokens (not run: -n 0)", n_prompt);
+    else if (t1 > t0) fprintf(stderr, "llama: prompt %d tokens in %.3f s (%.1f tok/s)", n_prompt, t1 - t0, n_prompt / (t1 - t0));
+    else fprintf(stderr, "llama: prompt %d tokens", n_prompt);
+    if (generated > 1 && t2 > t1)
+      fprintf(stderr, "; generated %d tokens in %.3f s (%.1f tok/s) on", generated, t2 - t1, (generated - 1) / (t2 - t1));
+    else
+      fprintf(stderr, "; generated %d token%s (too few to time) on", generated, generated == 1 ? "" : "s");
     for (i = 0; i < m->n_ws; i++) fprintf(stderr, "%s%s", i ? "," : " ", dk_device_name(m->ws[i].dev));
     fprintf(stderr, "\n");
   }

@@ -125,6 +125,54 @@ static void check_untouched(dkt *t, const char *op, const dk_tensor *out, const 
   free(after);
 }
 
+/* The fix each mismatch message ends with is C code: collected here as one
+ * function per message, whose parameters are the op's operands named by
+ * their roles, and compiled against the public header (hints_compile). */
+static char hint_src[1 << 17];
+static size_t hint_len;
+static int hint_count;
+
+static void hint_add(int k, int odd, const char *m) {
+  const char *code = strrchr(m, '\n');
+  int r;
+  code = code ? code + 1 : m;
+  while (*code == ' ') code++;
+  hint_len += (size_t)snprintf(hint_src + hint_len, sizeof hint_src - hint_len, "void hint_%d_%d(", k, odd);
+  for (r = 0; r < ops[k].n; r++)
+    hint_len += (size_t)snprintf(hint_src + hint_len, sizeof hint_src - hint_len, "%sdk_tensor *%s", r ? ", " : "",
+                                 role_names[k][r]);
+  hint_len += (size_t)snprintf(hint_src + hint_len, sizeof hint_src - hint_len, ") {\n");
+  for (r = 0; r < ops[k].n; r++)
+    hint_len += (size_t)snprintf(hint_src + hint_len, sizeof hint_src - hint_len, "  (void)%s;\n", role_names[k][r]);
+  hint_len += (size_t)snprintf(hint_src + hint_len, sizeof hint_src - hint_len, "  %s\n}\n", code);
+  hint_count++;
+}
+
+static void hints_compile(dkt *t) {
+  char exe[1024], dir[1100], cmd[3600], out[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  FILE *f;
+  size_t got;
+  int st;
+  if (n <= 0 || hint_count == 0) { dkt_fail_at(t, __FILE__, __LINE__, "no hints collected"); return; }
+  exe[n] = 0;
+  if (strrchr(exe, '/')) *strrchr(exe, '/') = 0;   /* build/ */
+  snprintf(dir, sizeof dir, "/tmp/dkt_hints_%d.c", (int)getpid());
+  f = fopen(dir, "w");
+  if (!f) { dkt_fail_at(t, __FILE__, __LINE__, "cannot write %s", dir); return; }
+  fprintf(f, "#include \"devkit.h\"\n%s", hint_src);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "${CC:-cc} -std=c99 -Wall -Wextra -Werror -fsyntax-only -I'%s/..' %s 2>&1",
+           exe, dir);
+  f = popen(cmd, "r");
+  if (!f) { dkt_fail_at(t, __FILE__, __LINE__, "popen failed"); unlink(dir); return; }
+  got = fread(out, 1, sizeof out - 1, f);
+  out[got] = 0;
+  st = pclose(f);
+  DKT_CHECK(t, st == 0, "the %d fix hints do not compile as C99 against devkit.h:\n%s\n%.2000s", hint_count, out, hint_src);
+  unlink(dir);
+}
+
 static void mismatch_case(dkt *t, int k, int odd, dk_device home, dk_device other, dk_status want) {
   dk_device devs[4] = {home, home, home, home};
   dk_tensor *T[4] = {NULL, NULL, NULL, NULL};
@@ -151,6 +199,7 @@ static void mismatch_case(dkt *t, int k, int odd, dk_device home, dk_device othe
     DKT_CHECK(t, strstr(m, dk_device_name(home)) && strstr(m, dk_device_name(other)),
               "message lacks a device name (%s, %s):\n%s", dk_device_name(home), dk_device_name(other), m);
     DKT_CHECK(t, strstr(m, "dk_to(") != NULL, "message lacks the fix (dk_to):\n%s", m);
+    hint_add(k, odd, m);
     DKT_CHECK(t, strstr(m, "test_errors.c:") != NULL, "message lacks the creation site:\n%s", m);
     DKT_CHECK(t, strstr(m, "never copies implicitly") != NULL, "message lacks the explanation:\n%s", m);
     check_untouched(t, ops[k].name, T[0], before);
@@ -164,6 +213,8 @@ DKT_TEST(errors_device_mismatch_every_op, 0) {
   if (!t->has_dev2) { dkt_skip(t, "needs two devices of one backend (DEVKIT_LOGICAL_DEVICES)"); return; }
   for (k = 0; k < NOPS; k++)
     for (r = 0; r < ops[k].n; r++) mismatch_case(t, k, r, t->dev, t->dev2, DK_ERR_DEVICE_MISMATCH);
+  /* the hints are the same text on every backend: compiled once, on cpu */
+  if (t->dev.backend == DK_CPU) hints_compile(t);
 }
 
 DKT_TEST(errors_backend_mismatch_every_op, DKT_MULTI_BACKEND) {
@@ -200,8 +251,10 @@ DKT_TEST(errors_message_format, 0) {
   DKT_CHECK(t, strstr(m, "(model.gguf:blk.0.attn_q.weight)"), "the loader's site:\n%s", m);
   /* two of three are on dev2: x is the one to move */
   {
-    char fix[128];
-    snprintf(fix, sizeof fix, "move x with dk_to(x, %s, &x_moved)", dk_device_name(t->dev2));
+    char fix[256];
+    snprintf(fix, sizeof fix, "move x to %s (or create it there), or put the others on %s:\n"
+             "    dk_tensor *x_moved; dk_to(x, dk_tensor_device(out), &x_moved);", dk_device_name(t->dev2),
+             dk_device_name(t->dev));
     DKT_CHECK(t, strstr(m, fix) != NULL, "the fix should move x to %s:\n%s", dk_device_name(t->dev2), m);
   }
   DKT_CHECK(t, strstr(m, "bias") == NULL, "an absent optional operand should not be listed:\n%s", m);

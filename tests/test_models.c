@@ -22,38 +22,47 @@ static int file_exists(const char *p) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* DEVKIT_MODELS, ../shared/models from the repo (the working directory of
- * build.sh), or from the test binary's place (build/tests) */
-static const char *models_dir(void) {
-  static char dir[1024];
-  char probe[1100], exe[1000];
+/* The first folder that holds `probe`: weights/ (the model shipped in the
+ * repository), then DEVKIT_MODELS, then ../shared/models; relative folders
+ * are tried from the working directory (build.sh runs in the repo root) and
+ * from the test binary's place (build/tests). */
+static const char *find_models_dir(const char *probe_name, char *dir, size_t cap) {
   const char *e = getenv("DEVKIT_MODELS");
-  ssize_t n;
-  if (e && *e) {
-    snprintf(dir, sizeof dir, "%s", e);
-    snprintf(probe, sizeof probe, "%s/stories260K.bin", dir);
-    return file_exists(probe) ? dir : NULL;
-  }
-  snprintf(dir, sizeof dir, "../shared/models");
-  snprintf(probe, sizeof probe, "%s/stories260K.bin", dir);
-  if (file_exists(probe)) return dir;
-  n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  const char *cands[3];
+  char probe[1400], exe[1000];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  int i, k = 0;
+  cands[k++] = "weights";
+  if (e && *e) cands[k++] = e;
+  cands[k++] = "../shared/models";
   if (n > 0) {
-    char *slash;
     exe[n] = 0;
-    slash = strrchr(exe, '/');
-    if (slash) *slash = 0;
-    snprintf(dir, sizeof dir, "%.990s/../../shared/models", exe);
-    snprintf(probe, sizeof probe, "%s/stories260K.bin", dir);
-    if (file_exists(probe)) return dir;
+    if (strrchr(exe, '/')) *strrchr(exe, '/') = 0;
+  } else {
+    exe[0] = 0;
+  }
+  for (i = 0; i < k; i++) {
+    int from_exe;
+    for (from_exe = 0; from_exe < 2; from_exe++) {
+      if (from_exe && (cands[i][0] == '/' || !exe[0])) continue;
+      if (from_exe) snprintf(dir, cap, "%.990s/../%s", exe, cands[i]);
+      else snprintf(dir, cap, "%s", cands[i]);
+      snprintf(probe, sizeof probe, "%s/%s", dir, probe_name);
+      if (file_exists(probe)) return dir;
+    }
   }
   return NULL;
+}
+
+static const char *models_dir(void) {
+  static char dir[1024];
+  return find_models_dir("stories260K.bin", dir, sizeof dir);
 }
 
 #define NEED_MODELS(t, dirvar)                                                                            \
   const char *dirvar = models_dir();                                                                      \
   if (!dirvar) {                                                                                          \
-    dkt_skip((t), "skipped: reference models not found (set DEVKIT_MODELS, or put shared/models beside the repo)"); \
+    dkt_skip((t), "skipped: stories260K not found in weights/, DEVKIT_MODELS or ../shared/models");            \
     return;                                                                                               \
   }
 
@@ -623,6 +632,8 @@ DKT_TEST(models_file_open_errors, DKT_ONCE) {
   if (fp) { fputs("just some text, long enough to look at: not a model file at all\n", fp); fclose(fp); }
   DKT_REFUSED(t, dk_file_open(path, &f), DK_ERR_FORMAT);
   DKT_MSG_HAS(t, "not a model file devkit knows");
+  DKT_MSG_HAS(t, "expected a GGUF file");
+  DKT_MSG_HAS(t, "first bytes are 6a 75 73 74 20 73 6f 6d (\"just som\")");
   DKT_REFUSED(t, dk_file_open_as(path, DK_FILE_GGUF, &f), DK_ERR_FORMAT);
   DKT_MSG_HAS(t, "magic");
   DKT_CHECK(t, f == NULL, "a refused open returned a file");
@@ -850,7 +861,14 @@ static tokenizer *load_tok(dkt *t, const char *path, dk_file_format fmt) {
 }
 
 DKT_TEST(models_tokenizer_llama_spm, DKT_ONCE) {
-  NEED_MODELS(t, dir);
+  /* the Llama 2 vocabulary is under Meta's license, so it is not shipped in
+   * weights/; it comes from DEVKIT_MODELS or ../shared/models */
+  static char vdir[1024];
+  const char *dir = find_models_dir("llama.cpp-vocab/ggml-vocab-llama-spm.gguf", vdir, sizeof vdir);
+  if (!dir) {
+    dkt_skip(t, "skipped: needs llama.cpp-vocab/ (the Llama 2 vocabulary, not redistributable) in DEVKIT_MODELS or ../shared/models");
+    return;
+  }
   {
     size_t ni, no;
     char *inp = read_all(path_in(dir, "llama.cpp-vocab/ggml-vocab-llama-spm.gguf.inp"), &ni);
@@ -1264,11 +1282,12 @@ DKT_TEST(models_bad_input_cli, DKT_ONCE) {
     {"-m %s -p hi -n -3", "-n '-3'", 1},
     {"-m %s -p hi --temp abc", "--temp 'abc'", 1},
     {"-m %s --bogus", "unknown option '--bogus'", 1},
-    {"-m %s -p hi -n 200", "context holds 128", 1},
+    {"-m %s -c 2 --ids 1,403", "context holds 2", 1},
     {"-m %s --ids 1,2,x", "--ids", 1},
     {"-m %s --ids 1,99999 -n 1", "outside the vocabulary", 1},
     {"-m %s -c 4 -p 'Once upon a time, there was'", "context holds 4", 1},
     {"-m %s -z %s -p hi", "tokenizer", 1},
+    {"-m /proc/self/exe -p hi", "first bytes are 7f 45 4c 46", 0},
   };
   size_t k;
   if (n <= 0) { dkt_skip(t, "skipped: no /proc/self/exe"); return; }
@@ -1296,6 +1315,42 @@ DKT_TEST(models_bad_input_cli, DKT_ONCE) {
     DKT_CHECK(t, strstr(out, "error") && strstr(out, cases[k].has), "llama %s: stderr lacks \"%s\":\n%s", args, cases[k].has, out);
     /* one line, except where the usage text follows an unknown option */
     DKT_CHECK(t, lines == 1 || strstr(out, "usage:"), "llama %s: %d lines on stderr:\n%s", args, lines, out);
+  }
+}
+
+/* The defaults a newcomer meets: no -n generates what the context holds and
+ * says where it stopped; a larger -n stops there too instead of failing;
+ * -n 0 prints no rate for work that was not done. */
+DKT_TEST(models_cli_defaults, DKT_ONCE) {
+  char exe[1024], cmd[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  static const struct { const char *args, *has, *lacks; } cases[] = {
+    {"-p 'Once upon a time' --temp 0 --ignore-eos", "end of the context (128 positions) after 123 tokens", "error"},
+    {"-p 'Once upon a time' --temp 0 --ignore-eos -n 500", "end of the context (128 positions) after 123 tokens", "error"},
+    {"-p 'Once upon a time' -n 0", "not run: -n 0", "tok/s"},
+    {"-p 'Once upon a time' -n 1", "generated 1 token (too few to time)", "error"},
+  };
+  size_t k;
+  NEED_MODELS(t, dir);
+  if (n <= 0) { dkt_skip(t, "skipped: no /proc/self/exe"); return; }
+  exe[n] = 0;
+  if (strrchr(exe, '/')) *strrchr(exe, '/') = 0;
+  for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char out[8192];
+    FILE *p;
+    size_t got;
+    int st;
+    snprintf(cmd, sizeof cmd, "DEVKIT_VISIBLE_DEVICES=cpu %s/llama -m %s/stories260K.gguf %s 2>&1", exe, dir, cases[k].args);
+    p = popen(cmd, "r");
+    if (!p) { dkt_skip(t, "skipped: popen failed"); return; }
+    got = fread(out, 1, sizeof out - 1, p);
+    out[got] = 0;
+    st = pclose(p);
+    DKT_CHECK(t, WIFEXITED(st) && WEXITSTATUS(st) == 0, "llama %s: exit status %d:\n%s", cases[k].args,
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+    DKT_CHECK(t, strstr(out, cases[k].has) != NULL, "llama %s: output lacks \"%s\":\n%s", cases[k].args, cases[k].has, out);
+    DKT_CHECK(t, strstr(out, cases[k].lacks) == NULL, "llama %s: output has \"%s\":\n%s", cases[k].args, cases[k].lacks,
+              out);
   }
 }
 
