@@ -710,7 +710,7 @@ DKT_TEST(errors_abort_on_error_env, DKT_ONCE) {
 
 /* ---- threads: two devices at once, and one device shared ------------------------ */
 
-typedef struct { dk_device dev; int iters; int ok; double result[64]; } work;
+typedef struct { dk_device dev; int iters; int ok; double result[64]; char err[512]; } work;
 
 static void *thread_work(void *arg) {
   work *w = (work *)arg;
@@ -732,6 +732,7 @@ static void *thread_work(void *arg) {
   for (i = 0; i < 64; i++) w->result[i] = out[i];
   w->ok = 1;
 done:
+  if (!w->ok) snprintf(w->err, sizeof w->err, "%s", dk_last_error());   /* per thread: keep it for the report */
   dk_tensor_free(x); dk_tensor_free(wt); dk_tensor_free(y);
   return NULL;
 }
@@ -752,7 +753,7 @@ DKT_TEST(threads_two_devices_and_shared_device, 0) {
   pthread_join(ta, NULL);
   pthread_join(tb, NULL);
   pthread_join(tc, NULL);
-  DKT_CHECK(t, a.ok && b.ok && c.ok, "a thread failed");
+  DKT_CHECK(t, a.ok && b.ok && c.ok, "a thread failed: %s", !a.ok ? a.err : !b.ok ? b.err : c.err);
   DKT_CHECK(t, memcmp(a.result, solo.result, sizeof solo.result) == 0 && memcmp(b.result, solo.result, sizeof solo.result) == 0 &&
                    memcmp(c.result, solo.result, sizeof solo.result) == 0,
             "concurrent results differ from the single-threaded run");

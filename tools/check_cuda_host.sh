@@ -14,7 +14,7 @@ CC=${CC:-gcc}
 OUT=${BUILD:-build}/cuda_mock
 mkdir -p "$OUT"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
-$CC -std=c11 -Wall -Wextra -Werror $SAN -fPIC -shared -o "$OUT/libcuda_mock.so" tools/cuda_mock/libcuda_mock.c
+$CC -std=c11 -Wall -Wextra -Werror $SAN -fPIC -shared -pthread -o "$OUT/libcuda_mock.so" tools/cuda_mock/libcuda_mock.c
 $CC -std=c11 -Wall -Wextra -Werror $SAN -o "$OUT/host_check" tools/cuda_mock/host_check.c -ldl -lm -lpthread
 export ASAN_OPTIONS=detect_leaks=1
 LOG="$OUT/host_check.log"
@@ -43,7 +43,7 @@ case "$n" in "0|cuInit: CUDA_ERROR_NO_DEVICE (100)"*) ;; *) echo "[check_cuda_ho
 # threads, OOM, the embedding id check), on the mock as cuda:0 (a plain build
 # of the mock: the runner is not built with ASan)
 if [ -x "${BUILD:-build}/tests" ]; then
-  $CC -std=c11 -O1 -g -fPIC -shared -o "$OUT/libcuda_mock_plain.so" tools/cuda_mock/libcuda_mock.c
+  $CC -std=c11 -O1 -g -fPIC -shared -pthread -o "$OUT/libcuda_mock_plain.so" tools/cuda_mock/libcuda_mock.c
   DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
     "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape \
     > "$OUT/suite.log" 2>&1 || true

@@ -25,6 +25,7 @@
  * errors do), MOCK_CUDA_VERBOSE=1.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,11 @@ static __thread mock_ctx *g_cur;
 static mock_alloc *g_allocs;
 static long g_live_hosts;
 static int g_peer[MAXDEV][MAXDEV];
+/* the real driver is thread-safe, so the mock's shared books are too: devkit's
+   thread tests allocate and free on one device from several threads */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+#define LOCK() pthread_mutex_lock(&g_mu)
+#define UNLOCK() pthread_mutex_unlock(&g_mu)
 
 #define MAGIC_CTX 0x11
 #define MAGIC_STREAM 0x22
@@ -91,9 +97,11 @@ static CUresult check_stream(const char *fn, void *s) {
 /* the allocation holding [p, p + n), or NULL */
 static mock_alloc *find(CUdeviceptr p, size_t n) {
   mock_alloc *a;
+  LOCK();
   for (a = g_allocs; a; a = a->next)
-    if ((uintptr_t)p >= (uintptr_t)a->p && (uintptr_t)p + n <= (uintptr_t)a->p + a->n) return a;
-  return NULL;
+    if ((uintptr_t)p >= (uintptr_t)a->p && (uintptr_t)p + n <= (uintptr_t)a->p + a->n) break;
+  UNLOCK();
+  return a;
 }
 
 static CUresult check_range(const char *fn, const char *what, CUdeviceptr p, size_t n) {
@@ -178,14 +186,16 @@ static CUresult m_DeviceCanAccessPeer(int *can, int a, int b) { NEED_INIT("cuDev
 static CUresult m_DevicePrimaryCtxRetain(void **ctx, int dev) {
   NEED_INIT("cuDevicePrimaryCtxRetain");
   if (dev < 0 || dev >= g_ndev) return E_INVALID_DEVICE;
-  g_ctx_refs[dev]++;
+  LOCK(); g_ctx_refs[dev]++; UNLOCK();
   *ctx = &g_ctx[dev];
   return OK;
 }
 static CUresult m_DevicePrimaryCtxRelease(int dev) {
   if (!g_init) return E_NOT_INITIALIZED;
-  if (g_ctx_refs[dev] <= 0) return bad("cuDevicePrimaryCtxRelease", "released more often than retained", E_INVALID_CONTEXT);
+  LOCK();
+  if (g_ctx_refs[dev] <= 0) { UNLOCK(); return bad("cuDevicePrimaryCtxRelease", "released more often than retained", E_INVALID_CONTEXT); }
   g_ctx_refs[dev]--;
+  UNLOCK();
   return OK;
 }
 static CUresult m_CtxSetCurrent(void *ctx) {
@@ -198,8 +208,10 @@ static CUresult m_CtxSetCurrent(void *ctx) {
 static CUresult m_CtxEnablePeerAccess(void *peer, unsigned int flags) {
   NEED_CTX("cuCtxEnablePeerAccess");
   if (flags) return E_INVALID_VALUE;
-  if (g_peer[g_cur->dev][((mock_ctx *)peer)->dev]) return E_PEER_ALREADY;
+  LOCK();
+  if (g_peer[g_cur->dev][((mock_ctx *)peer)->dev]) { UNLOCK(); return E_PEER_ALREADY; }
   g_peer[g_cur->dev][((mock_ctx *)peer)->dev] = 1;
+  UNLOCK();
   return OK;
 }
 
@@ -443,31 +455,38 @@ static CUresult do_alloc(const char *fn, CUdeviceptr *p, size_t n) {
   mock_alloc *a;
   int dev = g_cur->dev;
   if (n == 0) return bad(fn, "zero-byte allocation", E_INVALID_VALUE);
-  if (g_used[dev] + n > g_mem) return E_OUT_OF_MEMORY;
+  LOCK();
+  if (g_used[dev] + n > g_mem) { UNLOCK(); return E_OUT_OF_MEMORY; }
+  g_used[dev] += n;
+  UNLOCK();
   a = (mock_alloc *)calloc(1, sizeof *a);
   a->p = (unsigned char *)malloc(n);
-  if (!a->p) { free(a); return E_OUT_OF_MEMORY; }
+  if (!a->p) { free(a); LOCK(); g_used[dev] -= n; UNLOCK(); return E_OUT_OF_MEMORY; }
   memset(a->p, 0xcd, n);   /* garbage, as fresh device memory is */
   a->n = n;
   a->dev = dev;
+  LOCK();
   a->next = g_allocs;
   g_allocs = a;
-  g_used[dev] += n;
+  UNLOCK();
   *p = (CUdeviceptr)(uintptr_t)a->p;
   if (((uintptr_t)a->p & 15) != 0) return bad(fn, "host malloc gave less than 16-byte alignment", E_INVALID_VALUE);
   return OK;
 }
 static CUresult do_free(const char *fn, CUdeviceptr p) {
   mock_alloc **pp;
+  LOCK();
   for (pp = &g_allocs; *pp; pp = &(*pp)->next)
     if ((uintptr_t)(*pp)->p == (uintptr_t)p) {
       mock_alloc *a = *pp;
       *pp = a->next;
       g_used[a->dev] -= a->n;
+      UNLOCK();
       free(a->p);
       free(a);
       return OK;
     }
+  UNLOCK();
   return bad(fn, "not the start of a live allocation", E_INVALID_VALUE);
 }
 static CUresult m_MemAlloc(CUdeviceptr *p, size_t n) { NEED_CTX("cuMemAlloc"); return do_alloc("cuMemAlloc", p, n); }
@@ -487,7 +506,7 @@ static CUresult m_MemFreeAsync(CUdeviceptr p, void *s) {
 static CUresult m_MemGetInfo(size_t *f, size_t *t) {
   NEED_CTX("cuMemGetInfo");
   *t = g_mem;
-  *f = g_mem - g_used[g_cur->dev];
+  LOCK(); *f = g_mem - g_used[g_cur->dev]; UNLOCK();
   return OK;
 }
 static CUresult m_MemHostAlloc(void **p, size_t n, unsigned int flags) {
@@ -495,10 +514,10 @@ static CUresult m_MemHostAlloc(void **p, size_t n, unsigned int flags) {
   (void)flags;
   if (getenv("MOCK_CUDA_NO_PINNED")) return E_OUT_OF_MEMORY;
   *p = malloc(n);
-  if (*p) g_live_hosts++;
+  if (*p) { LOCK(); g_live_hosts++; UNLOCK(); }
   return *p ? OK : E_OUT_OF_MEMORY;
 }
-static CUresult m_MemFreeHost(void *p) { free(p); g_live_hosts--; return OK; }
+static CUresult m_MemFreeHost(void *p) { free(p); LOCK(); g_live_hosts--; UNLOCK(); return OK; }
 static CUresult m_MemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, void *st) {
   CUresult r;
   NEED_CTX("cuMemcpyHtoDAsync");
