@@ -197,6 +197,7 @@ typedef char dk__cuda_abi_concat[sizeof(dk_kp_concat) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_copy[sizeof(dk_kp_copy) == 232 ? 1 : -1];
 typedef char dk__cuda_abi_pick[sizeof(dk_kp_pick) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 104 ? 1 : -1];
+typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 128 ? 1 : -1];
 typedef char dk__cuda_abi_maxd[DEVKIT_MAX_DIMS <= DK_KMAXD ? 1 : -1];
 typedef char dk__cuda_abi_gemv_maxm[DK_GEMV_MAXM >= 1 ? 1 : -1];
 
@@ -248,6 +249,9 @@ typedef struct {
   char pending[1024];        /* a bad embedding id found early, for the next sync to report */
   dk__cuda_block *cache;     /* free blocks (no memory pools) */
   size_t cache_bytes;
+  dk_cu_ptr attn_part;       /* split-K attention's partial results: made once, never moved */
+  size_t attn_part_bytes;    /* (a recorded graph may hold its address) */
+  int attn_part_failed;
 } dk__cuda_dev;
 
 static struct {
@@ -544,6 +548,7 @@ static void dk__cuda_close_logical(int index) {
     if (ld->stream) dk__cu.api.StreamSynchronize(ld->stream);   /* errors: nothing left to report them to */
     dk__cuda_free_cache(ld);
     if (ld->status) dk__cu.api.MemFree(ld->status);
+    if (ld->attn_part) dk__cu.api.MemFree(ld->attn_part);
     for (i = 0; i < 2; i++)
       if (ld->ev_stage[i]) dk__cu.api.EventDestroy(ld->ev_stage[i]);
     if (ld->ev_xfer) dk__cu.api.EventDestroy(ld->ev_xfer);
@@ -1311,6 +1316,51 @@ static dk_status dk__cuda_pick(const dk_call *c) {
                          1, DK_ROW_THREADS, &p);
 }
 
+/* The split-K path (kernels/attention.cu, dk_attn_split_*) serves all query
+ * heads of a kv head from one read of K/V and spreads the positions over
+ * blocks; the one-row-per-block kernel stays for what it does not take
+ * (head dims not multiples of 8 or above DK_ATTN_SPLIT_MAXD, unaligned K/V)
+ * and for DEVKIT_CUDA_ATTN=rows. Returns 0 when the split path does not
+ * apply. */
+static int dk__cuda_attn_split_on(void) {
+  const char *e = getenv("DEVKIT_CUDA_ATTN");
+  return !(e && !strcmp(e, "rows"));
+}
+
+static int dk__cuda_attn_split_plan(dk__cuda_dev *ld, dk_kp_attn_split *p) {
+  const int sms = dk__cu.phys[ld->physical].sm_count > 0 ? dk__cu.phys[ld->physical].sm_count : 132;
+  const int64_t target = 2 * (int64_t)sms;   /* two blocks per SM: enough to hide latency, few partial records */
+  const int64_t grp = p->Hq / p->Hkv, cap_records = 4 * target * DK_ATTN_SPLIT_HB;
+  int64_t base, nsplit = 1, len;
+  if (p->D % 8 || p->Dv % 8 || p->D > DK_ATTN_SPLIT_MAXD || p->Dv > DK_ATTN_SPLIT_MAXD) return 0;
+  if ((p->k | p->v) % 16 || p->T > (int64_t)DK_MAX_GRID_YZ) return 0;
+  p->nbatch = (int32_t)((grp + DK_ATTN_SPLIT_HB - 1) / DK_ATTN_SPLIT_HB);
+  p->hb = (int32_t)((grp + p->nbatch - 1) / p->nbatch);
+  if (p->Hkv * p->nbatch > (int64_t)DK_MAX_GRID_YZ) return 0;
+  base = p->T * p->Hkv * p->nbatch;
+  if (base < target && p->S > 64) {
+    nsplit = (target + base - 1) / base;
+    if (nsplit > (p->S + 63) / 64) nsplit = (p->S + 63) / 64;   /* at least 64 positions a split */
+    if (nsplit > DK_ATTN_SPLIT_MAXN) nsplit = DK_ATTN_SPLIT_MAXN;
+    if (nsplit * p->T * p->Hq > cap_records) nsplit = cap_records / (p->T * p->Hq);
+    if (nsplit < 1) nsplit = 1;
+  }
+  if (nsplit > 1 && !ld->attn_part && !ld->attn_part_failed) {
+    /* the bound above: cap_records records of (Dv + 2) floats, made once at
+     * its largest so the address never changes (graphs may hold it) */
+    size_t n = (size_t)cap_records * (DK_ATTN_SPLIT_MAXD + 2) * sizeof(float);
+    if (dk__cu.api.MemAlloc(&ld->attn_part, n) == DK_CU_SUCCESS) ld->attn_part_bytes = n;
+    else { ld->attn_part = 0; ld->attn_part_failed = 1; }   /* out of memory: one split, slower but right */
+  }
+  if (!ld->attn_part) nsplit = 1;
+  len = p->S > 0 ? (p->S + nsplit - 1) / nsplit : 1;
+  len = (len + 31) / 32 * 32;
+  p->split_len = len;
+  p->nsplit = (int32_t)(p->S > 0 ? (p->S + len - 1) / len : 1);
+  p->part = ld->attn_part;
+  return 1;
+}
+
 static dk_status dk__cuda_attention(const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   dk_kp_attention p;
@@ -1334,6 +1384,23 @@ static dk_status dk__cuda_attention(const dk_call *c) {
   p.qdt = (int32_t)q->dtype;
   p.kdt = (int32_t)k->dtype;
   p.odt = (int32_t)o->dtype;
+  if (dk__cuda_attn_split_on()) {
+    dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+    dk_kp_attn_split sp;
+    memset(&sp, 0, sizeof sp);
+    sp.out = p.out, sp.q = p.q, sp.k = p.k, sp.v = p.v;
+    sp.T = p.T, sp.S = p.S, sp.Hq = p.Hq, sp.Hkv = p.Hkv, sp.D = p.D, sp.Dv = p.Dv;
+    sp.causal_offset = p.causal_offset;
+    sp.scale = p.scale;
+    sp.qdt = p.qdt, sp.odt = p.odt;
+    if (dk__cuda_attn_split_plan(ld, &sp)) {
+      dk_status s = dk__cuda_launch(c, dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_split_f32, DK_CUDA_K_dk_attn_split_f16,
+                                                     DK_CUDA_K_dk_attn_split_bf16),
+                                    (unsigned)sp.nsplit, (unsigned)(sp.Hkv * sp.nbatch), (unsigned)sp.T, DK_ATTN_THREADS, &sp);
+      if (s != DK_OK || sp.nsplit == 1) return s;
+      return dk__cuda_launch(c, DK_CUDA_K_dk_attn_merge, dk__cuda_grid(sp.T * sp.Hq, 1), 1, 1, DK_ATTN_THREADS, &sp);
+    }
+  }
   return dk__cuda_launch(c, dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attention_kv_f32, DK_CUDA_K_dk_attention_kv_f16,
                                           DK_CUDA_K_dk_attention_kv_bf16),
                          dk__cuda_grid(p.T * p.Hq, 1), 1, 1, DK_ATTN_THREADS, &p);

@@ -103,3 +103,213 @@ template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
 extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f32(const __grid_constant__ dk_kp_attention p) { dk_attention_impl<DK_KT_F32>(p); }
 extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f16(const __grid_constant__ dk_kp_attention p) { dk_attention_impl<DK_KT_F16>(p); }
 extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf16(const __grid_constant__ dk_kp_attention p) { dk_attention_impl<DK_KT_BF16>(p); }
+
+// ==== split-K attention ==========================================================
+// The kernel above gives one (query row, head) to one block, which walks
+// every cached position alone: at decode that is Hq blocks on a GPU of 100+
+// SMs, each reading its K/V rows once per query head. This path (chosen by
+// the host when the head dims are multiples of 8, at most
+// DK_ATTN_SPLIT_MAXD, and K/V are 16-byte aligned) instead
+//   * splits the positions [0, S) into nsplit ranges of split_len, one per
+//     block (grid.x), so a decode step fills the GPU;
+//   * serves up to hb = DK_ATTN_SPLIT_HB query heads of one kv head from one
+//     read of each K/V row (grid.y = Hkv * nbatch; a group of grp = Hq / Hkv
+//     heads is cut into nbatch batches of hb, the last one shorter);
+//   * reads K and V rows 8 values (16 bytes; f32: 32) per load.
+// Per block, positions go by chunks of DK_ATTN_THREADS = 128:
+//   scores:  thread i takes position c0 + i and dots its K row with each
+//            head's q (held in shared memory, read as broadcasts), times
+//            scale: sc[h][i] (-inf past the row's causal limit / the split);
+//   softmax: warp w takes heads w, w + 4: chunk max, m_new = max(m, it),
+//            p = exp(sc - m_new) in place, z = z * exp(m - m_new) + sum p;
+//            fac[h] = exp(m - m_new) rescales the accumulators (all scores
+//            -inf so far: p = 0 and fac = 1);
+//   values:  thread i owns the 8-value piece pc = i % P of the V row
+//            (P = Dv / 8) for rows rg = i / P, rg + RG, ... (RG = 128 / P;
+//            threads past P * RG idle): acc[h][e] = acc * fac + sum p v.
+// At the end the RG partial accumulators are summed through shared memory.
+// nsplit == 1: out = acc / z (0 where z = 0, as the CPU's empty sums).
+// nsplit > 1: record (m, z, acc[0..Dv)) at part + ((t*Hq + h)*nsplit + j) *
+// (Dv + 2) floats, and dk_attn_merge combines the records of a row by the
+// softmax identity: out = sum_j e^(m_j - M) acc_j / sum_j e^(m_j - M) z_j.
+// f32 throughout (the old kernel's double z is not needed: z is a sum of at
+// most split_len terms <= 1 each, then of nsplit such sums).
+//
+// Shared memory: the loop uses qs[hb][D] + sc[hb][128] floats (<= 12 KiB);
+// the final reduction reuses the same words as red[RG][hb][Dv] (<= RG * P *
+// 8 * hb <= 1024 * hb floats = 32 KiB), hence one 32 KiB array.
+#define DK_AS_WORDS (1024 * DK_ATTN_SPLIT_HB)
+static_assert(DK_ATTN_SPLIT_HB * (DK_ATTN_SPLIT_MAXD + DK_ATTN_THREADS) <= DK_AS_WORDS, "qs + sc fit");
+
+// 8 consecutive values of a K/V row from a 16-byte aligned address
+template <int KT> DK_DEV void dk_ld8(const uint8_t *p, float *v) {
+  const uint4 a = __ldg((const uint4 *)p);
+  const uint4 b = KT == DK_KT_F32 ? __ldg((const uint4 *)p + 1) : a;
+  dk_cvt8<KT>(a, b, v);
+}
+
+template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) {
+  constexpr int ES = KT == DK_KT_F32 ? 4 : 2, HB = DK_ATTN_SPLIT_HB, NT = DK_ATTN_THREADS;
+  __shared__ __align__(16) float sm[DK_AS_WORDS];
+  __shared__ float mz[3][HB];   // m, z, fac per head
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t t = blockIdx.z, grp = p.Hq / p.Hkv;
+  const int64_t g = blockIdx.y / p.nbatch, b = blockIdx.y - g * p.nbatch;
+  const int64_t h0 = g * grp + b * p.hb;   // first query head of this block
+  const int hb = (int)(b * p.hb + p.hb <= grp ? p.hb : grp - b * p.hb);
+  const int D = (int)p.D, Dv = (int)p.Dv, P = Dv / 8, RG = NT / P;
+  const float neg_inf = dk_neg_inf();
+  float *qs = sm, *sc = sm + HB * DK_ATTN_SPLIT_MAXD;
+  int64_t lim = p.S;
+  if (p.causal_offset >= 0 && t + p.causal_offset + 1 < lim) lim = t + p.causal_offset + 1;
+  const int64_t s0 = (int64_t)blockIdx.x * p.split_len;
+  const int64_t s1 = s0 + p.split_len < lim ? s0 + p.split_len : lim;
+  for (int i = tid; i < hb * D; i += NT) qs[(i / D) * DK_ATTN_SPLIT_MAXD + i % D] = dk_ld_rt((const void *)p.q, (t * p.Hq + h0 + i / D) * p.D + i % D, p.qdt);
+  if (tid < HB) { mz[0][tid] = neg_inf; mz[1][tid] = 0.0f; }
+  float acc[HB][8];
+#pragma unroll
+  for (int h = 0; h < HB; h++)
+#pragma unroll
+    for (int e = 0; e < 8; e++) acc[h][e] = 0.0f;
+  const int pc = tid % P, rg = tid / P;
+  const int64_t krs = p.Hkv * p.D * ES, vrs = p.Hkv * p.Dv * ES;   // bytes between positions
+  const uint8_t *kb = (const uint8_t *)p.k + g * p.D * ES, *vb = (const uint8_t *)p.v + g * p.Dv * ES + pc * 8 * ES;
+  __syncthreads();
+  for (int64_t c0 = s0; c0 < s1; c0 += NT) {
+    const int cn = (int)(s1 - c0 < NT ? s1 - c0 : NT);
+    // scores
+    {
+      float s[HB];
+#pragma unroll
+      for (int h = 0; h < HB; h++) s[h] = 0.0f;
+      if (tid < cn) {
+        const uint8_t *kr = kb + (c0 + tid) * krs;
+        for (int d = 0; d < D; d += 8) {
+          float kv[8];
+          dk_ld8<KT>(kr + d * ES, kv);
+#pragma unroll
+          for (int h = 0; h < HB; h++) {
+            if (h >= hb) break;
+            const float4 q0 = *(const float4 *)&qs[h * DK_ATTN_SPLIT_MAXD + d], q1 = *(const float4 *)&qs[h * DK_ATTN_SPLIT_MAXD + d + 4];
+            float a = s[h];
+            a = fmaf(q0.x, kv[0], a); a = fmaf(q0.y, kv[1], a); a = fmaf(q0.z, kv[2], a); a = fmaf(q0.w, kv[3], a);
+            a = fmaf(q1.x, kv[4], a); a = fmaf(q1.y, kv[5], a); a = fmaf(q1.z, kv[6], a); a = fmaf(q1.w, kv[7], a);
+            s[h] = a;
+          }
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < HB; h++)
+        if (h < hb) sc[h * NT + tid] = tid < cn ? s[h] * p.scale : neg_inf;
+    }
+    __syncthreads();
+    // softmax bookkeeping, a warp per head
+    for (int h = warp; h < hb; h += NT / 32) {
+      float x[NT / 32], cm = neg_inf;
+#pragma unroll
+      for (int j = 0; j < NT / 32; j++) { x[j] = sc[h * NT + lane + 32 * j]; cm = fmaxf(cm, x[j]); }
+      cm = dk_warp_reduce(cm, dk_op_max());
+      const float m = mz[0][h], mn = fmaxf(m, cm);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < NT / 32; j++) {
+        const float e = mn == neg_inf ? 0.0f : expf(x[j] - mn);
+        sc[h * NT + lane + 32 * j] = e;
+        sum += e;
+      }
+      sum = dk_warp_reduce(sum, dk_op_sum());
+      if (lane == 0) {
+        const float f = mn == neg_inf ? 1.0f : expf(m - mn);   // m = -inf: 0
+        mz[2][h] = f;
+        mz[1][h] = mz[1][h] * f + sum;
+        mz[0][h] = mn;
+      }
+    }
+    __syncthreads();
+    // values
+    if (rg < RG) {
+#pragma unroll
+      for (int h = 0; h < HB; h++) {
+        if (h >= hb) break;
+        const float f = mz[2][h];
+#pragma unroll
+        for (int e = 0; e < 8; e++) acc[h][e] *= f;
+      }
+      for (int si = rg; si < cn; si += RG) {
+        float vv[8];
+        dk_ld8<KT>(vb + (c0 + si) * vrs, vv);
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+          if (h >= hb) break;
+          const float pr = sc[h * NT + si];
+#pragma unroll
+          for (int e = 0; e < 8; e++) acc[h][e] = fmaf(pr, vv[e], acc[h][e]);
+        }
+      }
+    }
+    __syncthreads();   // sc is rewritten by the next chunk
+  }
+  // sum the RG partial accumulators: red[rg][h][d] over the same words
+  float *red = sm;
+  if (rg < RG) {
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+      if (h >= hb) break;
+#pragma unroll
+      for (int e = 0; e < 8; e++) red[(rg * hb + h) * Dv + pc * 8 + e] = acc[h][e];
+    }
+  }
+  __syncthreads();
+  for (int i = tid; i < hb * Dv; i += NT) {
+    const int h = i / Dv, d = i - h * Dv;
+    float a = 0.0f;
+    for (int r = 0; r < RG; r++) a += red[(r * hb + h) * Dv + d];
+    const int64_t row = t * p.Hq + h0 + h;
+    const float z = mz[1][h];
+    if (p.nsplit == 1) {
+      dk_st_rt((void *)p.out, row * p.Dv + d, z > 0.0f ? a / z : 0.0f, p.odt);
+    } else {
+      float *rec = (float *)p.part + (row * p.nsplit + blockIdx.x) * (p.Dv + 2);
+      if (d == 0) { rec[0] = mz[0][h]; rec[1] = z; }
+      rec[2 + d] = a;
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16>(p); }
+
+// One block per (t, h) row (grid-stride): the weights e^(m_j - M) of the
+// row's nsplit (<= DK_ATTN_SPLIT_MAXN) records go to shared memory once,
+// then each thread combines its output dims.
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_merge(const __grid_constant__ dk_kp_attn_split p) {
+  __shared__ float wt[DK_ATTN_SPLIT_MAXN], wt2[DK_ATTN_SPLIT_MAXD];
+  __shared__ float sf[33];
+  const float neg_inf = dk_neg_inf();
+  const int64_t rs = p.Dv + 2;
+  const int n = p.nsplit;
+  for (int64_t row = blockIdx.x; row < p.T * p.Hq; row += gridDim.x) {
+    const float *rec = (const float *)p.part + row * n * rs;
+    float M = neg_inf;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) M = fmaxf(M, rec[j * rs]);
+    M = dk_block_reduce(M, sf, dk_op_max(), neg_inf);   // its barriers also end the last row's reads of wt
+    float Z = 0.0f;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+      const float m = rec[j * rs], w = m == neg_inf ? 0.0f : expf(m - M);
+      wt[j] = w;
+      Z += w * rec[j * rs + 1];
+    }
+    Z = dk_block_reduce(Z, sf, dk_op_sum(), 0.0f);   // publishes wt too
+    const float inv = Z > 0.0f ? 1.0f / Z : 0.0f;
+    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
+      float a = 0.0f;
+      for (int j = 0; j < n; j++) a = fmaf(wt[j], rec[j * rs + 2 + d], a);
+      wt2[d] = a * inv;
+    }
+    __syncthreads();
+    // the store by dtype outside the loop above: a dk_st_rt there made ptxas
+    // spill on sm_80-89
+    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) dk_st_rt((void *)p.out, row * p.Dv + d, wt2[d], p.odt);
+  }
+}

@@ -30,6 +30,7 @@ static_assert(sizeof(dk_kp_concat) == 56, "dk_kp_concat layout");
 static_assert(sizeof(dk_kp_copy) == 232, "dk_kp_copy layout");
 static_assert(sizeof(dk_kp_pick) == 56, "dk_kp_pick layout");
 static_assert(sizeof(dk_kp_attention) == 104, "dk_kp_attention layout");
+static_assert(sizeof(dk_kp_attn_split) == 128, "dk_kp_attn_split layout");
 
 DK_DEV float dk_neg_inf() { return __int_as_float((int)0xff800000u); }
 
@@ -66,6 +67,29 @@ DK_DEV void dk_st_rt(void *p, int64_t i, float v, int dt) {
   case DK_KT_F16: ((uint16_t *)p)[i] = dk_f2h(v); break;
   case DK_KT_BF16: ((uint16_t *)p)[i] = dk_f2b(v); break;
   default: ((float *)p)[i] = v; break;
+  }
+}
+
+// 8 values of a float dtype from their raw 16 (f32: 32) bytes: the GEMV's
+// weights and split-K attention's K/V rows, loaded as 16-byte vectors
+template <int WT> DK_DEV void dk_cvt8(const uint4 &a, const uint4 &b, float *v) {
+  if constexpr (WT == DK_KT_F32) {
+    v[0] = __uint_as_float(a.x); v[1] = __uint_as_float(a.y); v[2] = __uint_as_float(a.z); v[3] = __uint_as_float(a.w);
+    v[4] = __uint_as_float(b.x); v[5] = __uint_as_float(b.y); v[6] = __uint_as_float(b.z); v[7] = __uint_as_float(b.w);
+  } else {
+    const uint32_t w4[4] = {a.x, a.y, a.z, a.w};
+    (void)b;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      if constexpr (WT == DK_KT_F16) {
+        const float2 f = __half22float2(*(const __half2 *)&w4[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+      } else {
+        v[2 * i] = __uint_as_float(w4[i] << 16);
+        v[2 * i + 1] = __uint_as_float(w4[i] & 0xffff0000u);
+      }
+    }
   }
 }
 

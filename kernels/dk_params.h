@@ -48,6 +48,9 @@
 #define DK_GEMM_BN 128
 #define DK_ATTN_THREADS 128
 #define DK_ATTN_MAXD 512           /* largest head dim (q/k and v) */
+#define DK_ATTN_SPLIT_MAXD 256     /* split-K path: head dims multiple of 8, at most this */
+#define DK_ATTN_SPLIT_HB 8         /* split-K path: query heads per block */
+#define DK_ATTN_SPLIT_MAXN 1024    /* split-K path: most splits of a row */
 #define DK_MAX_GRID_X 1048576u     /* grid-stride loops cover the rest */
 #define DK_MAX_GRID_YZ 65535u
 
@@ -179,6 +182,20 @@ typedef struct {
   int32_t qdt, kdt, odt;
 } dk_kp_attention;
 
+/* split-K attention (kernels/attention.cu, second half): grid (nsplit,
+ * Hkv * nbatch, T); block (j, g * nbatch + b, t) takes positions
+ * [j * split_len, (j + 1) * split_len) of kv head g for its query heads
+ * g * grp + b * hb ... (+ hb, within the group). part: nsplit > 1 only,
+ * T * Hq * nsplit records of (m, z, acc[Dv]) floats. */
+typedef struct {
+  uint64_t out, q, k, v, part;
+  int64_t T, S, Hq, Hkv, D, Dv;
+  int64_t causal_offset;             /* < 0: no mask */
+  int64_t split_len;
+  float scale;
+  int32_t qdt, odt, nsplit, hb, nbatch;
+} dk_kp_attn_split;
+
 /* Every kernel, by name. X(name, param struct). */
 #define DK_CUDA_KERNELS(X)                                                   \
   X(dk_binary_f32, dk_kp_binary) X(dk_binary_f16, dk_kp_binary)              \
@@ -202,6 +219,8 @@ typedef struct {
   X(dk_copy_convert, dk_kp_copy)                                             \
   X(dk_argmax, dk_kp_pick) X(dk_sample, dk_kp_pick)                          \
   X(dk_attention_kv_f32, dk_kp_attention) X(dk_attention_kv_f16, dk_kp_attention) \
-  X(dk_attention_kv_bf16, dk_kp_attention)
+  X(dk_attention_kv_bf16, dk_kp_attention)                                   \
+  X(dk_attn_split_f32, dk_kp_attn_split) X(dk_attn_split_f16, dk_kp_attn_split) \
+  X(dk_attn_split_bf16, dk_kp_attn_split) X(dk_attn_merge, dk_kp_attn_split)
 
 #endif /* DK_KERNEL_PARAMS_H */

@@ -108,28 +108,6 @@ template <int WT> DK_DEV void dk_gemv_load(const dk_kp_gemv &p, int64_t nbase, i
   }
 }
 
-// 8 values of a float weight type from its raw 16 (f32: 32) bytes
-template <int WT> DK_DEV void dk_gemv_cvt8(const uint4 &a, const uint4 &b, float *v) {
-  if constexpr (WT == DK_KT_F32) {
-    v[0] = __uint_as_float(a.x); v[1] = __uint_as_float(a.y); v[2] = __uint_as_float(a.z); v[3] = __uint_as_float(a.w);
-    v[4] = __uint_as_float(b.x); v[5] = __uint_as_float(b.y); v[6] = __uint_as_float(b.z); v[7] = __uint_as_float(b.w);
-  } else {
-    const uint32_t w4[4] = {a.x, a.y, a.z, a.w};
-    (void)b;
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      if constexpr (WT == DK_KT_F16) {
-        const float2 f = __half22float2(*(const __half2 *)&w4[i]);
-        v[2 * i] = f.x;
-        v[2 * i + 1] = f.y;
-      } else {
-        v[2 * i] = __uint_as_float(w4[i] << 16);
-        v[2 * i + 1] = __uint_as_float(w4[i] & 0xffff0000u);
-      }
-    }
-  }
-}
-
 // ---- float weights: one chunk of the warp's rows ----------------------------------
 template <int WT>
 DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int kc, const float (*xs)[DK_GEMV_XPAD], const dk_gemv_w &w,
@@ -143,7 +121,7 @@ DK_DEV void dk_gemv_chunk_float(const dk_kp_gemv &p, int kc, const float (*xs)[D
     const int xo = dk_xpad(k);   // k % 32 is a multiple of 8: 8 contiguous, 16-byte aligned floats
     float v[DK_GEMV_R][8];
 #pragma unroll
-    for (int r = 0; r < DK_GEMV_R; r++) dk_gemv_cvt8<WT>(w.u[r][t][0], w.u[r][t][1], v[r]);
+    for (int r = 0; r < DK_GEMV_R; r++) dk_cvt8<WT>(w.u[r][t][0], w.u[r][t][1], v[r]);
 #pragma unroll
     for (int m = 0; m < DK_GEMV_MAXM; m++) {
       if (m >= M) break;

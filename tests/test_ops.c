@@ -776,6 +776,67 @@ DKT_TEST(ops_attention, 0) {
       }
 }
 
+/* One attention case against the double-precision reference. */
+static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
+                           int off, dk_dtype qdt, dk_dtype kdt) {
+  int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
+  double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv), *sc = dkt_alloc(S > 0 ? S : 1);
+  dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
+  dk_tensor *k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
+  dk_tensor *v = dkt_random(t, t->dev, kdt, 3, vs, "v", -1, 1, &vv);
+  dk_tensor *o = out_tensor(t, qdt, 3, os, "out");
+  double scale = 1.0 / sqrt((double)D);
+  if (q && k && v && o) {
+    int64_t tt, h, s2, j;
+    DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
+    for (tt = 0; tt < T; tt++)
+      for (h = 0; h < Hq; h++) {
+        int64_t g = h / (Hq / Hkv), lim = off < 0 ? S : (tt + off + 1 < S ? tt + off + 1 : S);
+        double m = -INFINITY, z = 0;
+        for (s2 = 0; s2 < lim; s2++) {
+          double dot = 0;
+          for (j = 0; j < D; j++) dot += qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j];
+          sc[s2] = dot * (double)(float)scale;
+          m = fmax(m, sc[s2]);
+        }
+        for (s2 = 0; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
+        for (j = 0; j < Dv; j++) {
+          double acc = 0;
+          for (s2 = 0; s2 < lim; s2++) acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
+          want[(tt * Hq + h) * Dv + j] = acc;
+        }
+      }
+    if (dkt_read(t, o, got)) {
+      char what[160];
+      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d q %s kv %s", tag,
+               (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D, (long long)Dv, off,
+               dk_dtype_name(qdt), dk_dtype_name(kdt));
+      dkt_close(t, what, got, want, T * Hq * Dv, dkt_tol(qdt, D) * 2, dkt_tol(qdt, D) * 2);
+    }
+  }
+  dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o);
+  free(qv); free(kv); free(vv); free(got); free(want); free(sc);
+}
+
+/* The shapes of decode steps of real models, over long caches: on GPUs the
+ * positions are split across blocks and merged, the query heads of a kv
+ * head share one read of K/V (grouped 1, 4, 6 + 6, 16 = 8 + 8 to a kv head),
+ * head dims 64 / 128 / 256 and 80 (V rows not a power of two pieces), and
+ * 72 / 20 (not multiples of 8: the one-row kernel). */
+DKT_TEST(ops_attention_decode, 0) {
+  static const struct { int64_t T, S, Hq, Hkv, D, Dv; int off; } cases[] = {
+    {1, 4097, 28, 7, 64, 64, 4096}, {1, 1000, 32, 2, 128, 128, 999}, {1, 65, 12, 1, 256, 256, 64},
+    {1, 777, 8, 8, 80, 80, -1}, {1, 300, 4, 1, 72, 72, 299}, {3, 2000, 8, 2, 64, 80, 1990},
+    {2, 129, 6, 3, 64, 64, 0}, {1, 1, 16, 4, 64, 64, 0}, {1, 2500, 4, 4, 20, 20, -1},
+  };
+  size_t c;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dk_dtype kdt = c % 3 == 0 ? DK_F16 : c % 3 == 1 ? DK_F32 : DK_BF16;
+    attention_case(t, "decode", cases[c].T, cases[c].S, cases[c].Hq, cases[c].Hkv, cases[c].D, cases[c].Dv, cases[c].off,
+                   c % 2 ? DK_F16 : DK_F32, kdt);
+  }
+}
+
 /* attention over a narrowed KV cache [max_seq, Hkv, D]: the runner's pattern */
 DKT_TEST(ops_attention_cache_view, 0) {
   int64_t cs[3] = {16, 2, 8}, qs[3] = {1, 4, 8}, os[3] = {1, 4, 8};
