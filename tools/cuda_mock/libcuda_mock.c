@@ -234,8 +234,8 @@ static CUresult m_ModuleUnload(void *mod) {
   free(mod);
   return OK;
 }
-static mock_func *g_funcs[256];
-static int g_nfuncs;
+static mock_func **g_funcs;   /* every handle given out, freed at exit (grows: kernels x module loads) */
+static int g_nfuncs, g_capfuncs;
 static CUresult m_ModuleGetFunction(void **fn, void *mod, const char *name) {
   mock_func *f;
   NEED_CTX("cuModuleGetFunction");
@@ -245,7 +245,11 @@ static CUresult m_ModuleGetFunction(void **fn, void *mod, const char *name) {
   f->magic = MAGIC_FUNC;
   f->ctx = ((mock_module *)mod)->ctx;
   snprintf(f->name, sizeof f->name, "%s", name);
-  if (g_nfuncs < 256) g_funcs[g_nfuncs++] = f;
+  if (g_nfuncs == g_capfuncs) {
+    g_capfuncs = g_capfuncs ? 2 * g_capfuncs : 256;
+    g_funcs = (mock_func **)realloc(g_funcs, (size_t)g_capfuncs * sizeof *g_funcs);
+  }
+  g_funcs[g_nfuncs++] = f;
   *fn = f;
   return OK;
 }
@@ -254,6 +258,7 @@ __attribute__((destructor)) static void free_funcs(void) {
   mock_alloc *a;
   long live = 0;
   for (i = 0; i < g_nfuncs; i++) free(g_funcs[i]);
+  free(g_funcs);
   for (a = g_allocs; a; a = a->next) live++;
   if (live || g_live_hosts) fprintf(stderr, "libcuda_mock: at exit %ld device allocation(s) and %ld pinned buffer(s) are live\n", live, g_live_hosts);
 }
