@@ -34,11 +34,12 @@ static int cmpd(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-typedef struct { int kind; dk_tensor *a, *b, *c; } job;
+typedef struct { int kind; dk_tensor *a, *b, *c, *d; } job;
 static dk_status run(job *j) {
   switch (j->kind) {
   case 0: return dk_copy_to(j->c, j->a);
   case 1: return dk_linear(j->c, j->a, j->b, NULL);
+  case 3: return dk_attention(j->c, j->a, j->b, j->d, 0.088f, -1);
   default: return dk_matmul(j->c, j->a, j->b);
   }
 }
@@ -93,6 +94,7 @@ int main(int argc, char **argv) {
   static const int64_t shapes[3][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
   static const dk_dtype wts[3] = {DK_Q4_0, DK_Q8_0, DK_F16};
   int s, w;
+  setvbuf(stdout, NULL, _IOLBF, 0);   /* rows survive a timeout */
   if (dk_device_parse(argc > 1 ? argv[1] : "cuda:0", &d) != DK_OK) { printf("%s\n", dk_last_error()); return 1; }
   cpu.backend = DK_CPU; cpu.index = 0;
   dk_device_properties(d, &p);
@@ -141,6 +143,32 @@ int main(int argc, char **argv) {
       dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c);
       dk_tensor_free(jc.a); dk_tensor_free(jc.b); dk_tensor_free(jc.c);
     }
+  { /* decode attention: one token, 32 query heads over 8 kv heads of 128,
+     * f16 cache; bytes = the K and V rows read */
+    static const int64_t ctx[3] = {512, 4096, 32768};
+    int c;
+    for (c = 0; c < 3; c++) {
+      int64_t qs[3] = {1, 32, 128}, ks[3] = {ctx[c], 8, 128};
+      job j;
+      double sec, gbs;
+      char what[64];
+      dk_tensor *q2 = rnd(d, DK_F32, 32, 128, NULL), *k2 = rnd(d, DK_F16, ctx[c] * 8, 128, NULL);
+      dk_tensor *v2 = rnd(d, DK_F16, ctx[c] * 8, 128, NULL), *o2 = rnd(d, DK_F32, 32, 128, NULL);
+      j.kind = 3;
+      j.a = j.b = j.c = j.d = NULL;
+      if (!q2 || !k2 || !v2 || !o2 || dk_reshape(q2, 3, qs, &j.a) || dk_reshape(k2, 3, ks, &j.b) ||
+          dk_reshape(v2, 3, ks, &j.d) || dk_reshape(o2, 3, qs, &j.c)) {
+        printf("  failed: %s\n", dk_last_error());
+      } else {
+        sec = timeit(d, &j);
+        gbs = 2.0 * (double)dk_tensor_nbytes(j.b) / sec / 1e9;
+        snprintf(what, sizeof what, "attention decode 32q/8kv x128 ctx %lld", (long long)ctx[c]);
+        printf("%-34s %10.1f GB/s  %5.1f %% of copy  %7.1f us\n", what, gbs, 100.0 * gbs / copy_gbs, sec * 1e6);
+      }
+      dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c); dk_tensor_free(j.d);
+      dk_tensor_free(q2); dk_tensor_free(k2); dk_tensor_free(v2); dk_tensor_free(o2);
+    }
+  }
   { /* f16 matmul 4096^3 */
     job j;
     j.kind = 2;
