@@ -52,7 +52,12 @@ done
 say() { printf '[gen_kernels] %s\n' "$*"; }
 
 [ -x "$NVCC" ] || { say "nvcc not found ($NVCC)"; exit 1; }
-command -v xxd >/dev/null || { say "xxd not found (apt-get install xxd)"; exit 1; }
+if ! command -v xxd >/dev/null; then
+  # a machine that cannot install packages (the lent GPU machines) still
+  # builds: the committed header is a complete build of the same sources
+  if [ "$FORCE" = 0 ] && [ -f "$OUT" ]; then say "xxd not found: keeping the committed $OUT"; exit 0; fi
+  say "xxd not found (apt-get install xxd)"; exit 1
+fi
 
 ARCHS="80 86 89 90"
 PTX_ARCH=90
