@@ -139,14 +139,8 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf
 // the final reduction reuses the same words as red[RG][hb][Dv] (<= RG * P *
 // 8 * hb <= 1024 * hb floats = 32 KiB), hence one 32 KiB array.
 #define DK_AS_WORDS (1024 * DK_ATTN_SPLIT_HB)
+#define DK_AS_LOADS 4   // K/V pieces (16 bytes; f32: 32) a thread loads before using the first
 static_assert(DK_ATTN_SPLIT_HB * (DK_ATTN_SPLIT_MAXD + DK_ATTN_THREADS) <= DK_AS_WORDS, "qs + sc fit");
-
-// 8 consecutive values of a K/V row from a 16-byte aligned address
-template <int KT> DK_DEV void dk_ld8(const uint8_t *p, float *v) {
-  const uint4 a = __ldg((const uint4 *)p);
-  const uint4 b = KT == DK_KT_F32 ? __ldg((const uint4 *)p + 1) : a;
-  dk_cvt8<KT>(a, b, v);
-}
 
 template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) {
   constexpr int ES = KT == DK_KT_F32 ? 4 : 2, HB = DK_ATTN_SPLIT_HB, NT = DK_ATTN_THREADS;
@@ -184,17 +178,31 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
       for (int h = 0; h < HB; h++) s[h] = 0.0f;
       if (tid < cn) {
         const uint8_t *kr = kb + (c0 + tid) * krs;
-        for (int d = 0; d < D; d += 8) {
-          float kv[8];
-          dk_ld8<KT>(kr + d * ES, kv);
+        // DK_AS_LOADS pieces of the row in flight before the first is used:
+        // one position per thread has no other memory parallelism
+        for (int d0 = 0; d0 < D; d0 += 8 * DK_AS_LOADS) {
+          uint4 raw[DK_AS_LOADS][2];
 #pragma unroll
-          for (int h = 0; h < HB; h++) {
-            if (h >= hb) break;
-            const float4 q0 = *(const float4 *)&qs[h * DK_ATTN_SPLIT_MAXD + d], q1 = *(const float4 *)&qs[h * DK_ATTN_SPLIT_MAXD + d + 4];
-            float a = s[h];
-            a = fmaf(q0.x, kv[0], a); a = fmaf(q0.y, kv[1], a); a = fmaf(q0.z, kv[2], a); a = fmaf(q0.w, kv[3], a);
-            a = fmaf(q1.x, kv[4], a); a = fmaf(q1.y, kv[5], a); a = fmaf(q1.z, kv[6], a); a = fmaf(q1.w, kv[7], a);
-            s[h] = a;
+          for (int u = 0; u < DK_AS_LOADS; u++)
+            if (d0 + 8 * u < D) {
+              raw[u][0] = __ldg((const uint4 *)(kr + (d0 + 8 * u) * ES));
+              raw[u][1] = ES == 4 ? __ldg((const uint4 *)(kr + (d0 + 8 * u) * ES) + 1) : raw[u][0];
+            }
+#pragma unroll
+          for (int u = 0; u < DK_AS_LOADS; u++) {
+            const int d = d0 + 8 * u;
+            if (d >= D) break;
+            float kv[8];
+            dk_cvt8<KT>(raw[u][0], raw[u][1], kv);
+#pragma unroll
+            for (int h = 0; h < HB; h++) {
+              if (h >= hb) break;
+              const float4 q0 = *(const float4 *)&qs[h * DK_ATTN_SPLIT_MAXD + d], q1 = *(const float4 *)&qs[h * DK_ATTN_SPLIT_MAXD + d + 4];
+              float a = s[h];
+              a = fmaf(q0.x, kv[0], a); a = fmaf(q0.y, kv[1], a); a = fmaf(q0.z, kv[2], a); a = fmaf(q0.w, kv[3], a);
+              a = fmaf(q1.x, kv[4], a); a = fmaf(q1.y, kv[5], a); a = fmaf(q1.z, kv[6], a); a = fmaf(q1.w, kv[7], a);
+              s[h] = a;
+            }
           }
         }
       }
@@ -235,15 +243,28 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
 #pragma unroll
         for (int e = 0; e < 8; e++) acc[h][e] *= f;
       }
-      for (int si = rg; si < cn; si += RG) {
-        float vv[8];
-        dk_ld8<KT>(vb + (c0 + si) * vrs, vv);
+      for (int s0 = rg; s0 < cn; s0 += RG * DK_AS_LOADS) {
+        uint4 raw[DK_AS_LOADS][2];
 #pragma unroll
-        for (int h = 0; h < HB; h++) {
-          if (h >= hb) break;
-          const float pr = sc[h * NT + si];
+        for (int u = 0; u < DK_AS_LOADS; u++)
+          if (s0 + u * RG < cn) {
+            const uint8_t *vr = vb + (c0 + s0 + u * RG) * vrs;
+            raw[u][0] = __ldg((const uint4 *)vr);
+            raw[u][1] = ES == 4 ? __ldg((const uint4 *)vr + 1) : raw[u][0];
+          }
 #pragma unroll
-          for (int e = 0; e < 8; e++) acc[h][e] = fmaf(pr, vv[e], acc[h][e]);
+        for (int u = 0; u < DK_AS_LOADS; u++) {
+          const int si = s0 + u * RG;
+          if (si >= cn) break;
+          float vv[8];
+          dk_cvt8<KT>(raw[u][0], raw[u][1], vv);
+#pragma unroll
+          for (int h = 0; h < HB; h++) {
+            if (h >= hb) break;
+            const float pr = sc[h * NT + si];
+#pragma unroll
+            for (int e = 0; e < 8; e++) acc[h][e] = fmaf(pr, vv[e], acc[h][e]);
+          }
         }
       }
     }
@@ -267,7 +288,7 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
     const int64_t row = t * p.Hq + h0 + h;
     const float z = mz[1][h];
     if (p.nsplit == 1) {
-      dk_st_rt((void *)p.out, row * p.Dv + d, z > 0.0f ? a / z : 0.0f, p.odt);
+      dk_st_rt((void *)p.out, row * p.Dv + d, z > 0.0f ? a * __frcp_rn(z) : 0.0f, p.odt);   // (a division here made ptxas spill around its slow-path call)
     } else {
       float *rec = (float *)p.part + (row * p.nsplit + blockIdx.x) * (p.Dv + 2);
       if (d == 0) { rec[0] = mz[0][h]; rec[1] = z; }
@@ -276,9 +297,11 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16>(p); }
+// (.., 1): without a floor of one block, ptxas capped sm_80's f16 variant at
+// 128 registers and spilled; it takes about 150
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16>(p); }
 
 // One block per (t, h) row (grid-stride): the weights e^(m_j - M) of the
 // row's nsplit (<= DK_ATTN_SPLIT_MAXN) records go to shared memory once,
