@@ -1103,6 +1103,19 @@ static dk_status dk__cuda_linear_more(const dk_call *c) {
   return DK_OK;
 }
 
+/* dk_gemv2_* (kernels/linear.cu): float weights with 16-byte aligned rows
+ * and an f32 x it can read 16 bytes at a time; the staged kernel takes the
+ * rest, and everything under DEVKIT_CUDA_GEMV=staged. */
+static int dk__cuda_gemv2_ok(const dk_kp_gemv *p, const dk_tensor *x, const dk_tensor *w) {
+  static int mode = -1;
+  if (mode < 0) {
+    const char *e = getenv("DEVKIT_CUDA_GEMV");
+    mode = !(e && !strcmp(e, "staged"));
+  }
+  return mode && (w->dtype == DK_F32 || w->dtype == DK_F16 || w->dtype == DK_BF16) && x->dtype == DK_F32 && p->K % 8 == 0 &&
+         (p->w | p->x) % 16 == 0 && p->w_row_bytes % 16 == 0;
+}
+
 static dk_status dk__cuda_linear(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   int64_t M = c->i[0], N = c->i[1], K = c->i[2];
@@ -1114,6 +1127,9 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     static const int kid[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv_w_f32, DK_CUDA_K_dk_gemv_w_f16, DK_CUDA_K_dk_gemv_w_bf16, 0,
                                             DK_CUDA_K_dk_gemv_w_q8_0, DK_CUDA_K_dk_gemv_w_q4_0};
     dk__cuda_gemv_params(c, 0, M, &p);
+    if (dk__cuda_gemv2_ok(&p, x, w))
+      return dk__cuda_launch(c, dk__cuda_kid3(w->dtype, DK_CUDA_K_dk_gemv2_f32, DK_CUDA_K_dk_gemv2_f16, DK_CUDA_K_dk_gemv2_bf16),
+                             dk__cuda_grid(N, DK_GEMV2_ROWS), 1, 1, DK_GEMV_THREADS, &p);
     return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, DK_GEMV_ROWS_PER_BLOCK), 1, 1, DK_GEMV_THREADS, &p);
   } else {
     /* prompt: NT tiles; f32 x on the SIMT f32 kernel, f16/bf16 x on tensor cores */

@@ -43,6 +43,8 @@
 #define DK_GEMV_ROWS_PER_BLOCK 8   /* 4 warps x 2 rows */
 #define DK_GEMV_MAXM 4             /* rows of x the decode path takes */
 #define DK_GEMV_KC 1024            /* k values per staged chunk */
+#define DK_GEMV2_ROWS 2            /* dk_gemv2_*: rows of W per block */
+#define DK_GEMV2_U 4               /* dk_gemv2_*: 8-value pieces a thread loads ahead, per row */
 #define DK_GEMM_THREADS 256
 #define DK_GEMM_BM 128
 #define DK_GEMM_BN 128
@@ -209,6 +211,7 @@ typedef struct {
   X(dk_gemv_w_f32, dk_kp_gemv) X(dk_gemv_w_f16, dk_kp_gemv)                  \
   X(dk_gemv_w_bf16, dk_kp_gemv) X(dk_gemv_w_q8_0, dk_kp_gemv)                \
   X(dk_gemv_w_q4_0, dk_kp_gemv) X(dk_gemv_w_more, dk_kp_gemv)                \
+  X(dk_gemv2_f32, dk_kp_gemv) X(dk_gemv2_f16, dk_kp_gemv) X(dk_gemv2_bf16, dk_kp_gemv) \
   X(dk_gemm_f32_nn, dk_kp_gemm) X(dk_gemm_f32_nt, dk_kp_gemm)               \
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \

@@ -284,6 +284,100 @@ DK_GEMV_KERNEL(dk_gemv_w_bf16, DK_KT_BF16)
 DK_GEMV_KERNEL(dk_gemv_w_q8_0, DK_KT_Q8_0)
 DK_GEMV_KERNEL(dk_gemv_w_q4_0, DK_KT_Q4_0)
 
+// ---- decode GEMV for float weights, rows per block ----------------------------------
+// The kernel above stages x in chunks of 1024 through shared memory between
+// two barriers and gives 8 rows to a block: with a llama layer's small N
+// (1792-9600) that is 2-9 blocks an SM, one chunk of loads in flight per
+// warp, and the barriers in between; measured on an H100 it streams f16 at
+// 44-65 % of the copy bandwidth. Here (chosen by the host for f32 x, K % 8
+// == 0, 16-byte aligned W rows and x) a block of DK_GEMV_THREADS threads
+// takes DK_GEMV2_ROWS rows and all of K:
+//   thread i takes the 8-value pieces i, i + 128, ... of each row; it
+//   issues DK_GEMV2_U pieces' 16-byte loads (f32: 32 bytes) of each row
+//   before it uses the first, reads x's matching 8 values straight from
+//   global memory (x is at most 4 rows of K floats: L1-resident after the
+//   first warp), and keeps acc[row][m] in registers;
+//   then a warp reduction, and a shared-memory sum over the 4 warps.
+// Exact f32 arithmetic; the sum order differs from the staged kernel's.
+template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
+  constexpr int ES = WT == DK_KT_F32 ? 4 : 2, R = DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS;
+  __shared__ float red[NT / 32][R][DK_GEMV_MAXM];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, M = (int)p.M;
+  const int64_t npc = p.K / 8;
+  const float *x = (const float *)p.x;
+  for (int64_t n0 = (int64_t)blockIdx.x * R; n0 < p.N; n0 += (int64_t)gridDim.x * R) {
+    const uint8_t *wr[R];
+    float acc[R][DK_GEMV_MAXM];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      wr[r] = (const uint8_t *)p.w + (n0 + r < p.N ? n0 + r : p.N - 1) * p.w_row_bytes;   // a row past N repeats the last, unstored
+#pragma unroll
+      for (int m = 0; m < DK_GEMV_MAXM; m++) acc[r][m] = 0.0f;
+    }
+    for (int64_t pc0 = tid; pc0 < npc; pc0 += (int64_t)NT * U) {
+      uint4 raw[R][U][2];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int64_t pc = pc0 + (int64_t)u * NT;
+        if (pc < npc)
+#pragma unroll
+          for (int r = 0; r < R; r++) {
+            const uint4 *q = (const uint4 *)(wr[r] + pc * 8 * ES);
+            raw[r][u][0] = __ldg(q);
+            raw[r][u][1] = ES == 4 ? __ldg(q + 1) : raw[r][u][0];
+          }
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int64_t pc = pc0 + (int64_t)u * NT;
+        if (pc >= npc) break;
+        float wv[R][8];
+#pragma unroll
+        for (int r = 0; r < R; r++) dk_cvt8<WT>(raw[r][u][0], raw[r][u][1], wv[r]);
+#pragma unroll
+        for (int m = 0; m < DK_GEMV_MAXM; m++) {
+          if (m >= M) break;
+          const float4 x0 = __ldg((const float4 *)(x + m * p.K + pc * 8)), x1 = __ldg((const float4 *)(x + m * p.K + pc * 8) + 1);
+#pragma unroll
+          for (int r = 0; r < R; r++) {
+            float a = acc[r][m];
+            a = fmaf(wv[r][0], x0.x, a); a = fmaf(wv[r][1], x0.y, a); a = fmaf(wv[r][2], x0.z, a); a = fmaf(wv[r][3], x0.w, a);
+            a = fmaf(wv[r][4], x1.x, a); a = fmaf(wv[r][5], x1.y, a); a = fmaf(wv[r][6], x1.z, a); a = fmaf(wv[r][7], x1.w, a);
+            acc[r][m] = a;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int m = 0; m < DK_GEMV_MAXM; m++) {
+        if (m >= M) break;
+        const float v = dk_warp_reduce(acc[r][m], dk_op_sum());
+        if (lane == 0) red[warp][r][m] = v;
+      }
+    __syncthreads();
+    if (tid < R * M) {
+      const int r = tid / M, m = tid - r * M;
+      const int64_t n = n0 + r;
+      if (n < p.N) {
+        float v = 0.0f;
+#pragma unroll
+        for (int w = 0; w < NT / 32; w++) v += red[w][r][m];
+        if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.bdt);
+        dk_st_rt((void *)p.out, (int64_t)m * p.N + n, v, p.odt);
+      }
+    }
+    __syncthreads();   // red is rewritten by the next rows
+  }
+}
+
+#define DK_GEMV2_KERNEL(name, WT) \
+  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_gemv2_impl<WT>(p); }
+DK_GEMV2_KERNEL(dk_gemv2_f32, DK_KT_F32)
+DK_GEMV2_KERNEL(dk_gemv2_f16, DK_KT_F16)
+DK_GEMV2_KERNEL(dk_gemv2_bf16, DK_KT_BF16)
+
 // The other block formats (quants.cuh), any M: one block of DK_GEMV_THREADS
 // per output row n (grid.x = N, grid.y = M), threads striding over k and
 // decoding one value at a time, then a block reduction. Correct first; not

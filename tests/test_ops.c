@@ -364,6 +364,19 @@ DKT_TEST(ops_linear_float, 0) {
     }
 }
 
+/* decode products of real layer shapes (the 1B bench's K = 1792 and 4800;
+ * K = 4104 crosses a GPU thread's load batch), f32 x as a runner has it,
+ * 1 to 4 rows, odd N */
+DKT_TEST(ops_linear_decode, 0) {
+  int wd;
+  for (wd = 0; wd < 3; wd++) {
+    linear_case(t, DK_F32, dkt_float_types[wd], 1, 2304, 1792, 0, 0);
+    linear_case(t, DK_F32, dkt_float_types[wd], 2, 33, 4104, 1, 0);
+    linear_case(t, DK_F32, dkt_float_types[wd], 4, 65, 4800, 1, 0);
+    linear_case(t, DK_F32, dkt_float_types[wd], 3, 7, 8, 0, 0);
+  }
+}
+
 DKT_TEST(ops_linear_quant, 0) {
   dk_dtype q[2] = {DK_Q8_0, DK_Q4_0};
   int xd, wd;
