@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
   dk_device_props p;
   double copy_gbs = NAN, mm = NAN, tf = 0.0;
   char note[512];
-  static const int64_t shapes[3][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
+  /* an 8B layer's shapes, then the 1B bench model's (qkv, gate+up, down) */
+  static const int64_t shapes[6][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}, {2304, 1792}, {9600, 1792}, {1792, 4800}};
   static const dk_dtype wts[3] = {DK_Q4_0, DK_Q8_0, DK_F16};
   int s, w;
   setvbuf(stdout, NULL, _IOLBF, 0);   /* rows survive a timeout */
@@ -110,7 +111,7 @@ int main(int argc, char **argv) {
     printf("%-34s %10.1f GB/s (read + write)\n", "copy 1 GiB device to device", copy_gbs);
     dk_tensor_free(j.a); dk_tensor_free(j.c);
   }
-  for (s = 0; s < 3; s++)
+  for (s = 0; s < 6; s++)
     for (w = 0; w < 3; w++) {
       int64_t N = shapes[s][0], K = shapes[s][1], n;
       float *xv = NULL, *wv = NULL;
