@@ -13,8 +13,12 @@
 #      driver, with the validation layer
 #   7. tools/gpu_perf: GEMV GB/s vs copy bandwidth, matmul vs cuBLAS
 #   8. build/bench -d cuda:0 -d vulkan:0 -d cpu:0 --quick
+#   9. tools/bench_1b.sh cuda:0 vulkan:0: the GPU issues' end-to-end rows
+#      (synthetic 1B, 512-token prompt, 128 decode tokens; TYPES to narrow)
 #
-#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench (default: all)
+#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b
+#                                     (default: all but bench1b)
+#   SANITIZE_TESTS="ops_attention ops_linear" narrows the sanitizer step.
 #
 # The lent machine has NVIDIA's Vulkan driver but no loader. Fetch the
 # loader and the validation layer once, here (.gl/ is git-ignored):
@@ -22,15 +26,18 @@
 #   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 vulkan-validationlayers)
 # and name .gl in the device tool's `carry`; the vulkan step unpacks it.
 #
-# Logs go to $OUT (the device tool's folder) or /tmp/gpu_check; the summary
-# is printed last.
+# Logs go to /tmp/gpu_check (and, under the device tool, to $OUT as
+# gpu_logs.tgz); the summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOGS=${OUT:-/tmp/gpu_check}
+LOGS=/tmp/gpu_check
 mkdir -p "$LOGS"
 STEPS=${*:-machine build suite alloc sanitize vulkan perf bench}
+# the device tool brings back at most 8 files: the logs go to $OUT as one
+# archive and the summary
+[ -n "${OUT:-}" ] && trap 'tar -czf "$OUT/gpu_logs.tgz" -C "$LOGS" . 2>/dev/null; cp "$SUM" "$OUT/" 2>/dev/null || true' EXIT
 SUM="$LOGS/summary.txt"
-: > "$SUM"
+[ -n "${GPU_CHECK_APPEND:-}" ] || : > "$SUM"   # GPU_CHECK_APPEND=1: a second call in the same run adds to the summary
 note() { echo "$*" | tee -a "$SUM"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export DKT_TIMEOUT=${DKT_TIMEOUT:-300}
@@ -66,7 +73,7 @@ if has sanitize; then
     for tool in memcheck racecheck synccheck; do
       # the runner forks a child per test: follow every process
       timeout 170 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
-        build/tests --device cuda ops_ errors_embedding > "$LOGS/sanitize_$tool.log" 2>&1
+        build/tests --device cuda ${SANITIZE_TESTS:-ops_ errors_embedding} > "$LOGS/sanitize_$tool.log" 2>&1
       rc=$?
       errs=$(grep -c "========= \(Invalid\|Race\|Barrier\|Error\|.*hazard\)" "$LOGS/sanitize_$tool.log" || true)
       note "compute-sanitizer $tool: exit $rc, $errs report lines; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize_$tool.log" | sort | uniq -c | tr '\n' ' ')"
@@ -100,6 +107,14 @@ fi
 if has bench; then
   timeout 240 build/bench -d cuda:0 -d vulkan:0 -d cpu:0 --quick > "$LOGS/bench.log" 2>&1
   note "bench: $(wc -l < "$LOGS/bench.log") lines (bench.log)"
+fi
+
+if has bench1b; then
+  vk=""
+  ldconfig -p | grep -q libvulkan.so.1 && vk=vulkan:0
+  timeout 300 tools/bench_1b.sh cuda:0 $vk > "$LOGS/bench_1b.log" 2>&1
+  note "end-to-end (512-token prompt, 128 decode tokens):"
+  cat "$LOGS/bench_1b.log" | tee -a "$SUM"
 fi
 
 echo
