@@ -232,6 +232,10 @@ typedef struct {
   dk_status pending;
   char pending_msg[1024];
   int lost;
+  /* device scratch for attention's split records, bound through a tensor
+   * header of its own so hazards are tracked like any operand's */
+  dk_storage part_st;
+  dk_tensor part_t;
 } dk_vk_device;
 
 static struct {
@@ -1969,7 +1973,12 @@ typedef struct { uint32_t n, D, H, T, n_rot; float theta; uint32_t o_off, x_off,
 typedef struct { uint32_t n, D, o_off, t_off, ids_off, r0, r1, rows, check, slot, n_ids; dk_vk_magic md; } dk_vk_pc_embed;
 typedef struct { uint32_t rows, cols, o_off, x_off; } dk_vk_pc_argmax;
 typedef struct { uint32_t rows, cols, o_off, x_off; int32_t top_k; float temp, top_p; uint32_t seed_lo, seed_hi, row_base; } dk_vk_pc_sample;
-typedef struct { uint32_t T, Hq, S, Hkv, D, Dv; float scale; int32_t off; uint32_t o_off, q_off, k_off, v_off; } dk_vk_pc_attn;
+typedef struct {
+  uint32_t T, Hq, S, Hkv, D, Dv;
+  float scale;
+  int32_t off;
+  uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
+} dk_vk_pc_attn;
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
@@ -1981,6 +1990,12 @@ typedef struct {
 #define DK_VK_MV_XS 4096   /* matvec.comp's XS */
 #define DK_VK_ATT_HMAX 8    /* attention.comp's HMAX */
 #define DK_VK_ATT_QMAX 2048 /* attention.comp's QMAX */
+#define DK_VK_ATT_MAXN 256  /* attention.comp's MAXN: splits of a row at most */
+/* loop iterations one invocation of attention may run: half of the 65535
+ * after which llvmpipe ends every loop of the invocation (its loop limiter
+ * counts the iterations of all loops together and stops silently) */
+#define DK_VK_ATT_LOOPS 32768
+#define DK_VK_ATT_PART_BYTES ((VkDeviceSize)64 << 20)   /* split records held at once */
 
 static int dk_vk_pick(dk_vk_device *d, int with_sg, int without_sg) { return d->sg ? with_sg : without_sg; }
 
@@ -2333,43 +2348,134 @@ static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c, int64_t row_ba
   }
 }
 
+/* The device's scratch of at least n bytes, as an f32 tensor header. A
+ * smaller one is released (its memory is given back once the frames that
+ * use it are done) and a larger one made. */
+static dk_status dk_vk_scratch(dk_vk_device *d, VkDeviceSize n, const dk_tensor **out) {
+  dk_device dv = dk_vk_devid(d->logical);
+  dk_status s;
+  if (!d->part_st.ptr || d->part_st.nbytes < n) {
+    VkDeviceSize want = (VkDeviceSize)1 << 20;
+    while (want < n) want *= 2;
+    if (d->part_st.ptr) dk_vk_release(&d->part_st);
+    memset(&d->part_st, 0, sizeof d->part_st);
+    d->part_st.device = dv;
+    d->part_st.nbytes = (size_t)want;
+    if ((s = dk_vk_alloc(dv, (size_t)want, "attention split records", &d->part_st)) != DK_OK) {
+      memset(&d->part_st, 0, sizeof d->part_st);
+      return s;
+    }
+    memset(&d->part_t, 0, sizeof d->part_t);
+    d->part_t.device = dv;
+    d->part_t.dtype = DK_F32;
+    d->part_t.ndim = 1;
+    d->part_t.shape[0] = (int64_t)(want / 4);
+    d->part_t.stride[0] = 1;
+    d->part_t.st = &d->part_st;
+    snprintf(d->part_t.name, sizeof d->part_t.name, "attention split records");
+  }
+  *out = &d->part_t;
+  return DK_OK;
+}
+
+/* How many splits a row's positions take (see attention.comp): enough that
+ * no invocation runs DK_VK_ATT_LOOPS loop iterations, and on GPUs enough
+ * workgroups to fill the device when the rows are few (decode). */
+static uint32_t dk_vk_att_splits(const dk_vk_device *d, int64_t rows, int64_t S, int64_t D, int64_t Dv, int64_t hg,
+                                 uint32_t *split_len) {
+  const int64_t w = d->wg_rows, cpu = d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const int64_t per_chunk = 1 + D + (Dv + w - 1) / w * (w + 1), fixed = 3 * hg * (D > Dv ? D : Dv) / w + 8;
+  int64_t maxlen = (DK_VK_ATT_LOOPS - fixed) / per_chunk * w, n, want, minlen = cpu ? 64 : 256;
+  if (maxlen < w) maxlen = w;
+  n = (S + maxlen - 1) / maxlen;
+  /* spread a step of few rows: a GPU wants some hundreds of workgroups, a
+   * CPU device one or two per core */
+  want = cpu ? 4 : 256;
+  if (rows < want && S > minlen) {
+    int64_t par = (want + rows - 1) / rows, most = (S + minlen - 1) / minlen;
+    if (par > most) par = most;
+    if (par > n) n = par;
+  }
+  if (n < 1) n = 1;
+  if (n > DK_VK_ATT_MAXN) n = DK_VK_ATT_MAXN;
+  *split_len = (uint32_t)((S + n - 1) / n);
+  if (*split_len == 0) *split_len = 1;
+  return (uint32_t)((S + *split_len - 1) / *split_len > 0 ? (S + *split_len - 1) / *split_len : 1);
+}
+
 static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
-  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3], *part = NULL;
   dk_vk_pc_attn pc;
   dk_vk_args args;
   uint32_t gx, gy, spec[DK_VK_SPEC];
-  int64_t rows = q->shape[0] * q->shape[1], dmax = q->shape[2] > v->shape[2] ? q->shape[2] : v->shape[2];
-  int64_t grp = k->shape[1] ? q->shape[1] / k->shape[1] : 1, hg;
+  int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Dv = v->shape[2];
+  int64_t rows = T * Hq, dmax = D > Dv ? D : Dv, grp = k->shape[1] ? Hq / k->shape[1] : 1, hg, piece, t0;
+  VkDeviceSize per_token, cap;
   dk_status s;
-  if (rows == 0 || v->shape[2] == 0) return DK_OK;
+  if (rows == 0 || Dv == 0) return DK_OK;
   if (dmax > DK_VK_ATT_QMAX)
     return dk__error(DK_ERR_UNSUPPORTED, "dk_attention on %s: head dims %lld/%lld; the Vulkan kernel takes up to %d",
-                     dk_device_name(c->dev), (long long)q->shape[2], (long long)v->shape[2], DK_VK_ATT_QMAX);
+                     dk_device_name(c->dev), (long long)D, (long long)Dv, DK_VK_ATT_QMAX);
   /* the query heads of one kv head that a workgroup serves: a divisor of the
    * group, as many as fit, so K and V rows are read once for all of them */
   for (hg = DK_VK_ATT_HMAX; hg > 1; hg--)
     if (grp % hg == 0 && hg * (dmax ? dmax : 1) <= DK_VK_ATT_QMAX) break;
   memset(&pc, 0, sizeof pc);
-  dk_vk_args_init(&args);
-  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
-      (s = dk_vk_arg_t(d, &args, 1, q, 0, &pc.q_off, "q")) != DK_OK ||
-      (s = dk_vk_arg_t(d, &args, 2, k, 0, &pc.k_off, "k")) != DK_OK ||
-      (s = dk_vk_arg_t(d, &args, 3, v, 0, &pc.v_off, "v")) != DK_OK)
-    return s;
-  pc.T = (uint32_t)q->shape[0];
-  pc.Hq = (uint32_t)q->shape[1];
-  pc.D = (uint32_t)q->shape[2];
-  pc.S = (uint32_t)k->shape[0];
+  pc.T = (uint32_t)T;
+  pc.Hq = (uint32_t)Hq;
+  pc.D = (uint32_t)D;
+  pc.S = (uint32_t)S;
   pc.Hkv = (uint32_t)k->shape[1];
-  pc.Dv = (uint32_t)v->shape[2];
+  pc.Dv = (uint32_t)Dv;
+  pc.scale = c->f[0];
+  pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
+  pc.nsplit = dk_vk_att_splits(d, T * (Hq / hg), S, D, Dv, hg, &pc.split_len);
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)q->dtype;
   spec[1] = (uint32_t)k->dtype;
   spec[2] = (uint32_t)hg;
-  pc.scale = c->f[0];
-  pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
-  dk_vk_grid((uint64_t)(rows / hg), 65535u * 16u, &gx, &gy);
-  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
+  /* with splits, the records of as many tokens as DK_VK_ATT_PART_BYTES (or
+   * one binding) holds at a time */
+  per_token = (VkDeviceSize)Hq * pc.nsplit * (VkDeviceSize)(Dv + 2) * 4;
+  cap = d->max_range < DK_VK_ATT_PART_BYTES ? d->max_range : DK_VK_ATT_PART_BYTES;
+  piece = pc.nsplit == 1 ? T : (int64_t)(cap / per_token > 0 ? cap / per_token : 1);
+  if (piece > T) piece = T;
+  if (pc.nsplit > 1 && (s = dk_vk_scratch(d, per_token * (VkDeviceSize)piece, &part)) != DK_OK) return s;
+  for (t0 = 0; t0 < T; t0 += piece) {
+    int64_t n = T - t0 < piece ? T - t0 : piece;
+    VkDeviceSize rec_bytes = per_token * (VkDeviceSize)n;
+    pc.t0 = (uint32_t)t0;
+    pc.T = (uint32_t)n;
+    dk_vk_args_init(&args);
+    if ((part ? (s = dk_vk_arg(d, &args, 0, part, 0, rec_bytes, 1, 4, &pc.o_off, "records"))
+              : (s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out"))) != DK_OK ||
+        (s = dk_vk_arg_t(d, &args, 1, q, 0, &pc.q_off, "q")) != DK_OK ||
+        (s = dk_vk_arg_t(d, &args, 2, k, 0, &pc.k_off, "k")) != DK_OK ||
+        (s = dk_vk_arg_t(d, &args, 3, v, 0, &pc.v_off, "v")) != DK_OK)
+      return s;
+    spec[3] = part != NULL;
+    dk_vk_grid((uint64_t)(n * (Hq / hg)) * pc.nsplit, 65535u * 16u, &gx, &gy);
+    if ((s = dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec, &args, &pc, sizeof pc, gx, gy,
+                       1)) != DK_OK)
+      return s;
+    if (part) {
+      /* merge: out (binding 0) from the records (binding 1); q_off is the
+       * records' offset */
+      dk_vk_pc_attn mp = pc;
+      uint32_t mspec[DK_VK_SPEC];
+      memset(mspec, 0, sizeof mspec);
+      mspec[0] = (uint32_t)o->dtype;
+      dk_vk_args_init(&args);
+      if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &mp.o_off, "out")) != DK_OK ||
+          (s = dk_vk_arg(d, &args, 1, part, 0, rec_bytes, 0, 4, &mp.q_off, "records")) != DK_OK)
+        return s;
+      dk_vk_arg_dummy(d, &args, 2);
+      dk_vk_arg_dummy(d, &args, 3);
+      dk_vk_grid((uint64_t)(n * Hq), 65535u * 16u, &gx, &gy);
+      if ((s = dk_vk_run(d, DK_SPV_ATTN_MERGE, mspec, &args, &mp, sizeof mp, gx, gy, 1)) != DK_OK) return s;
+    }
+  }
+  return DK_OK;
 }
 
 /* ---- matmul and linear ---------------------------------------------------------- */

@@ -1,14 +1,28 @@
 #version 450
-/* Attention with grouped-query heads. A workgroup serves one query token t
- * and HG query heads that share one kv head, so each row of K and V is read
- * once for all of them. Keys are taken WGS at a time: a thread per key
- * scores it against every head, an online softmax per head (running max m
- * and sum l; earlier work rescaled by exp(m - m')), then a thread per output
- * dim accumulates p * V for every head (in shared memory, each dim owned by
- * one thread, so the workgroup size is free). Softmax and sums in f32.
- * q [T,Hq,D], k [S,Hkv,D], v [S,Hkv,Dv], out [T,Hq,Dv]. */
+/* Attention with grouped-query heads. A workgroup serves one query token t,
+ * HG query heads that share one kv head (so each row of K and V is read once
+ * for all of them) and one split of the positions: [j * split_len, +
+ * split_len) cut at the token's causal limit. Keys are taken WGS at a time:
+ * a thread per key scores it against every head, an online softmax per head
+ * (running max m and sum l; earlier work rescaled by exp(m - m')), then a
+ * thread per output dim accumulates p * V for every head (in shared memory,
+ * each dim owned by one thread, so the workgroup size is free). Softmax and
+ * sums in f32. q [T,Hq,D], k [S,Hkv,D], v [S,Hkv,Dv], out [T,Hq,Dv].
+ *
+ * Splits (the host picks them): a decode step has few (t, head group) rows,
+ * so positions spread over more workgroups fill a GPU; and llvmpipe ends
+ * every loop of an invocation once 65535 iterations have run in all loops
+ * together (its loop limiter), which bounds what one workgroup may walk.
+ * With one split (PART = 0) the workgroup writes out = acc / l; otherwise
+ * (PART = 1) binding 0 takes its record (m, l, acc[0..Dv)) as f32 at
+ * ((t * Hq + h) * nsplit + j) * (Dv + 2), and the attn_merge variant
+ * combines a row's records by the softmax identity:
+ *   out = sum_j e^(m_j - M) acc_j / sum_j e^(m_j - M) l_j,  M = max_j m_j.
+ * Both run for tokens t0 .. t0 + T - 1 of the call (the host bounds the
+ * records' memory by taking the tokens in pieces). */
 //!variant attention -DDK_SUBGROUPS
 //!variant attention_nosg
+//!variant attn_merge -DDK_MERGE
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define HMAX 8        /* heads per workgroup */
@@ -27,12 +41,42 @@ layout(constant_id = 0) const uint DTQ = 0u;
 layout(constant_id = 1) const uint DTK = 0u;
 layout(constant_id = 2) const uint HG = 1u;    /* query heads per workgroup, <= HMAX */
 
+layout(constant_id = 3) const uint PART = 0u;   /* 1: binding 0 takes records, not out */
+
 layout(push_constant) uniform P {
   uint T, Hq, S, Hkv, D, Dv;
   float scale;
   int off;
   uint o_off, q_off, k_off, v_off;
+  uint t0, nsplit, split_len;
 } p;
+
+#ifdef DK_MERGE
+/* a workgroup per (t, h) row: its nsplit records (binding 1, f32) into out */
+#define MAXN 256u      /* nsplit at most (the host's DK_VK_ATT_MAXN) */
+shared float wt[MAXN];
+
+void main() {
+  uint l = gl_LocalInvocationID.x, n = p.nsplit, rs = p.Dv + 2u;
+  for (uint r = dk_group(); r < p.T * p.Hq; r += dk_groups()) {
+    uint rec = p.q_off + (r * n) * rs;
+    float M = -1.0 / 0.0, Z = 0.0;
+    for (uint j = 0u; j < n; j++) M = max(M, Q_ld(DT_F32, rec + j * rs));
+    DK_BARRIER();   /* the last row's reads of wt are done */
+    for (uint j = l; j < n; j += WGS) {
+      float m = Q_ld(DT_F32, rec + j * rs);
+      wt[j] = m == -1.0 / 0.0 ? 0.0 : exp(m - M);
+    }
+    DK_BARRIER();
+    for (uint j = 0u; j < n; j++) Z += wt[j] * Q_ld(DT_F32, rec + j * rs + 1u);
+    for (uint d = l; d < p.Dv; d += WGS) {
+      float a = 0.0;
+      for (uint j = 0u; j < n; j++) a += wt[j] * Q_ld(DT_F32, rec + j * rs + 2u + d);
+      O_st(DTQ, p.o_off + (p.t0 * p.Hq + r) * p.Dv + d, Z > 0.0 ? a / Z : 0.0);
+    }
+  }
+}
+#else
 
 shared float qs[QMAX];
 shared float acc[QMAX];
@@ -40,16 +84,19 @@ shared float ps[HMAX * WG];
 
 void main() {
   uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / HG;
-  for (uint wg = dk_group(); wg < p.T * per_t; wg += dk_groups()) {
-    uint t = wg / per_t, h0 = (wg % per_t) * HG, g = h0 / grp, lim = p.S;
+  for (uint wg = dk_group(); wg < p.T * per_t * p.nsplit; wg += dk_groups()) {
+    uint row = wg / p.nsplit, sp = wg - row * p.nsplit;
+    uint t = p.t0 + row / per_t, h0 = (row % per_t) * HG, g = h0 / grp, lim = p.S;
     if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
+    uint beg = min(sp * p.split_len, lim);
+    lim = min(beg + p.split_len, lim);
     DK_BARRIER();
     for (uint i = l; i < HG * p.D; i += WGS) qs[i] = Q_ld(DTQ, p.q_off + (t * p.Hq + h0) * p.D + i);
     for (uint i = l; i < HG * p.Dv; i += WGS) acc[i] = 0.0;
     DK_BARRIER();
     float m[HMAX], lsum[HMAX], alpha[HMAX], sc[HMAX];
     [[unroll]] for (uint h = 0u; h < HG; h++) { m[h] = -1.0 / 0.0; lsum[h] = 0.0; }
-    for (uint s0 = 0u; s0 < lim; s0 += WGS) {
+    for (uint s0 = beg; s0 < lim; s0 += WGS) {
       uint s = s0 + l;
       [[unroll]] for (uint h = 0u; h < HG; h++) sc[h] = 0.0;
       if (s < lim) {
@@ -85,11 +132,19 @@ void main() {
     DK_BARRIER();
     for (uint i = l; i < HG * p.Dv; i += WGS) {
       uint h = i / p.Dv;
-      float ls = 0.0;
-      /* lsum is uniform; pick this element's head without indexing registers */
+      float ls = 0.0, mh = 0.0;
+      /* lsum and m are uniform; pick this element's head without indexing registers */
       [[unroll]] for (uint q = 0u; q < HG; q++)
-        if (q == h) ls = lsum[q];
-      O_st(DTQ, p.o_off + (t * p.Hq + h0) * p.Dv + i, ls > 0.0 ? acc[i] / ls : 0.0);
+        if (q == h) { ls = lsum[q]; mh = m[q]; }
+      if (PART == 0u) {
+        O_st(DTQ, p.o_off + (t * p.Hq + h0) * p.Dv + i, ls > 0.0 ? acc[i] / ls : 0.0);
+      } else {
+        uint rec = p.o_off + (((t - p.t0) * p.Hq + h0 + h) * p.nsplit + sp) * (p.Dv + 2u);
+        uint d = i - h * p.Dv;
+        if (d == 0u) { O_st(DT_F32, rec, mh); O_st(DT_F32, rec + 1u, ls); }
+        O_st(DT_F32, rec + 2u + d, acc[i]);
+      }
     }
   }
 }
+#endif
