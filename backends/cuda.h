@@ -1089,8 +1089,7 @@ static void dk__cuda_gemv_params(const dk_call *c, int64_t m0, int64_t mc, dk_kp
   p->wdt = (int32_t)w->dtype;
 }
 
-/* q4_1, q5_0, q5_1, q2_K..q6_K weights (only under DEVKIT_CUDA_KQUANTS=1):
- * one kernel for any M, grid.y over rows of x, up to 65535 per launch */
+/* q4_1, q5_0, q5_1, q2_K..q6_K weights: one kernel for any M, grid.y over rows of x, up to 65535 per launch */
 static dk_status dk__cuda_linear_more(const dk_call *c) {
   int64_t M = c->i[0], N = c->i[1], m0;
   for (m0 = 0; m0 < M; m0 += 65535) {
@@ -1471,9 +1470,10 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   }
   b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS;
   {
-    /* kernels/quants.cuh has not run on a GPU yet: off unless asked for */
+    /* kernels/quants.cuh ran clean on an H100 (2026-11-24): on unless
+     * DEVKIT_CUDA_KQUANTS=0 asks the backend to refuse these types */
     const char *e = getenv("DEVKIT_CUDA_KQUANTS");
-    if (e && e[0] == '1') b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] |= DK_QUANTS_MORE;
+    if (!(e && e[0] == '0')) b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] |= DK_QUANTS_MORE;
   }
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
   b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;   /* same-dtype block copies are byte copies */

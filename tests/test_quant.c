@@ -250,13 +250,12 @@ DKT_TEST(quant_roundtrip_error, DKT_ONCE) {
   free(v); free(back); free(q);
 }
 
-/* The CUDA kernels for these types have not run on a GPU: the backend offers
- * them only under DEVKIT_CUDA_KQUANTS=1, and refuses them otherwise (the
- * dispatcher's DK_ERR_UNSUPPORTED naming op, type and backend). The CPU
- * and Vulkan backends hold every type in linear, embedding and copy. */
+/* Every backend holds every type in linear, embedding and copy; CUDA refuses
+ * the types after q4_0 under DEVKIT_CUDA_KQUANTS=0 (the dispatcher's
+ * DK_ERR_UNSUPPORTED naming op, type and backend). */
 DKT_TEST(quant_backends_offer, DKT_ONCE) {
   const char *e = getenv("DEVKIT_CUDA_KQUANTS");
-  int on = e && e[0] == '1', k, b;
+  int on = !(e && e[0] == '0'), k, b;
   for (b = 0; b < DK_BACKEND_COUNT; b++) {
     if (!dk_op_supported((dk_backend)b, "dk_linear", DK_F32, 1)) {
       dkt_note(t, "backend %d not compiled in", b);
