@@ -18,7 +18,9 @@
 #
 #   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b
 #                                     (default: all but bench1b)
-#   SANITIZE_TESTS="ops_attention ops_linear" narrows the sanitizer step.
+#   SANITIZE_TESTS="ops_attention ops_linear" narrows the sanitizer step,
+#   SANITIZE_TOOLS="racecheck" its tools, VULKAN_TESTS="ops_ models_" the
+#   vulkan step's tests.
 #
 # The lent machine has NVIDIA's Vulkan driver but no loader. Fetch the
 # loader and the validation layer once, here (.gl/ is git-ignored):
@@ -41,6 +43,18 @@ SUM="$LOGS/summary.txt"
 note() { echo "$*" | tee -a "$SUM"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export DKT_TIMEOUT=${DKT_TIMEOUT:-300}
+
+# NVIDIA's Vulkan driver through the loader carried in .gl/ (see the top)
+vk_setup() {
+  if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb > /dev/null 2>&1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+  icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+  return 0
+}
+vk_setup   # before the suite too: its cross-backend tests want a Vulkan device
 
 if has machine; then
   { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv; nvcc --version | tail -2; uname -r; } > "$LOGS/machine.log" 2>&1
@@ -70,7 +84,7 @@ fi
 
 if has sanitize; then
   if command -v compute-sanitizer > /dev/null; then
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
       # the runner forks a child per test: follow every process
       timeout 170 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
         build/tests --device cuda ${SANITIZE_TESTS:-ops_ errors_embedding} > "$LOGS/sanitize_$tool.log" 2>&1
@@ -84,15 +98,9 @@ if has sanitize; then
 fi
 
 if has vulkan; then
-  if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb > /dev/null 2>&1; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-  fi
-  icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
   build/devices > "$LOGS/devices.log" 2>&1
   cat "$LOGS/devices.log" | tee -a "$SUM"
-  timeout 300 build/tests --device vulkan > "$LOGS/suite_vulkan.log" 2>&1
+  timeout 300 build/tests --device vulkan ${VULKAN_TESTS:-} > "$LOGS/suite_vulkan.log" 2>&1
   note "suite on vulkan: $(tail -1 "$LOGS/suite_vulkan.log")"
   grep -E "^  vulkan|^  .*none|validation" "$LOGS/suite_vulkan.log" | head -5 | tee -a "$SUM"
   grep -E "^  (FAIL|skip)" "$LOGS/suite_vulkan.log" | head -40 | tee -a "$SUM"
