@@ -187,7 +187,7 @@ static const char *const dk__cuda_kernel_names[DK_CUDA_NKERNELS] = {DK_CUDA_KERN
  * (kernels/dk_common.cuh asserts the same sizes on the device side) */
 typedef char dk__cuda_abi_binary[sizeof(dk_kp_binary) == 240 ? 1 : -1];
 typedef char dk__cuda_abi_unary[sizeof(dk_kp_unary) == 40 ? 1 : -1];
-typedef char dk__cuda_abi_norm[sizeof(dk_kp_norm) == 64 ? 1 : -1];
+typedef char dk__cuda_abi_norm[sizeof(dk_kp_norm) == 72 ? 1 : -1];
 typedef char dk__cuda_abi_softmax[sizeof(dk_kp_softmax) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_gemv[sizeof(dk_kp_gemv) == 88 ? 1 : -1];
 typedef char dk__cuda_abi_gemm[sizeof(dk_kp_gemm) == 304 ? 1 : -1];
@@ -1028,6 +1028,16 @@ static dk_status dk__cuda_unary(const dk_call *c) {
                          dk__cuda_grid(p.n, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
 }
 
+/* A switch read once: 1 when the variable equals on_value, 0 when it equals
+ * off_value, else dflt. The session that runs a new kernel on a GPU flips
+ * its default. */
+static int dk__cuda_switch(const char *name, const char *on_value, const char *off_value, int dflt) {
+  const char *e = getenv(name);
+  if (e && !strcmp(e, on_value)) return 1;
+  if (e && !strcmp(e, off_value)) return 0;
+  return dflt;
+}
+
 static dk_status dk__cuda_norm(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *b = c->op == DK_OP_LAYERNORM ? c->t[3] : NULL;
   dk_kp_norm p;
@@ -1043,6 +1053,13 @@ static dk_status dk__cuda_norm(const dk_call *c) {
   p.bdt = b ? (int32_t)b->dtype : DK_KT_F32;
   p.eps = c->f[0];
   p.layer = c->op == DK_OP_LAYERNORM;
+  {
+    /* the row held in registers (kernels/norm.cu); not yet run on a GPU:
+     * DEVKIT_CUDA_NORM=cached turns it on */
+    static int cached = -1;
+    if (cached < 0) cached = dk__cuda_switch("DEVKIT_CUDA_NORM", "cached", "loop", 0);
+    p.cached = cached && p.cols <= (int64_t)DK_ROW_THREADS * DK_NORM_CACHE;
+  }
   return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_norm_f32, DK_CUDA_K_dk_norm_f16, DK_CUDA_K_dk_norm_bf16),
                          dk__cuda_grid(p.rows, 1), 1, 1, DK_ROW_THREADS, &p);
 }
@@ -1105,14 +1122,19 @@ static dk_status dk__cuda_linear_more(const dk_call *c) {
 /* dk_gemv2_* (kernels/linear.cu): float weights with 16-byte aligned rows
  * and an f32 x it can read 16 bytes at a time; the staged kernel takes the
  * rest, and everything under DEVKIT_CUDA_GEMV=staged. */
+/* kernels/linear.cu's rows-per-block decode GEMV: floats (DEVKIT_CUDA_GEMV=
+ * staged keeps the staged kernel), q8_0 and q4_0 (not yet run on a GPU:
+ * DEVKIT_CUDA_GEMVQ=1 turns them on) */
 static int dk__cuda_gemv2_ok(const dk_kp_gemv *p, const dk_tensor *x, const dk_tensor *w) {
-  static int mode = -1;
-  if (mode < 0) {
-    const char *e = getenv("DEVKIT_CUDA_GEMV");
-    mode = !(e && !strcmp(e, "staged"));
+  static int fl = -1, q = -1;
+  if (fl < 0) {
+    fl = dk__cuda_switch("DEVKIT_CUDA_GEMV", "rows", "staged", 1);
+    q = fl && dk__cuda_switch("DEVKIT_CUDA_GEMVQ", "1", "0", 0);
   }
-  return mode && (w->dtype == DK_F32 || w->dtype == DK_F16 || w->dtype == DK_BF16) && x->dtype == DK_F32 && p->K % 8 == 0 &&
-         (p->w | p->x) % 16 == 0 && p->w_row_bytes % 16 == 0;
+  if (x->dtype != DK_F32 || p->K % 8 != 0 || p->x % 16 != 0) return 0;
+  if (w->dtype == DK_F32 || w->dtype == DK_F16 || w->dtype == DK_BF16) return fl && (p->w | p->w_row_bytes) % 16 == 0;
+  if (w->dtype == DK_Q8_0 || w->dtype == DK_Q4_0) return q && (p->w | p->w_row_bytes) % 2 == 0;
+  return 0;
 }
 
 static dk_status dk__cuda_linear(const dk_call *c) {
@@ -1126,9 +1148,10 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     static const int kid[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv_w_f32, DK_CUDA_K_dk_gemv_w_f16, DK_CUDA_K_dk_gemv_w_bf16, 0,
                                             DK_CUDA_K_dk_gemv_w_q8_0, DK_CUDA_K_dk_gemv_w_q4_0};
     dk__cuda_gemv_params(c, 0, M, &p);
+    static const int kid2[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv2_f32, DK_CUDA_K_dk_gemv2_f16, DK_CUDA_K_dk_gemv2_bf16, 0,
+                                             DK_CUDA_K_dk_gemv2_q8_0, DK_CUDA_K_dk_gemv2_q4_0};
     if (dk__cuda_gemv2_ok(&p, x, w))
-      return dk__cuda_launch(c, dk__cuda_kid3(w->dtype, DK_CUDA_K_dk_gemv2_f32, DK_CUDA_K_dk_gemv2_f16, DK_CUDA_K_dk_gemv2_bf16),
-                             dk__cuda_grid(N, DK_GEMV2_ROWS), 1, 1, DK_GEMV_THREADS, &p);
+      return dk__cuda_launch(c, kid2[w->dtype], dk__cuda_grid(N, DK_GEMV2_ROWS), 1, 1, DK_GEMV_THREADS, &p);
     return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, DK_GEMV_ROWS_PER_BLOCK), 1, 1, DK_GEMV_THREADS, &p);
   } else {
     /* prompt: NT tiles; f32 x on the SIMT f32 kernel, f16/bf16 x on tensor cores */

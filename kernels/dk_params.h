@@ -99,7 +99,10 @@ typedef struct {
   float eps;
   int32_t layer;                     /* 1: layernorm, 0: rmsnorm */
   int32_t wdt, bdt;
+  int32_t cached;                    /* 1: the row is held in registers (cols <= DK_ROW_THREADS * DK_NORM_CACHE) */
+  int32_t pad_;
 } dk_kp_norm;
+#define DK_NORM_CACHE 32             /* values of a row per thread in the cached norm */
 
 typedef struct {
   uint64_t out, x;
@@ -212,6 +215,7 @@ typedef struct {
   X(dk_gemv_w_bf16, dk_kp_gemv) X(dk_gemv_w_q8_0, dk_kp_gemv)                \
   X(dk_gemv_w_q4_0, dk_kp_gemv) X(dk_gemv_w_more, dk_kp_gemv)                \
   X(dk_gemv2_f32, dk_kp_gemv) X(dk_gemv2_f16, dk_kp_gemv) X(dk_gemv2_bf16, dk_kp_gemv) \
+  X(dk_gemv2_q8_0, dk_kp_gemv) X(dk_gemv2_q4_0, dk_kp_gemv)                  \
   X(dk_gemm_f32_nn, dk_kp_gemm) X(dk_gemm_f32_nt, dk_kp_gemm)               \
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \

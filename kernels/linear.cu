@@ -284,23 +284,87 @@ DK_GEMV_KERNEL(dk_gemv_w_bf16, DK_KT_BF16)
 DK_GEMV_KERNEL(dk_gemv_w_q8_0, DK_KT_Q8_0)
 DK_GEMV_KERNEL(dk_gemv_w_q4_0, DK_KT_Q4_0)
 
-// ---- decode GEMV for float weights, rows per block ----------------------------------
+// ---- decode GEMV, rows per block -------------------------------------------------------
 // The kernel above stages x in chunks of 1024 through shared memory between
 // two barriers and gives 8 rows to a block: with a llama layer's small N
 // (1792-9600) that is 2-9 blocks an SM, one chunk of loads in flight per
 // warp, and the barriers in between; measured on an H100 it streams f16 at
-// 44-65 % of the copy bandwidth. Here (chosen by the host for f32 x, K % 8
-// == 0, 16-byte aligned W rows and x) a block of DK_GEMV_THREADS threads
-// takes DK_GEMV2_ROWS rows and all of K:
-//   thread i takes the 8-value pieces i, i + 128, ... of each row; it
-//   issues DK_GEMV2_U pieces' 16-byte loads (f32: 32 bytes) of each row
-//   before it uses the first, reads x's matching 8 values straight from
-//   global memory (x is at most 4 rows of K floats: L1-resident after the
-//   first warp), and keeps acc[row][m] in registers;
-//   then a warp reduction, and a shared-memory sum over the 4 warps.
-// Exact f32 arithmetic; the sum order differs from the staged kernel's.
+// 44-65 % of the copy bandwidth (q8_0 14-43 %, q4_0 8-23 %). Here (chosen
+// by the host for f32 x, K % 8 == 0, aligned W rows and x) a block of
+// DK_GEMV_THREADS threads takes DK_GEMV2_ROWS rows and all of K, in pieces
+// of 8 values:
+//   thread i takes pieces i, i + 128, ... of each row; it issues the loads
+//   of DK_GEMV2_U pieces of each row before it uses the first, reads x's
+//   matching 8 values straight from global memory (x is at most 4 rows of
+//   K floats: L1-resident after the first warp), and keeps acc[row][m] in
+//   registers; then a warp reduction, and a shared-memory sum over the 4
+//   warps.
+// A piece's bytes (dk_gv2_load): f16/bf16 one 16-byte load, f32 two; q8_0
+// piece j of a block is its f16 scale d and int8 values 8j..8j+7; q4_0
+// piece j is d and qs bytes 4j..4j+3, which hold values 4j..4j+3 (low
+// nibbles) and 4j+16..4j+19 (high): x is read at those positions. Blocks are
+// only 2-byte aligned (34 and 18 bytes), so block pieces are read as 16-bit
+// words; the 4 threads of a block read neighbouring words, and a warp's
+// loads cover 8 consecutive blocks.
+// Exact f32 arithmetic: block formats acc += d * sum_j q_j x_j with the
+// integer q_j (q4_0: nibble - 8) formed exactly in f32, as in the staged
+// kernel; the sum order differs from the staged kernel's.
+template <int WT> struct dk_gv2 {
+  static constexpr bool Q = WT == DK_KT_Q8_0 || WT == DK_KT_Q4_0;
+  static constexpr int WORDS = WT == DK_KT_F32 ? 8 : WT == DK_KT_Q4_0 ? 2 : WT == DK_KT_Q8_0 ? 3 : 4;
+};
+
+template <int WT> DK_DEV void dk_gv2_load(const uint8_t *row, int64_t pc, uint32_t (&raw)[8]) {
+  if constexpr (WT == DK_KT_F32 || WT == DK_KT_F16 || WT == DK_KT_BF16) {
+    const uint4 *q = (const uint4 *)(row + pc * 8 * (WT == DK_KT_F32 ? 4 : 2));
+    const uint4 a = __ldg(q);
+    raw[0] = a.x; raw[1] = a.y; raw[2] = a.z; raw[3] = a.w;
+    if constexpr (WT == DK_KT_F32) {
+      const uint4 b = __ldg(q + 1);
+      raw[4] = b.x; raw[5] = b.y; raw[6] = b.z; raw[7] = b.w;
+    }
+  } else {
+    constexpr int BB = WT == DK_KT_Q8_0 ? DK_Q8_BYTES : DK_Q4_BYTES, PW = WT == DK_KT_Q8_0 ? 4 : 2;   // 16-bit words of a piece
+    const unsigned short *b = (const unsigned short *)(row + (pc >> 2) * BB), *q = b + 1 + (pc & 3) * PW;
+    raw[0] = __ldg(b);
+#pragma unroll
+    for (int i = 0; i < PW / 2; i++) raw[1 + i] = (uint32_t)__ldg(q + 2 * i) | (uint32_t)__ldg(q + 2 * i + 1) << 16;
+  }
+}
+
+// the piece's 8 weights (block formats: the integers q_j) and their scale
+template <int WT> DK_DEV float dk_gv2_cvt(const uint32_t (&raw)[8], float (&v)[8]) {
+  if constexpr (WT == DK_KT_Q8_0) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = (float)(int8_t)(raw[1 + i / 4] >> (8 * (i % 4)));
+    return dk_h2f((uint16_t)raw[0]);
+  } else if constexpr (WT == DK_KT_Q4_0) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      const uint32_t byte = raw[1] >> (8 * i) & 0xffu;
+      v[i] = (float)((int)(byte & 15u) - 8);
+      v[4 + i] = (float)((int)(byte >> 4) - 8);
+    }
+    return dk_h2f((uint16_t)raw[0]);
+  } else {
+    dk_cvt8<WT>(make_uint4(raw[0], raw[1], raw[2], raw[3]), make_uint4(raw[4], raw[5], raw[6], raw[7]), v);
+    return 1.0f;
+  }
+}
+
+// where piece pc's 8 values sit in a row of x: [o0, o0 + 4) and [o1, o1 + 4)
+template <int WT> DK_DEV void dk_gv2_xoff(int64_t pc, int64_t &o0, int64_t &o1) {
+  if constexpr (WT == DK_KT_Q4_0) {
+    o0 = (pc >> 2) * 32 + (pc & 3) * 4;
+    o1 = o0 + 16;
+  } else {
+    o0 = pc * 8;
+    o1 = o0 + 4;
+  }
+}
+
 template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
-  constexpr int ES = WT == DK_KT_F32 ? 4 : 2, R = DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS;
+  constexpr int R = DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS, NW = dk_gv2<WT>::WORDS;
   __shared__ float red[NT / 32][R][DK_GEMV_MAXM];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, M = (int)p.M;
   const int64_t npc = p.K / 8;
@@ -315,39 +379,38 @@ template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
       for (int m = 0; m < DK_GEMV_MAXM; m++) acc[r][m] = 0.0f;
     }
     for (int64_t pc0 = tid; pc0 < npc; pc0 += (int64_t)NT * U) {
-      uint4 raw[R][U][2];
+      uint32_t raw[R][U][8];
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const int64_t pc = pc0 + (int64_t)u * NT;
         if (pc < npc)
 #pragma unroll
-          for (int r = 0; r < R; r++) {
-            const uint4 *q = (const uint4 *)(wr[r] + pc * 8 * ES);
-            raw[r][u][0] = __ldg(q);
-            raw[r][u][1] = ES == 4 ? __ldg(q + 1) : raw[r][u][0];
-          }
+          for (int r = 0; r < R; r++) dk_gv2_load<WT>(wr[r], pc, raw[r][u]);
       }
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const int64_t pc = pc0 + (int64_t)u * NT;
         if (pc >= npc) break;
-        float wv[R][8];
+        float wv[R][8], d[R];
+        int64_t o0, o1;
+        dk_gv2_xoff<WT>(pc, o0, o1);
 #pragma unroll
-        for (int r = 0; r < R; r++) dk_cvt8<WT>(raw[r][u][0], raw[r][u][1], wv[r]);
+        for (int r = 0; r < R; r++) d[r] = dk_gv2_cvt<WT>(raw[r][u], wv[r]);
 #pragma unroll
         for (int m = 0; m < DK_GEMV_MAXM; m++) {
           if (m >= M) break;
-          const float4 x0 = __ldg((const float4 *)(x + m * p.K + pc * 8)), x1 = __ldg((const float4 *)(x + m * p.K + pc * 8) + 1);
+          const float4 x0 = __ldg((const float4 *)(x + m * p.K + o0)), x1 = __ldg((const float4 *)(x + m * p.K + o1));
 #pragma unroll
           for (int r = 0; r < R; r++) {
-            float a = acc[r][m];
+            float a = dk_gv2<WT>::Q ? 0.0f : acc[r][m];
             a = fmaf(wv[r][0], x0.x, a); a = fmaf(wv[r][1], x0.y, a); a = fmaf(wv[r][2], x0.z, a); a = fmaf(wv[r][3], x0.w, a);
             a = fmaf(wv[r][4], x1.x, a); a = fmaf(wv[r][5], x1.y, a); a = fmaf(wv[r][6], x1.z, a); a = fmaf(wv[r][7], x1.w, a);
-            acc[r][m] = a;
+            acc[r][m] = dk_gv2<WT>::Q ? fmaf(d[r], a, acc[r][m]) : a;
           }
         }
       }
     }
+    (void)NW;
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
@@ -377,6 +440,8 @@ template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
 DK_GEMV2_KERNEL(dk_gemv2_f32, DK_KT_F32)
 DK_GEMV2_KERNEL(dk_gemv2_f16, DK_KT_F16)
 DK_GEMV2_KERNEL(dk_gemv2_bf16, DK_KT_BF16)
+DK_GEMV2_KERNEL(dk_gemv2_q8_0, DK_KT_Q8_0)
+DK_GEMV2_KERNEL(dk_gemv2_q4_0, DK_KT_Q4_0)
 
 // The other block formats (quants.cuh), any M: one block of DK_GEMV_THREADS
 // per output row n (grid.x = N, grid.y = M), threads striding over k and

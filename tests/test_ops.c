@@ -168,10 +168,11 @@ DKT_TEST(ops_scale_swiglu, 0) {
 /* ---- norms and softmax ------------------------------------------------------ */
 
 DKT_TEST(ops_rmsnorm_layernorm, 0) {
-  int64_t dims[3] = {8, 64, 4096};
+  /* 8200: past the 8192 values CUDA's cached norm holds per row */
+  int64_t dims[5] = {8, 64, 1792, 4096, 8200};
   int d, k, wd;
   for (d = 0; d < 3; d++)
-    for (k = 0; k < 3; k++)
+    for (k = 0; k < 5; k++)
       for (wd = 0; wd < 2; wd++) {
         dk_dtype dt = dkt_float_types[d], wdt = wd ? DK_F32 : dt;
         int64_t D = dims[k], s[2] = {3, D}, n = 3 * D, r, j;
@@ -374,6 +375,14 @@ DKT_TEST(ops_linear_decode, 0) {
     linear_case(t, DK_F32, dkt_float_types[wd], 2, 33, 4104, 1, 0);
     linear_case(t, DK_F32, dkt_float_types[wd], 4, 65, 4800, 1, 0);
     linear_case(t, DK_F32, dkt_float_types[wd], 3, 7, 8, 0, 0);
+  }
+  /* block formats: K is whole blocks */
+  for (wd = 0; wd < 2; wd++) {
+    dk_dtype q = wd ? DK_Q4_0 : DK_Q8_0;
+    linear_case(t, DK_F32, q, 1, 2304, 1792, 0, 0);
+    linear_case(t, DK_F32, q, 2, 33, 4128, 1, 0);
+    linear_case(t, DK_F32, q, 4, 65, 4800, 1, 0);
+    linear_case(t, DK_F32, q, 3, 7, 32, 0, 0);
   }
 }
 
