@@ -1151,7 +1151,8 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     static const int kid2[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv2_f32, DK_CUDA_K_dk_gemv2_f16, DK_CUDA_K_dk_gemv2_bf16, 0,
                                              DK_CUDA_K_dk_gemv2_q8_0, DK_CUDA_K_dk_gemv2_q4_0};
     if (dk__cuda_gemv2_ok(&p, x, w))
-      return dk__cuda_launch(c, kid2[w->dtype], dk__cuda_grid(N, DK_GEMV2_ROWS), 1, 1, DK_GEMV_THREADS, &p);
+      return dk__cuda_launch(c, kid2[w->dtype], dk__cuda_grid(N, w->dtype >= DK_Q8_0 ? DK_GEMV2_QROWS : DK_GEMV2_ROWS), 1, 1,
+                             DK_GEMV_THREADS, &p);
     return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, DK_GEMV_ROWS_PER_BLOCK), 1, 1, DK_GEMV_THREADS, &p);
   } else {
     /* prompt: NT tiles; f32 x on the SIMT f32 kernel, f16/bf16 x on tensor cores */

@@ -226,6 +226,7 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
         sum += e;
       }
       sum = dk_warp_reduce(sum, dk_op_sum());
+      __syncwarp();   // every lane has read mz[.][h] before lane 0 writes it (racecheck does not count the shuffles)
       if (lane == 0) {
         const float f = mn == neg_inf ? 1.0f : expf(m - mn);   // m = -inf: 0
         mz[2][h] = f;

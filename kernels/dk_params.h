@@ -44,6 +44,7 @@
 #define DK_GEMV_MAXM 4             /* rows of x the decode path takes */
 #define DK_GEMV_KC 1024            /* k values per staged chunk */
 #define DK_GEMV2_ROWS 2            /* dk_gemv2_*: rows of W per block */
+#define DK_GEMV2_QROWS 4           /* dk_gemv2_q8_0/q4_0: rows of W per block */
 #define DK_GEMV2_U 4               /* dk_gemv2_*: 8-value pieces a thread loads ahead, per row */
 #define DK_GEMM_THREADS 256
 #define DK_GEMM_BM 128

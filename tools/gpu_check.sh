@@ -25,7 +25,9 @@
 # The lent machine has NVIDIA's Vulkan driver but no loader. Fetch the
 # loader and the validation layer once, here (.gl/ is git-ignored):
 #   mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
-#   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 vulkan-validationlayers)
+#   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 vulkan-validationlayers libglvnd0 libegl1 libgl1 libglx0 libgles2 libopengl0)
+# (NVIDIA's Vulkan driver library needs glvnd's: without them the loader
+# reports VK_ERROR_INCOMPATIBLE_DRIVER)
 # and name .gl in the device tool's `carry`; the vulkan step unpacks it.
 #
 # Logs go to /tmp/gpu_check (and, under the device tool, to $OUT as
@@ -51,7 +53,8 @@ vk_setup() {
     ldconfig
   fi
   icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+  [ -f "$icd" ] || icd=$(find /usr/local/nvidia /usr/share/vulkan /etc/vulkan -name 'nvidia_icd*.json' 2>/dev/null | head -1)
+  [ -z "${VK_DRIVER_FILES:-}" ] && [ -n "$icd" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
   return 0
 }
 vk_setup   # before the suite too: its cross-backend tests want a Vulkan device
