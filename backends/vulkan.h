@@ -198,6 +198,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
+  int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (DEVKIT_VULKAN_MATVEC=vec) */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
@@ -1872,6 +1873,8 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  /* matvec_vec.comp has not run on a GPU yet: only when asked for */
+  d->vec_mv = e && !strcmp(e, "vec") && d->sg && ph->subgroup_size >= 8;
   /* llvmpipe runs a barrier as a switch between the workgroup's SIMD
    * slices: on a CPU device a reduction wants few of them */
   d->wg_rows = 256;
@@ -2654,6 +2657,15 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
         /* x rows on 16 bytes too (dot8 reads x from multiples of 8) */
         if (x->dtype == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) spec[5] |= 2u;
+        if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 && ((VkDeviceSize)x_off * xsz) % 16 == 0 &&
+            ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16 == 0) {
+          /* matvec_vec.comp: offsets and x's row stride in 16-byte units */
+          spv = DK_SPV_MATVEC_VEC_F32 + (w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : 2);
+          pc.x_off = (uint32_t)((VkDeviceSize)x_off * xsz / 16);
+          pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
+          pc.ldx = (uint32_t)(K / 4);
+          per = 2;   /* its R */
+        }
         dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);
         if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
       } else {

@@ -1,0 +1,122 @@
+#version 450
+/* linear for decode on GPUs with float weights, the design of CUDA's
+ * dk_gemv2 (kernels/linear.cu): a workgroup of WG invocations owns R rows
+ * of w and all of K, in pieces of 8 values. Invocation i takes pieces i,
+ * i + WG, ... of each row, issues the 16-byte loads (f32: two) of U pieces
+ * of each row before it uses the first, reads x's matching 8 f32 values
+ * straight from the buffer (x is at most MMAX rows: cache-resident), and
+ * keeps acc[m][r] in registers; then a subgroup sum and a sum over the
+ * subgroups in shared memory. matvec.comp stages x through shared memory
+ * between barriers and reads w 2 or 4 bytes per invocation: on NVIDIA's
+ * driver its f16 decode reached 291 GB/s of an H100's 3,000.
+ * The host takes this path for f32 x, K % 8 == 0, and w, x rows that start
+ * on 16 bytes (offsets pc.w_off, pc.x_off in 16-byte units). f32
+ * accumulation. */
+//!variant matvec_vec_f32 -DWT=0 -DDK_SUBGROUPS
+//!variant matvec_vec_f16 -DWT=1 -DDK_SUBGROUPS
+//!variant matvec_vec_bf16 -DWT=2 -DDK_SUBGROUPS
+#extension GL_GOOGLE_include_directive : require
+#define WG 128
+#define R 2
+#define U 4
+#define MMAX 8
+layout(local_size_x = WG) in;
+#include "common.glsl"
+
+DK_OUT(0, O)
+layout(set = 0, binding = 1) readonly buffer X4_w { vec4 X4[]; };
+layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
+DK_IN(3, Bias)
+
+layout(constant_id = 1) const uint DTO = 0u;
+layout(constant_id = 2) const uint DTB = 0u;
+layout(constant_id = 3) const uint HAS_BIAS = 0u;
+layout(constant_id = 4) const uint M = 1u;    /* rows of x, 1..MMAX */
+
+layout(push_constant) uniform P {
+  uint N, K, KC;                    /* KC unused here (matvec.comp's layout) */
+  uint x_off, w_off, o_off, b_off;  /* x_off, w_off in 16-byte units */
+  uint ldx, ldo;                    /* ldx in 16-byte units */
+} p;
+
+#if WT == 0
+#define PW 2u   /* 16-byte words per piece */
+#else
+#define PW 1u
+#endif
+
+shared float red[MMAX * R][WG / 8];   /* one slot per subgroup (subgroups of 8 or more) */
+
+void dk_cvt(uvec4 a, uvec4 b, out float v[8]) {
+#if WT == 0
+  v[0] = uintBitsToFloat(a.x); v[1] = uintBitsToFloat(a.y); v[2] = uintBitsToFloat(a.z); v[3] = uintBitsToFloat(a.w);
+  v[4] = uintBitsToFloat(b.x); v[5] = uintBitsToFloat(b.y); v[6] = uintBitsToFloat(b.z); v[7] = uintBitsToFloat(b.w);
+#elif WT == 1
+  vec2 f;
+  f = unpackHalf2x16(a.x); v[0] = f.x; v[1] = f.y;
+  f = unpackHalf2x16(a.y); v[2] = f.x; v[3] = f.y;
+  f = unpackHalf2x16(a.z); v[4] = f.x; v[5] = f.y;
+  f = unpackHalf2x16(a.w); v[6] = f.x; v[7] = f.y;
+#else
+  v[0] = uintBitsToFloat(a.x << 16); v[1] = uintBitsToFloat(a.x & 0xffff0000u);
+  v[2] = uintBitsToFloat(a.y << 16); v[3] = uintBitsToFloat(a.y & 0xffff0000u);
+  v[4] = uintBitsToFloat(a.z << 16); v[5] = uintBitsToFloat(a.z & 0xffff0000u);
+  v[6] = uintBitsToFloat(a.w << 16); v[7] = uintBitsToFloat(a.w & 0xffff0000u);
+#endif
+}
+
+void main() {
+  uint l = gl_LocalInvocationID.x, npc = p.K / 8u, row_words = npc * PW;
+  for (uint n0 = dk_group() * R; n0 < p.N; n0 += dk_groups() * R) {
+    uint wr[R];
+    float acc[MMAX][R];
+    [[unroll]] for (uint r = 0u; r < R; r++) {
+      wr[r] = p.w_off + min(n0 + r, p.N - 1u) * row_words;   /* a row past N repeats the last, unstored */
+      [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m][r] = 0.0;
+    }
+    for (uint pc0 = l; pc0 < npc; pc0 += WG * U) {
+      uvec4 raw[U][R][PW];
+      [[unroll]] for (uint u = 0u; u < U; u++) {
+        uint pc = pc0 + u * WG;
+        if (pc < npc)
+          [[unroll]] for (uint r = 0u; r < R; r++)
+            [[unroll]] for (uint h = 0u; h < PW; h++) raw[u][r][h] = W4[wr[r] + pc * PW + h];
+      }
+      [[unroll]] for (uint u = 0u; u < U; u++) {
+        uint pc = pc0 + u * WG;
+        if (pc >= npc) break;
+        float wv[R][8];
+        [[unroll]] for (uint r = 0u; r < R; r++) dk_cvt(raw[u][r][0], raw[u][r][PW - 1u], wv[r]);
+        [[unroll]] for (uint m = 0u; m < MMAX; m++) {
+          if (m >= M) break;
+          vec4 x0 = X4[p.x_off + m * p.ldx + pc * 2u], x1 = X4[p.x_off + m * p.ldx + pc * 2u + 1u];
+          [[unroll]] for (uint r = 0u; r < R; r++) {
+            float a = acc[m][r];
+            a = fma(wv[r][0], x0.x, a); a = fma(wv[r][1], x0.y, a); a = fma(wv[r][2], x0.z, a); a = fma(wv[r][3], x0.w, a);
+            a = fma(wv[r][4], x1.x, a); a = fma(wv[r][5], x1.y, a); a = fma(wv[r][6], x1.z, a); a = fma(wv[r][7], x1.w, a);
+            acc[m][r] = a;
+          }
+        }
+      }
+    }
+    uint slot = gl_SubgroupID, nslots = gl_NumSubgroups;
+    barrier();   /* the previous rows' reads of red are done */
+    [[unroll]] for (uint m = 0u; m < MMAX; m++) {
+      if (m >= M) break;
+      [[unroll]] for (uint r = 0u; r < R; r++) {
+        float v = subgroupAdd(acc[m][r]);
+        if (subgroupElect()) red[m * R + r][slot] = v;
+      }
+    }
+    barrier();
+    if (l < M * R) {
+      uint m = l / R, r = l % R, n = n0 + r;
+      if (n < p.N) {
+        float v = 0.0;
+        for (uint i = 0u; i < nslots; i++) v += red[l][i];
+        if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
+        O_st(DTO, p.o_off + m * p.ldo + n, v);
+      }
+    }
+  }
+}
