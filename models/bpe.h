@@ -78,6 +78,9 @@ DK_MODELS_API const char *dk_bpe_pre_name(dk_bpe_pre p);
 DK_MODELS_API int       dk_bpe_wants_bos(const dk_bpe *b);
 /* The ids of text[0, len): *ids is allocated (free() it), *n the count. */
 DK_MODELS_API dk_status dk_bpe_encode(const dk_bpe *b, const char *text, size_t len, int flags, int32_t **ids, int *n);
+/* The pre-tokenizer alone: the end offsets (bytes) of the words it cuts
+ * text[0, len) into, no special tokens looked for; *ends is allocated. */
+DK_MODELS_API dk_status dk_bpe_split(const dk_bpe *b, const char *text, size_t len, int32_t **ends, int *n);
 /* The bytes of token id into buf (NUL-terminated if room); returns their
  * count, which may exceed cap (then buf holds the first cap-1). Control
  * tokens give their text only when special is set, otherwise nothing. */
@@ -461,6 +464,7 @@ typedef struct {
   dk_bpe__ch *ch; size_t *choff; int nch_cap;   /* a span's characters and their byte offsets */
   dk_bpe__sym *sym; dk_bpe__pair *heap; int sym_cap;
   char *word; size_t word_cap;
+  const unsigned char *base;   /* dk_bpe_split: words' ends from here, no BPE */
 } dk_bpe__work;
 
 static int dk_bpe__pair_before(const dk_bpe__pair *a, const dk_bpe__pair *b) {
@@ -603,7 +607,9 @@ static dk_status dk_bpe__span(const dk_bpe *b, dk_bpe__work *w, const unsigned c
       default: j = dk_bpe__match_gpt2(w->ch, i, e); break;
       }
       if (j <= i) j = i + 1;
-      if ((st = dk_bpe__word(b, w, s + w->choff[i], w->choff[j] - w->choff[i]))) return st;
+      if (w->base) {
+        if (!dk_bpe__emit(w, (int32_t)(s + w->choff[j] - w->base))) return DK_ERR_OUT_OF_MEMORY;
+      } else if ((st = dk_bpe__word(b, w, s + w->choff[i], w->choff[j] - w->choff[i]))) return st;
       i = j;
     }
     start = e;
@@ -646,6 +652,24 @@ DK_MODELS_API dk_status dk_bpe_encode(const dk_bpe *b, const char *text, size_t 
   if (!w.ids) w.ids = (int32_t *)malloc(sizeof *w.ids);   /* an empty result is still a pointer to free */
   if (!w.ids) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory to tokenize");
   *ids = w.ids;
+  *n = w.n;
+  return DK_OK;
+}
+
+DK_MODELS_API dk_status dk_bpe_split(const dk_bpe *b, const char *text, size_t len, int32_t **ends, int *n) {
+  dk_bpe__work w;
+  dk_status st;
+  if (!b || (!text && len) || !ends || !n) return dk_models__fail(DK_ERR_INVALID, "dk_bpe_split: NULL argument");
+  *ends = NULL;
+  *n = 0;
+  if (len > ((size_t)1 << 30)) return dk_models__fail(DK_ERR_INVALID, "the text (%zu bytes) is too long to split", len);
+  memset(&w, 0, sizeof w);
+  w.base = (const unsigned char *)text;
+  st = dk_bpe__span(b, &w, w.base, len);
+  free(w.ch); free(w.choff); free(w.sym); free(w.heap); free(w.word);
+  if (!st && !w.ids) w.ids = (int32_t *)malloc(sizeof *w.ids);
+  if (st || !w.ids) { free(w.ids); return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory to split %zu bytes", len); }
+  *ends = w.ids;
   *n = w.n;
   return DK_OK;
 }

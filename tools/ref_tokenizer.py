@@ -6,7 +6,10 @@
                               vocabulary-only GGUF (no tensors): what
                               tests/data/tokenizer/ holds
   expected VOCAB.gguf OUT     write the expected ids of the corpus below, for
-                              each pre-tokenizer, to OUT (tests/test_bpe.c reads it)
+                              each pre-tokenizer, to OUT (tests/test_bpe.c reads
+                              it), and the pre-tokenizer's words alone to
+                              OUT's name with _words (their end offsets in bytes:
+                              a check of each regex that no vocabulary hides)
 
 The tokenizer is built from the GGUF's own vocabulary and merges with the
 pre-tokenizer, normalizer and model options of each family's published
@@ -15,7 +18,7 @@ regex + ByteLevel without regex, ignore_merges; Qwen2: NFC, Split with single
 digits; GPT-2: ByteLevel). Every family is run over the SmolLM2 vocabulary,
 so each pre-tokenizer is checked without a download of the other models.
 
-Output lines: PRE <tab> hex of the UTF-8 text <tab> ids (space-separated).
+Output lines: PRE <tab> hex of the UTF-8 text <tab> ids (or word ends), space-separated.
 Needs: pip install tokenizers gguf numpy
 """
 import sys
@@ -116,9 +119,23 @@ def expected(gguf_path, out):
             back = tk.decode(ids, skip_special_tokens=False)
             assert back == text, (pre, text, back)
             lines.append("%s\t%s\t%s" % (pre, text.encode("utf-8").hex(), " ".join(map(str, ids))))
+    words = []
+    for pre in PRES:
+        tk = build(gguf_path, pre)
+        for text in CORPUS:
+            norm = tk.normalizer.normalize_str(text) if tk.normalizer else text
+            assert norm == text, "the corpus must be NFC"
+            # ByteLevel words are byte-mapped: one character per byte
+            ends, at = [], 0
+            for w, _ in tk.pre_tokenizer.pre_tokenize_str(text):
+                at += len(w)
+                ends.append(at)
+            words.append("%s\t%s\t%s" % (pre, text.encode("utf-8").hex(), " ".join(map(str, ends))))
+    head = "# tools/ref_tokenizer.py expected: tokenizers %s\n" % __import__("tokenizers").__version__
     with open(out, "w") as f:
-        f.write("# tools/ref_tokenizer.py expected: tokenizers %s\n" % __import__("tokenizers").__version__)
-        f.write("\n".join(lines) + "\n")
+        f.write(head + "\n".join(lines) + "\n")
+    with open(out.replace(".txt", "_words.txt"), "w") as f:
+        f.write(head + "\n".join(words) + "\n")
 
 
 if __name__ == "__main__":
