@@ -354,8 +354,10 @@ static dk_status dk_bpe__build(dk_bpe *b, const dk_file *f) {
     char both[1024];
     int32_t l, r, res;
     uint64_t key, h;
-    dk_meta_at(&merges, k, &e);
-    dk_meta_string(&e, &s, &n);
+    s = "";
+    n = 0;
+    if (dk_meta_at(&merges, k, &e) != DK_OK || dk_meta_string(&e, &s, &n) != DK_OK)
+      return dk_models__fail(DK_ERR_FORMAT, "%s: merge %llu is not a string", dk_file_name(f), (unsigned long long)k);
     /* the space separates; the left part never starts with one (byte-level
      * tokens spell spaces as U+0120), so look from its second byte */
     sp = n > 1 ? (const char *)memchr(s + 1, ' ', n - 1) : NULL;

@@ -222,6 +222,8 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
   memset(v->hash, 0xff, sizeof *v->hash * cap);
   for (i = 0, total = 0; i < toks.count; i++) {
     dk_meta e;
+    s = "";
+    n = 0;
     dk_meta_at(&toks, i, &e);
     dk_meta_string(&e, &s, &n);
     if (n > 0xffffffffu) {
