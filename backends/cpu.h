@@ -1180,10 +1180,18 @@ static int dk__cpu_class_named(const char *name) {
 
 /* once, at the first open: the best class, or DEVKIT_CPU_ISA's if this CPU
  * has it (a class it lacks falls back to the best one it has) */
+/* DEVKIT_CPU_F32_DECODE=1: products of 1-4 rows against q8_0/q4_0 weights
+ * keep their activations in f32 instead of the q8 integer dot (slower): for
+ * checks against an f32 reference, where q8 activations move logits by a few
+ * tenths (a q8_0 classifier, as SmolLM2's tied embedding, shows it most) */
+static int dk__cpu_f32_decode;
+
 static void dk__cpu_pick_kernels(void) {
   const char *env;
   int best, want, dt;
   if (__atomic_load_n(&dk__cpu_k, __ATOMIC_ACQUIRE)) return;
+  env = getenv("DEVKIT_CPU_F32_DECODE");
+  dk__cpu_f32_decode = env && *env && strcmp(env, "0");
   best = dk__cpu_best_class();
   for (dt = 0; dt < DK_DTYPE_COUNT; dt++) {
     if (!((DK_QUANTS_MORE >> dt) & 1)) continue;
@@ -1228,7 +1236,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
     g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL;
-    if (dk__cpu_k->rowdot_q8[w->dtype]) {
+    if (dk__cpu_k->rowdot_q8[w->dtype] && !dk__cpu_f32_decode) {
       /* x to q8 once for all N rows (slot 4: the tasks do not touch it) */
       dk__cpu_q8x *xq = (dk__cpu_q8x *)dk__cpu_scratch(4, (size_t)(M * (K / 32)) * sizeof(dk__cpu_q8x) / sizeof(float) + 1);
       if (!xq) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");

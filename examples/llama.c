@@ -1,17 +1,22 @@
 /* examples/llama.c — text generation with a llama-family model on any devkit
- * device. The model code is examples/llama_model.h, the tokenizer
- * examples/tokenizer.c; both use devkit's public API only, so this one
+ * device. The model code is examples/llama_model.h, the tokenizers
+ * examples/tokenizer.c (SentencePiece, llama2.c) and models/bpe.h (byte-level
+ * BPE: SmolLM2, Llama 3, Qwen); all use devkit's public API only, so this one
  * program runs on the CPU, Vulkan and CUDA backends alike.
  *
  *   build/llama -m stories260K.gguf -p "Once upon a time" -n 64 --temp 0
+ *   build/llama -m SmolLM2-135M-Instruct.Q4_1.gguf --chat -p "What is the capital of France?"
  *   build/llama -m stories260K.bin -z tok512.bin -d vulkan:0 -p "Tom and Sue"
  *   build/llama -m model.gguf -d cpu:0=0-11,vulkan:0=12-23 -p "..."   (layers split)
  *
  * -n N generates N tokens after the prompt (as llama.cpp's -n; run.c's -n
  * counts the prompt's positions too); without -n, as many as the context
  * holds. Generation that reaches the end of the context stops and says so. Generation stops early at the end-of-
- * text token (and, for llama2.c checkpoints, at BOS, as run.c does) unless
- * --ignore-eos. The prompt is processed in one batch, then one token at a
+ * text token (and, for llama2.c checkpoints, at BOS, as run.c does; for a
+ * byte-level BPE vocabulary at every end-of-turn token it has) unless
+ * --ignore-eos. --chat wraps the prompt in the model's chat format, which
+ * the file's tokenizer.chat_template names (ChatML, Llama 3, Gemma), as one
+ * user turn followed by the assistant's header. The prompt is processed in one batch, then one token at a
  * time; sampling runs on the device and only the chosen id comes back.
  * Text streams to stdout as it is produced; the timings go to stderr.
  */
@@ -21,6 +26,8 @@
 #define LLAMA_MODEL_IMPLEMENTATION
 #include "llama_model.h"
 #include "tokenizer.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/bpe.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,12 +38,16 @@ static const char *usage =
   "usage: llama -m MODEL [-z TOKENIZER] [-d DEVICE] [-p PROMPT | --ids 1,2,3] [-n TOKENS]\n"
   "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [--print-ids]\n"
   "             [--ignore-eos] [--kv-f16] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
+  "             [--chat] [--system TEXT]\n"
   "  -m MODEL       a llama GGUF file (f32, f16, bf16, q8_0, q4_0..q5_1, q2_K..q6_K, any mix) or a llama2.c checkpoint\n"
   "  -z TOKENIZER   the llama2.c tokenizer file (tok512.bin) for a llama2.c checkpoint\n"
   "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cuda:0,cuda:1' splits the layers in proportion\n"
   "                 to the devices' free memory (--split 10,22 gives the counts);\n"
   "                 'cpu:0=0-2,vulkan:0=3-4' places layer ranges (default: DEVKIT_DEVICE or the best device)\n"
   "  -p PROMPT      the text to continue (default: empty, i.e. BOS only)\n"
+  "  --chat         an instruct model: -p is the user's message, in the chat format of the file's\n"
+  "                 tokenizer.chat_template; generation stops at the end of the assistant's turn\n"
+  "  --system TEXT  with --chat, the system message (default: the template's own, if it has one)\n"
   "  --ids LIST     the prompt as token ids, comma-separated (no BOS is added)\n"
   "  -n TOKENS      tokens to generate after the prompt (default: as many as the context holds;\n"
   "                 generation stops at the end of the context and says so)\n"
@@ -56,11 +67,14 @@ static const char *usage =
 /* what an early exit frees, so that a sanitizer sees no leak on error paths */
 static llm_model *g_model;
 static tokenizer *g_tok;
+static dk_bpe *g_bpe;   /* a byte-level BPE vocabulary (tokenizer.ggml.model = gpt2) instead of g_tok */
 static int32_t *g_ids;
 
 static void cleanup(void) {
   free(g_ids);
   tokenizer_free(g_tok);
+  dk_bpe_free(g_bpe);
+  g_bpe = NULL;
   llm_free(g_model);
   g_ids = NULL; g_tok = NULL; g_model = NULL;
   dk_shutdown();
@@ -109,6 +123,87 @@ static int parse_ids(const char *s, int32_t **out) {
   return n;
 }
 
+/* the two tokenizers behind one face */
+static int32_t tok_count(void) { return g_bpe ? dk_bpe_vocab(g_bpe)->n : tokenizer_count(g_tok); }
+
+static void put_piece(int32_t prev, int32_t id) {
+  char piece[512];
+  if (g_bpe) {
+    size_t n = dk_bpe_decode(g_bpe, id, 0, piece, sizeof piece);
+    fwrite(piece, 1, n < sizeof piece ? n : sizeof piece - 1, stdout);
+  } else {
+    tokenizer_piece(g_tok, prev, id, piece, sizeof piece);
+    fputs(piece, stdout);
+  }
+}
+
+/* where generation ends: for BPE every end-of-turn token of the vocabulary */
+static int is_stop(int32_t id, int32_t stop2) {
+  if (g_bpe) return dk_vocab_is_eog(dk_bpe_vocab(g_bpe), id);
+  return id == tokenizer_eos(g_tok) || id == stop2;
+}
+
+static int has_text(const char *t, size_t n, const char *s) {
+  size_t k = strlen(s), i;
+  for (i = 0; i + k <= n; i++)
+    if (!memcmp(t + i, s, k)) return 1;
+  return 0;
+}
+
+/* the text of a string literal that follows `after` in the template, up to
+ * `end`, when it is plain text (no template code in it); "" otherwise */
+static void template_default(const char *tmpl, size_t tlen, const char *after, const char *end, char *out, size_t cap) {
+  const char *a, *e;
+  size_t n;
+  out[0] = 0;
+  for (a = tmpl; a && a < tmpl + tlen; a++)
+    if (!strncmp(a, after, strlen(after))) break;
+  if (!a || a >= tmpl + tlen) return;
+  a += strlen(after);
+  e = strstr(a, end);
+  if (!e || e > tmpl + tlen) return;
+  n = (size_t)(e - a);
+  if (n >= cap || memchr(a, '{', n) || memchr(a, '\'', n) || memchr(a, '+', n)) return;
+  memcpy(out, a, n);
+  out[n] = 0;
+}
+
+/* the prompt of one user turn in the chat format the file's template names,
+ * with the assistant's header after it (add_generation_prompt) */
+static char *chat_prompt(const char *model_path, const char *user, const char *sys) {
+  dk_file *f;
+  const char *tmpl;
+  size_t tlen, cap = strlen(user) + (sys ? strlen(sys) : 0) + 4096;
+  char def[1024], *out = (char *)malloc(cap);
+  if (!out) die("%s%s", "out of memory", "");
+  if (dk_file_open(model_path, &f) != DK_OK) die("%s%s", dk_last_error(), "");
+  if (dk_file_meta_string(f, "tokenizer.chat_template", &tmpl, &tlen) != DK_OK) {
+    dk_file_close(f);
+    free(out);
+    die("--chat: %s has no tokenizer.chat_template; it is not an instruct model, or give the formatted prompt with -p%s",
+        model_path, "");
+  }
+  if (has_text(tmpl, tlen, "<|im_start|>")) {             /* ChatML: SmolLM2, Qwen */
+    if (!sys) { template_default(tmpl, tlen, "<|im_start|>system\n", "<|im_end|>", def, sizeof def); if (def[0]) sys = def; }
+    snprintf(out, cap, "%s%s%s<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n", sys ? "<|im_start|>system\n" : "",
+             sys ? sys : "", sys ? "<|im_end|>\n" : "", user);
+  } else if (has_text(tmpl, tlen, "<|start_header_id|>")) {   /* Llama 3 */
+    snprintf(out, cap, "%s%s%s<|start_header_id|>user<|end_header_id|>\n\n%s<|eot_id|>"
+             "<|start_header_id|>assistant<|end_header_id|>\n\n", sys ? "<|start_header_id|>system<|end_header_id|>\n\n" : "",
+             sys ? sys : "", sys ? "<|eot_id|>" : "", user);
+  } else if (has_text(tmpl, tlen, "<start_of_turn>")) {       /* Gemma: the system text opens the user's turn */
+    snprintf(out, cap, "<start_of_turn>user\n%s%s%s<end_of_turn>\n<start_of_turn>model\n", sys ? sys : "", sys ? "\n\n" : "",
+             user);
+  } else {
+    dk_file_close(f);
+    free(out);
+    die("--chat: the chat template of %s is none this runner knows (ChatML, Llama 3, Gemma); give the formatted "
+        "prompt with -p%s", model_path, "");
+  }
+  dk_file_close(f);
+  return out;
+}
+
 static void list_devices(void) {
   dk_device d[64];
   int n = dk_device_list(d, 64), i, b;
@@ -123,8 +218,9 @@ static void list_devices(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL;
-  int n_gen = -1, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0;
+  const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL, *system = NULL;
+  int n_gen = -1, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0, chat = 0;
+  char *chat_text = NULL;
   llm_options opt;
   int split[LLM_MAX_DEVICES];
   llm_sampler sp;
@@ -153,6 +249,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "-c")) opt.n_ctx = (int)num_arg(a, VAL(), 1, 1 << 24);
     else if (!strcmp(a, "--print-ids")) print_ids = 1;
     else if (!strcmp(a, "--ignore-eos")) ignore_eos = 1;
+    else if (!strcmp(a, "--chat")) chat = 1;
+    else if (!strcmp(a, "--system")) system = VAL();
     else if (!strcmp(a, "--kv-f16")) opt.kv_f16 = 1;
     else if (!strcmp(a, "--allow-same-gpu")) opt.allow_same_gpu = 1;
     else if (!strcmp(a, "--split")) {
@@ -178,6 +276,8 @@ int main(int argc, char **argv) {
   }
   if (!model_path) { fprintf(stderr, "llama: error: no model: give -m MODEL (a llama GGUF file or a llama2.c checkpoint)\n"); return 2; }
   if (ids_arg) { n_prompt = parse_ids(ids_arg, &ids); g_ids = ids; }
+  if (chat && (ids_arg || tok_path)) die("--chat takes the message as -p TEXT, with the model file's own vocabulary%s%s", "", "");
+  if (system && !chat) die("--system goes with --chat%s%s", "", "");
 
   /* the tokenizer: -z, or the model file's own vocabulary */
   if (!ids_arg || tok_path) {
@@ -190,27 +290,45 @@ int main(int argc, char **argv) {
       die("%s is a llama2.c checkpoint, which holds no vocabulary: pass its tokenizer with -z (e.g. -z tok512.bin), or "
           "the prompt as --ids%s", model_path, "");
     }
-    if (tokenizer_load(tf, &tok) != DK_OK) { dk_file_close(tf); die("%s%s", tokenizer_last_error(), ""); }
+    {
+      const char *model;
+      size_t mlen;
+      /* byte-level BPE (SmolLM2, Llama 3, Qwen) from the model layer; SentencePiece here */
+      if (!tok_path && dk_file_format_of(tf) == DK_FILE_GGUF &&
+          dk_file_meta_string(tf, "tokenizer.ggml.model", &model, &mlen) == DK_OK && mlen == 4 && !memcmp(model, "gpt2", 4)) {
+        if (dk_bpe_load(tf, NULL, &g_bpe) != DK_OK) { dk_file_close(tf); die("%s%s", dk_models_last_error(), ""); }
+      } else if (tokenizer_load(tf, &tok) != DK_OK) {
+        dk_file_close(tf);
+        die("%s%s", tokenizer_last_error(), "");
+      }
+    }
     dk_file_close(tf);
     g_tok = tok;
+    if (chat && !g_bpe) die("--chat needs a byte-level BPE vocabulary (tokenizer.ggml.model gpt2) for now%s%s", "", "");
     if (!tok_path) stop2 = -1;
-    else stop2 = tokenizer_bos(tok);   /* run.c ends a llama2.c story at BOS */
+    else if (tok) stop2 = tokenizer_bos(tok);   /* run.c ends a llama2.c story at BOS */
   }
 
   if (llm_load(model_path, &opt, &m) != DK_OK) die("%s%s", llm_last_error(), "");
   g_model = m;
   /* before anything runs: is every weight and cache where its layer is? */
   if (llm_check_placement(m) != DK_OK) die("%s%s", llm_last_error(), "");
-  if (tok && tokenizer_count(tok) != m->c.vocab) {
+  if ((tok || g_bpe) && tok_count() != m->c.vocab) {
     char msg[64];
     snprintf(msg, sizeof msg, "%d", m->c.vocab);
     die("the tokenizer has a different vocabulary size than the model (%s tokens): is -z the model's tokenizer? (%s)", msg,
         tok_path ? tok_path : model_path);
   }
-  if (!ids_arg && tokenizer_encode(tok, prompt, strlen(prompt), tokenizer_wants_bos(tok), &ids, &n_prompt) != DK_OK)
+  if (chat) prompt = chat_text = chat_prompt(model_path, prompt, system);
+  if (!ids_arg && g_bpe) {
+    /* special tokens' text is parsed, as tokenizers does: a chat prompt needs it */
+    dk_status st = dk_bpe_encode(g_bpe, prompt, strlen(prompt), DK_BPE_ADD_BOS | DK_BPE_SPECIAL, &ids, &n_prompt);
+    free(chat_text);
+    if (st != DK_OK) die("%s%s", dk_models_last_error(), "");
+  } else if (!ids_arg && tokenizer_encode(tok, prompt, strlen(prompt), tokenizer_wants_bos(tok), &ids, &n_prompt) != DK_OK)
     die("%s%s", tokenizer_last_error(), "");
   g_ids = ids;
-  if (!tok) print_ids = 1;   /* --ids without a tokenizer: ids are all there is to print */
+  if (!tok && !g_bpe) print_ids = 1;   /* --ids without a tokenizer: ids are all there is to print */
   if (n_prompt == 0) die("the prompt is empty and the tokenizer adds no BOS: give -p TEXT or --ids%s%s", "", "");
   for (i = 0; i < n_prompt; i++)
     if (ids[i] >= m->c.vocab) {
@@ -239,14 +357,10 @@ int main(int argc, char **argv) {
     llm_print_device_map(m, stderr);
   }
 
-  /* the prompt: echo it, then run it in one batch */
+  /* the prompt: echo it (a chat prompt's template is not echoed), then run it in one batch */
   for (i = 0; i < n_prompt; i++) {
     if (print_ids) printf("%s%d", i ? " " : "", ids[i]);
-    else if (tok) {
-      char piece[512];
-      tokenizer_piece(tok, i ? ids[i - 1] : -1, ids[i], piece, sizeof piece);
-      fputs(piece, stdout);
-    }
+    else if (!chat) put_piece(i ? ids[i - 1] : -1, ids[i]);
   }
   fflush(stdout);
   t0 = llm_now();
@@ -258,13 +372,9 @@ int main(int argc, char **argv) {
       if (llm_sample(m, logits, 0, &sp, (uint64_t)i, &token) != DK_OK) die("%s%s", llm_last_error(), "");
       if (i == 0) t1 = llm_now();   /* the prompt's time ends with its first token */
       generated++;
-      if (!ignore_eos && tok && (token == tokenizer_eos(tok) || token == stop2)) break;
+      if (!ignore_eos && (tok || g_bpe) && is_stop(token, stop2)) break;
       if (print_ids) printf(" %d", token);
-      else if (tok) {
-        char piece[512];
-        tokenizer_piece(tok, prev, token, piece, sizeof piece);
-        fputs(piece, stdout);
-      }
+      else put_piece(prev, token);
       fflush(stdout);
       prev = token;
       if (i + 1 < n_gen && llm_forward(m, &token, 1, 0, &logits) != DK_OK) die("%s%s", llm_last_error(), "");
