@@ -515,3 +515,24 @@ done:
   dk_tensor_free(x); dk_tensor_free(o); dk_tensor_free(oh); dk_tensor_free(wrong);
   dk_tensor_free(ids); dk_tensor_free(w); dk_tensor_free(view); dk_tensor_free(xo);
 }
+
+/* CUDA's kernels for these ops have not run on a GPU: without
+ * DEVKIT_CUDA_NEWOPS=1 the ops are refused, naming the op, the device and
+ * the switch (runs on tools/check_cuda_host.sh's mock driver too) */
+DKT_TEST(errors_cuda_newops_gated, 0) {
+  int64_t s[2] = {2, 3}, os[1] = {2};
+  int ax = 1;
+  const char *e = getenv("DEVKIT_CUDA_NEWOPS");
+  dk_tensor *x = NULL, *o = NULL;
+  if (t->dev.backend != DK_CUDA) { dkt_skip(t, "a CUDA rule"); return; }
+  if (e && e[0] == '1') { dkt_skip(t, "DEVKIT_CUDA_NEWOPS=1: the kernels are on"); return; }
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, s, "x", &x));
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, os, "sum", &o));
+  DKT_REFUSED(t, dk_reduce_sum(o, x, &ax, 1, 0), DK_ERR_UNSUPPORTED);
+  DKT_MSG_HAS(t, "dk_reduce_sum");
+  DKT_MSG_HAS(t, dk_device_name(t->dev));
+  DKT_MSG_HAS(t, "DEVKIT_CUDA_NEWOPS=1");
+  DKT_REFUSED(t, dk_sqrt(x, x), DK_ERR_UNSUPPORTED);
+  DKT_MSG_HAS(t, "dk_sqrt");
+  dk_tensor_free(x); dk_tensor_free(o);
+}
