@@ -380,6 +380,23 @@ DEVKIT_API dk_status dk_log_softmax(dk_tensor *out, const dk_tensor *x, int axis
  * no bool dtype; dk_copy cannot make one from floats, so build masks as i32,
  * 1 and 0). a, b and out share one float dtype. */
 DEVKIT_API dk_status dk_where(dk_tensor *out, const dk_tensor *mask, const dk_tensor *a, const dk_tensor *b);
+/* running sum along an axis (ONNX CumSum): out[i] = sum of x[j], j <= i
+ * along the axis (exclusive: j < i; reverse: j >= i, or j > i), accumulated
+ * in f32 or wider; out has x's shape and dtype */
+DEVKIT_API dk_status dk_cumsum(dk_tensor *out, const dk_tensor *x, int axis, int exclusive, int reverse);
+/* the k largest (largest 1) or smallest (0) elements along the last axis:
+ * values (x's dtype) and their indices (i32), both [..., k], in order (the
+ * largest, or the smallest, first); equal values by the lower index first.
+ * NaN ranks after every number (as in dk_argmax_axis). 0 <= k <= last dim. */
+DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_tensor *x, int k, int largest);
+/* gather along an axis (ONNX Gather, torch.index_select with any ids shape):
+ * out is x with that axis replaced by ids' dims, out[a.., i.., b..] =
+ * x[a.., ids[i..], b..]. ids is i32; a negative id counts from the end (-1:
+ * the last). An id outside [-n, n) is DK_ERR_INVALID naming the id, its
+ * position in ids, the axis and its size: on the CPU from the op itself,
+ * before anything is written; on a GPU from the next call that synchronizes
+ * (as dk_embedding), with the elements of bad ids left unwritten. */
+DEVKIT_API dk_status dk_index_select(dk_tensor *out, const dk_tensor *x, const dk_tensor *ids, int axis);
 
 /* ---- placement ---------------------------------------------------------- */
 /* Before anything runs: is every tensor where it is meant to be? Returns DK_OK,
@@ -616,7 +633,7 @@ typedef enum {
   /* issue 12: reductions over axes, math, softmax on an axis, select */
   DK_OP_REDUCE_SUM, DK_OP_REDUCE_MEAN, DK_OP_REDUCE_MAX, DK_OP_REDUCE_MIN, DK_OP_ARGMAX_AXIS, DK_OP_ARGMIN_AXIS,
   DK_OP_SQRT, DK_OP_RSQRT, DK_OP_LOG, DK_OP_ABS, DK_OP_NEG, DK_OP_ERF, DK_OP_CLAMP, DK_OP_POW_SCALAR,
-  DK_OP_POW, DK_OP_SOFTMAX_AXIS, DK_OP_LOG_SOFTMAX, DK_OP_WHERE,
+  DK_OP_POW, DK_OP_SOFTMAX_AXIS, DK_OP_LOG_SOFTMAX, DK_OP_WHERE, DK_OP_CUMSUM, DK_OP_TOPK, DK_OP_INDEX_SELECT,
   DK_OP_COUNT
 } dk_op;
 
@@ -1854,6 +1871,9 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_softmax_axis", 1, 1, DK__R2, 0, 1, -1, 0, 1},
   {"dk_log_softmax", 1, 1, DK__R2, 0, 1, -1, 0, 1},
   {"dk_where", 1, 3, {"out", "mask", "a", "b", NULL, NULL}, 0, 2, -1, 0, 1},
+  {"dk_cumsum", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_topk", 2, 1, {"values", "indices", "x", NULL, NULL, NULL}, 0, 2, -1, 0, 0},
+  {"dk_index_select", 1, 2, {"out", "x", "ids", NULL, NULL, NULL}, 0, 1, -1, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2446,6 +2466,50 @@ static dk_status dk__check_where(dk_call *c) {
   return DK_OK;
 }
 
+/* cumsum: i[0] = axis (after: its mask), i[1] = exclusive, i[2] = reverse */
+static dk_status dk__check_cumsum(dk_call *c) { return dk__check_softmax_axis(c); }
+
+/* topk: i[0] = k, i[1] = largest */
+static dk_status dk__check_topk(dk_call *c) {
+  const dk_tensor *v = c->t[0], *ix = c->t[1], *x = c->t[2];
+  int i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 2)) || (s = dk__want_same_dtype(c, 0, 2)) || (s = dk__want_dtype(c, 1, DK_I32)) ||
+      (s = dk__want_ndim_min(c, 2, 1)))
+    return s;
+  if (c->i[0] < 0 || c->i[0] > dk__last(x))
+    return dk__op_error(c, DK_ERR_INVALID, "", "k = %lld; it must be in [0, %lld] (the last dim of 'x')", (long long)c->i[0],
+                        (long long)dk__last(x));
+  ok = v->ndim == x->ndim && ix->ndim == x->ndim;
+  for (i = 0; ok && i < x->ndim; i++) {
+    int64_t want = i == x->ndim - 1 ? c->i[0] : x->shape[i];
+    ok = v->shape[i] == want && ix->shape[i] == want;
+  }
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'values' and 'indices' must have the shape of 'x' with its last dim k = %lld",
+                               (long long)c->i[0]);
+  return DK_OK;
+}
+
+/* index_select: i[0] = axis */
+static dk_status dk__check_index_select(dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  int a, i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_dtype(c, 2, DK_I32))) return s;
+  if ((a = dk__axis(x, c->i[0])) < 0)
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %lld is out of range for 'x' with %d dims", (long long)c->i[0], x->ndim);
+  ok = o->ndim == x->ndim - 1 + ids->ndim;
+  for (i = 0; ok && i < o->ndim; i++) {
+    int64_t want = i < a ? x->shape[i] : i < a + ids->ndim ? ids->shape[i - a] : x->shape[i - ids->ndim + 1];
+    ok = o->shape[i] == want;
+  }
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the shape of 'x' with axis %d replaced by the shape of 'ids'", a);
+  if (x->shape[a] == 0 && dk__numel(ids->ndim, ids->shape) && dk__numel(o->ndim, o->shape))
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %d of 'x' is empty: no id can select from it", a);
+  c->i[0] = a;
+  return DK_OK;
+}
+
 /* dtype then shape rules, per op, in dk_op order */
 static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_binary, dk__check_binary, dk__check_binary, dk__check_binary, dk__check_unary,
@@ -2457,6 +2521,7 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce,
   dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
   dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
+  dk__check_cumsum, dk__check_topk, dk__check_index_select,
 };
 
 /* The one entry point of every op. */
@@ -2702,6 +2767,25 @@ DEVKIT_API dk_status dk_where(dk_tensor *o, const dk_tensor *mask, const dk_tens
   dk_call c;
   dk__call_init(&c, DK_OP_WHERE);
   c.t[0] = o; c.t[1] = DK__CAST(mask); c.t[2] = DK__CAST(a); c.t[3] = DK__CAST(b);
+  return dk__dispatch(&c);
+}
+
+DEVKIT_API dk_status dk_cumsum(dk_tensor *o, const dk_tensor *x, int axis, int exclusive, int reverse) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_CUMSUM);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.i[0] = axis; c.i[1] = exclusive != 0; c.i[2] = reverse != 0;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_tensor *x, int k, int largest) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_TOPK);
+  c.t[0] = values; c.t[1] = indices; c.t[2] = DK__CAST(x); c.i[0] = k; c.i[1] = largest != 0;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_INDEX_SELECT);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(ids); c.i[0] = axis;
   return dk__dispatch(&c);
 }
 

@@ -1789,6 +1789,99 @@ static dk_status dk__cpu_softmax_axis(const dk_call *c) {
   return DK_OK;
 }
 
+/* cumsum along the axis: each line in order (reverse: from its end), in double */
+static void dk__cpu_cumsum_task(void *ctx, int64_t o0, int64_t o1) {
+  const dk__cpu_red *e = (const dk__cpu_red *)ctx;
+  const dk__red_lay *l = &e->l;
+  const dk_call *c = e->c;
+  const dk_tensor *out = c->t[0], *x = c->t[1];
+  int64_t n = l->nred, st = l->nr ? l->rx[0] : 1, o, j;
+  int excl = c->i[1] != 0, rev = c->i[2] != 0;
+  for (o = o0; o < o1; o++) {
+    int64_t base = dk__cpu_kept_off(l, o);
+    double acc = 0.0;
+    for (j = 0; j < n; j++) {
+      int64_t e2 = base + (rev ? n - 1 - j : j) * st;
+      double v = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), e2);
+      float y;
+      if (!excl) acc += v;
+      y = (float)acc;
+      if (excl) acc += v;
+      dk__cpu_store(out->dtype, dk__cpu_ptr(out), e2, 1, &y);
+    }
+  }
+}
+
+static dk_status dk__cpu_cumsum(const dk_call *c) {
+  dk__cpu_red e;
+  e.c = c;
+  dk__red_layout(c->t[1], (uint32_t)c->i[0], &e.l);
+  if (e.l.nred == 0) return DK_OK;
+  dk__cpu_parallel(e.l.nout, 1 + 8192 / e.l.nred, dk__cpu_cumsum_task, &e);
+  return DK_OK;
+}
+
+/* top-k: rank (key desc, index asc), key = NaN ? -inf : (largest ? x : -x) */
+typedef struct { float key; int32_t idx; } dk__cpu_kv;
+static int dk__cpu_kv_cmp(const void *pa, const void *pb) {
+  const dk__cpu_kv *a = (const dk__cpu_kv *)pa, *b = (const dk__cpu_kv *)pb;
+  if (a->key != b->key) return a->key > b->key ? -1 : 1;
+  return a->idx < b->idx ? -1 : (a->idx > b->idx);
+}
+
+static dk_status dk__cpu_topk(const dk_call *c) {
+  const dk_tensor *vo = c->t[0], *io = c->t[1], *x = c->t[2];
+  int64_t n = x->shape[x->ndim - 1], k = c->i[0], rows = n ? dk_tensor_numel(x) / n : 0, r, j;
+  int largest = c->i[1] != 0;
+  dk__cpu_kv *kv;
+  if (k == 0 || rows == 0) return DK_OK;
+  kv = (dk__cpu_kv *)malloc((size_t)n * sizeof *kv);
+  if (!kv) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no host memory for %lld sort keys", (long long)n);
+  for (r = 0; r < rows; r++) {
+    for (j = 0; j < n; j++) {
+      float v = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), r * n + j);
+      kv[j].key = v != v ? -INFINITY : (largest ? v : -v);
+      kv[j].idx = (int32_t)j;
+    }
+    qsort(kv, (size_t)n, sizeof *kv, dk__cpu_kv_cmp);
+    for (j = 0; j < k; j++) {
+      float v = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), r * n + kv[j].idx);
+      dk__cpu_store(vo->dtype, dk__cpu_ptr(vo), r * k + j, 1, &v);
+      ((int32_t *)dk__cpu_ptr(io))[r * k + j] = kv[j].idx;
+    }
+  }
+  free(kv);
+  return DK_OK;
+}
+
+/* index_select: out [outer, nids, inner] from x [outer, n, inner]; every id
+ * is checked before anything is written */
+static dk_status dk__cpu_index_select(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  int a = (int)c->i[0], i;
+  int64_t n = x->shape[a], outer = 1, inner = 1, nids = dk_tensor_numel(ids), q, k, j;
+  const int32_t *id = (const int32_t *)dk__cpu_ptr(ids);
+  float *buf;
+  for (i = 0; i < a; i++) outer *= x->shape[i];
+  for (i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
+  for (k = 0; k < nids; k++)
+    if (id[k] < -n || id[k] >= n)
+      return dk__call_error(DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
+                            "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of 'x' '%s' (size %lld); "
+                            "nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n, a,
+                            x->name, (long long)n);
+  buf = dk__cpu_scratch(0, (size_t)(inner ? inner : 1));
+  if (!buf) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no scratch memory");
+  for (q = 0; q < outer; q++)
+    for (k = 0; k < nids; k++) {
+      int64_t row = id[k] < 0 ? id[k] + n : id[k];
+      dk__cpu_load(x->dtype, dk__cpu_ptr(x), (q * n + row) * inner, 1, inner, buf);
+      dk__cpu_store(o->dtype, dk__cpu_ptr(o), (q * nids + k) * inner, inner, buf);
+    }
+  (void)j;
+  return DK_OK;
+}
+
 typedef struct {
   const dk_call *c;
   int64_t rows, cols;
@@ -1864,6 +1957,9 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_POW] = dk__cpu_binary;
   b->ops[DK_OP_SOFTMAX_AXIS] = b->ops[DK_OP_LOG_SOFTMAX] = dk__cpu_softmax_axis;
   b->ops[DK_OP_WHERE] = dk__cpu_where;
+  b->ops[DK_OP_CUMSUM] = dk__cpu_cumsum;
+  b->ops[DK_OP_TOPK] = dk__cpu_topk;
+  b->ops[DK_OP_INDEX_SELECT] = dk__cpu_index_select;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;

@@ -1436,20 +1436,30 @@ static int dk__cuda_reduce_code(dk_op op) {
   case DK_OP_ARGMAX_AXIS: return DK_KR_ARGMAX;
   case DK_OP_ARGMIN_AXIS: return DK_KR_ARGMIN;
   case DK_OP_SOFTMAX_AXIS: return DK_KR_SOFTMAX;
+  case DK_OP_CUMSUM: return DK_KR_CUMSUM;
+  case DK_OP_TOPK: return DK_KR_TOPK;
   default: return DK_KR_LOG_SOFTMAX;
   }
 }
 
 static dk_status dk__cuda_reduce(const dk_call *c) {
-  const dk_tensor *x = c->t[1];
+  int topk = c->op == DK_OP_TOPK;
+  const dk_tensor *x = c->t[topk ? 2 : 1];
   dk__red_lay l;
   dk_kp_reduce p;
   int i;
-  dk__red_layout(x, (uint32_t)c->i[0], &l);
-  if (l.nout == 0 || (l.nred == 0 && (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX))) return DK_OK;
+  dk__red_layout(x, topk ? 1u << (x->ndim - 1) : (uint32_t)c->i[0], &l);
+  if (l.nout == 0 || (l.nred == 0 && (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX || c->op == DK_OP_CUMSUM)))
+    return DK_OK;
   memset(&p, 0, sizeof p);
   p.out = dk__cuda_addr(c->t[0]);
   p.x = dk__cuda_addr(x);
+  if (topk) {
+    p.out2 = dk__cuda_addr(c->t[1]);
+    p.k = c->i[0];
+    p.flags = c->i[1] ? 4 : 0;
+  }
+  if (c->op == DK_OP_CUMSUM) p.flags = (c->i[1] ? 1 : 0) | (c->i[2] ? 2 : 0);
   p.nout = l.nout;
   p.nred = l.nred;
   for (i = 0; i < 4; i++) p.ks[i] = p.rs[i] = 1;
@@ -1551,11 +1561,16 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   dk__cuda_ops[DK_OP_ATTENTION] = dk__cuda_attention;
   {
     const char *e = getenv("DEVKIT_CUDA_NEWOPS");
-    for (op = DK_OP_REDUCE_SUM; op <= DK_OP_WHERE; op++) {
-      if (e && e[0] == '1') {
+    for (op = DK_OP_REDUCE_SUM; op <= DK_OP_INDEX_SELECT; op++) {
+      if (op == DK_OP_INDEX_SELECT) {
+        /* needs the device-side id check (as dk_embedding's): not written yet */
+        dk__cuda_ops[op] = NULL;
+        b->missing[op] = "dk_index_select has no CUDA kernel yet; run it on cpu or vulkan";
+      } else if (e && e[0] == '1') {
         dk__cuda_ops[op] = op == DK_OP_REDUCE_SUM || op == DK_OP_REDUCE_MEAN || op == DK_OP_REDUCE_MAX ||
                                    op == DK_OP_REDUCE_MIN || op == DK_OP_ARGMAX_AXIS || op == DK_OP_ARGMIN_AXIS ||
-                                   op == DK_OP_SOFTMAX_AXIS || op == DK_OP_LOG_SOFTMAX
+                                   op == DK_OP_SOFTMAX_AXIS || op == DK_OP_LOG_SOFTMAX || op == DK_OP_CUMSUM ||
+                                   op == DK_OP_TOPK
                                ? dk__cuda_reduce
                                : dk__cuda_math;
       } else {

@@ -152,6 +152,7 @@ typedef struct { VkBuffer buf; VkDeviceSize a, b; } dk_vk_span;
 typedef struct {
   char ids[DK_NAME_LEN], table[DK_NAME_LEN], site[DK_SITE_LEN];
   long long rows, pos_base;
+  int axis;                       /* dk_index_select's axis; -1 for dk_embedding */
 } dk_vk_check;
 
 typedef struct {
@@ -986,6 +987,14 @@ static void dk_vk_complete(dk_vk_device *d, dk_vk_frame *f) {
     if (st[0] && d->pending == DK_OK) {
       const dk_vk_check *k = &f->checks[i];
       d->pending = DK_ERR_INVALID;
+      if (k->axis >= 0)
+        snprintf(d->pending_msg, sizeof d->pending_msg,
+                 "dk_index_select on %s: ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of "
+                 "'x' '%s' (size %lld; %s); found on the device and reported at this sync; elements of bad ids were "
+                 "not written",
+                 dk_device_name(dk_vk_devid(d->logical)), k->ids, (int)st[2], (long long)st[1] + k->pos_base, k->rows,
+                 k->rows, k->axis, k->table, k->rows, k->site[0] ? k->site : "site unknown");
+      else
       snprintf(d->pending_msg, sizeof d->pending_msg,
                "dk_embedding on %s: ids '%s' holds %d at position %lld, outside table '%s' of %lld rows (%s); "
                "found on the device and reported at this sync; rows for bad ids were not written",
@@ -2601,7 +2610,8 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
   snprintf(k->ids, sizeof k->ids, "%s", c->t[2]->name);
   snprintf(k->table, sizeof k->table, "%s", c->t[1]->name);
   snprintf(k->site, sizeof k->site, "%s", c->t[2]->site);
-  k->rows = (long long)c->t[1]->shape[0];
+  k->axis = c->op == DK_OP_INDEX_SELECT ? (int)c->i[0] : -1;
+  k->rows = (long long)c->t[1]->shape[k->axis >= 0 ? k->axis : 0];
   k->pos_base = (long long)pos_base;
   words = (uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + *slot) * 16);
   words[0] = words[1] = words[2] = words[3] = 0;
@@ -2665,7 +2675,8 @@ static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
 
 /* ---- issue 12: reductions over axes, softmax on an axis, math, where ------- */
 
-typedef struct { uint32_t nout, nred, o_off, x_off, ks[4], kx[4], rs[4], rx[4]; } dk_vk_pc_reduce;
+typedef struct { uint32_t nout, nred, o_off, x_off, ks[4], kx[4], rs[4], rx[4], k, i_off; } dk_vk_pc_reduce;
+typedef struct { uint32_t n_out, inner, nids, n, o_off, x_off, ids_off, check, slot; } dk_vk_pc_gather;
 typedef struct {
   uint32_t n, o_off, a_off, b_off, c_off;
   float f0, f1;
@@ -2683,6 +2694,8 @@ static uint32_t dk_vk_reduce_code(dk_op op) {
   case DK_OP_ARGMAX_AXIS: return 4;
   case DK_OP_ARGMIN_AXIS: return 5;
   case DK_OP_SOFTMAX_AXIS: return 6;
+  case DK_OP_CUMSUM: return 8;
+  case DK_OP_TOPK: return 9;
   default: return 7;   /* log-softmax */
   }
 }
@@ -2690,20 +2703,28 @@ static uint32_t dk_vk_reduce_code(dk_op op) {
 /* every reduction, arg reduction and softmax along an axis: one workgroup
  * per output element (per line, for softmax) */
 static dk_status dk_vk_reduce(dk_vk_device *d, const dk_call *c) {
-  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int topk = c->op == DK_OP_TOPK;
+  const dk_tensor *o = c->t[0], *x = c->t[topk ? 2 : 1];
   dk__red_lay l;
   dk_vk_pc_reduce pc;
   dk_vk_args args;
   uint32_t spec[DK_VK_SPEC], gx, gy;
   int i;
   dk_status s;
-  dk__red_layout(x, (uint32_t)c->i[0], &l);
-  if (l.nout == 0 || (l.nred == 0 && (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX))) return DK_OK;
+  dk__red_layout(x, topk ? 1u << (x->ndim - 1) : (uint32_t)c->i[0], &l);
+  if (l.nout == 0 || (l.nred == 0 && (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX || c->op == DK_OP_CUMSUM)))
+    return DK_OK;
   memset(&pc, 0, sizeof pc);
   dk_vk_args_init(&args);
-  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, topk ? "values" : "out")) != DK_OK ||
       (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK)
     return s;
+  if (topk) {
+    if ((s = dk_vk_arg_t(d, &args, 2, c->t[1], 1, &pc.i_off, "indices")) != DK_OK) return s;
+    pc.k = (uint32_t)c->i[0];
+  } else {
+    dk_vk_arg_dummy(d, &args, 2);
+  }
   /* a binding holds less than 2^32 elements, so every index fits 32 bits */
   pc.nout = (uint32_t)l.nout;
   pc.nred = (uint32_t)l.nred;
@@ -2720,8 +2741,40 @@ static dk_status dk_vk_reduce(dk_vk_device *d, const dk_call *c) {
   spec[0] = dk_vk_reduce_code(c->op);
   spec[1] = (uint32_t)x->dtype;
   spec[2] = (c->op == DK_OP_ARGMAX_AXIS || c->op == DK_OP_ARGMIN_AXIS) && c->i[2] ? 1u : 0u;
+  if (c->op == DK_OP_CUMSUM) spec[3] = (c->i[1] ? 1u : 0u) | (c->i[2] ? 2u : 0u);
+  if (topk) spec[3] = c->i[1] ? 4u : 0u;
   dk_vk_grid((uint64_t)l.nout, DK_VK_GROUPS_CAP, &gx, &gy);
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_REDUCE, DK_SPV_REDUCE_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+/* index_select: out [outer, nids, inner] from x [outer, n, inner]; bad ids
+ * are found by the shader and reported at the next sync */
+static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  dk_vk_pc_gather pc;
+  dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC], gx, gy;
+  int a = (int)c->i[0], i;
+  int64_t inner = 1;
+  dk_status s;
+  memset(&pc, 0, sizeof pc);
+  for (i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
+  pc.n_out = (uint32_t)dk_tensor_numel(o);
+  if (pc.n_out == 0) return DK_OK;
+  pc.inner = (uint32_t)inner;
+  pc.nids = (uint32_t)dk_tensor_numel(ids);
+  pc.n = (uint32_t)x->shape[a];
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, ids, 0, &pc.ids_off, "ids")) != DK_OK ||
+      (s = dk_vk_check_slot(d, c, 0, &args, 3, &pc.slot)) != DK_OK)
+    return s;
+  pc.check = 1;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)x->dtype;
+  dk_vk_grid(((uint64_t)pc.n_out + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_GATHER, DK_SPV_GATHER_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
 /* math.comp's op codes */
@@ -2918,8 +2971,10 @@ static dk_status dk_vk_op(const dk_call *c) {
   case DK_OP_ATTENTION: s = dk_vk_attention(d, c); break;
   case DK_OP_REDUCE_SUM: case DK_OP_REDUCE_MEAN: case DK_OP_REDUCE_MAX: case DK_OP_REDUCE_MIN:
   case DK_OP_ARGMAX_AXIS: case DK_OP_ARGMIN_AXIS: case DK_OP_SOFTMAX_AXIS: case DK_OP_LOG_SOFTMAX:
+  case DK_OP_CUMSUM: case DK_OP_TOPK:
     s = dk_vk_reduce(d, c);
     break;
+  case DK_OP_INDEX_SELECT: s = dk_vk_index_select(d, c); break;
   case DK_OP_SQRT: case DK_OP_RSQRT: case DK_OP_LOG: case DK_OP_ABS: case DK_OP_NEG: case DK_OP_ERF:
   case DK_OP_CLAMP: case DK_OP_POW_SCALAR: case DK_OP_POW: case DK_OP_WHERE:
     s = dk_vk_math(d, c);

@@ -209,6 +209,8 @@ typedef struct {
 #define DK_KR_ARGMIN 5
 #define DK_KR_SOFTMAX 6
 #define DK_KR_LOG_SOFTMAX 7
+#define DK_KR_CUMSUM 8
+#define DK_KR_TOPK 9
 #define DK_KM_SQRT 0                 /* math ops: the same codes as shaders/math.comp */
 #define DK_KM_RSQRT 1
 #define DK_KM_LOG 2
@@ -226,9 +228,13 @@ typedef struct {
  * Unused dims are size 1, stride 0, in front. One block per output element. */
 typedef struct {
   uint64_t out, x;
+  uint64_t out2;                     /* top-k: the indices (i32) */
   int64_t nout, nred;
+  int64_t k;                         /* top-k: values per row */
   int64_t ks[4], kx[4], rs[4], rx[4];
   int32_t op, last;                  /* last: argmax/argmin take the last index among ties */
+  int32_t flags;                     /* cumsum: 1 exclusive, 2 reverse; top-k: 4 largest */
+  int32_t pad_;
 } dk_kp_reduce;
 
 /* out[i] = op(a, b, c at bcast(i)): a = x (unary), a^b (pow), where: a = the

@@ -1,5 +1,6 @@
 // kernels/reduce.cu — reductions over any set of axes (sum, mean, max, min),
-// argmax/argmin on one axis, and softmax / log-softmax along one axis, for
+// argmax/argmin on one axis, softmax / log-softmax and cumsum along one
+// axis, and top-k along the last axis, for
 // f32, f16 and bf16 x. Not yet run on a GPU: the host enables these only
 // under DEVKIT_CUDA_NEWOPS=1 (backends/cuda.h).
 //
@@ -21,7 +22,7 @@
 // log-softmax -inf.
 #include "dk_common.cuh"
 
-static_assert(sizeof(dk_kp_reduce) == 168, "dk_kp_reduce layout");
+static_assert(sizeof(dk_kp_reduce) == 192, "dk_kp_reduce layout");
 
 struct dk_op_min_u64 {
   DK_DEV unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
@@ -78,6 +79,42 @@ template <int DT> __device__ void dk_reduce_impl(const dk_kp_reduce &p) {
       if (bi >= 0 && best == m) mine = p.last ? ~(unsigned long long)bi : (unsigned long long)bi;
       mine = dk_block_reduce(mine, su, dk_op_min_u64(), none);
       if (threadIdx.x == 0) ((int32_t *)out)[o] = (int32_t)(p.last ? ~mine : mine);
+    } else if (p.op == DK_KR_CUMSUM) {
+      // one thread walks the line in order, in double (as the CPU)
+      if (threadIdx.x == 0) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < p.nred; j++) {
+          const int64_t e = base + dk_red_off(p.rs, p.rx, (p.flags & 2) ? p.nred - 1 - j : j);
+          const double v = (double)dk_ld<DT>(x, e);
+          if (!(p.flags & 1)) acc += v;
+          dk_st<DT>(out, e, (float)acc);
+          if (p.flags & 1) acc += v;
+        }
+      }
+    } else if (p.op == DK_KR_TOPK) {
+      // k rounds; round t takes the best element ranked after round t-1's
+      // (key descending, then index ascending: a total order)
+      float pk = 0.0f;
+      int64_t pi = -1;
+      for (int64_t t = 0; t < p.k; t++) {
+        float best = neg_inf;
+        int64_t bi = -1;
+        for (int64_t j = threadIdx.x; j < p.nred; j += blockDim.x) {
+          const float v = dk_ld<DT>(x, base + dk_red_off(p.rs, p.rx, j));
+          const float key = v != v ? neg_inf : ((p.flags & 4) ? v : -v);
+          const bool after = pi < 0 || key < pk || (key == pk && j > pi);
+          if (after && (bi < 0 || key > best)) { best = key; bi = j; }
+        }
+        const float m = dk_block_reduce(best, sf, dk_op_max(), neg_inf);
+        unsigned long long mine = (bi >= 0 && best == m) ? (unsigned long long)bi : ~0ull;
+        mine = dk_block_reduce(mine, su, dk_op_min_u64(), ~0ull);
+        if (threadIdx.x == 0) {
+          dk_st<DT>(out, o * p.k + t, dk_ld<DT>(x, base + dk_red_off(p.rs, p.rx, (int64_t)mine)));
+          ((int32_t *)p.out2)[o * p.k + t] = (int32_t)mine;
+        }
+        pk = m;
+        pi = (int64_t)mine;
+      }
     } else {
       float m = neg_inf;
       for (int64_t j = threadIdx.x; j < p.nred; j += blockDim.x) {

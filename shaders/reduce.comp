@@ -22,11 +22,14 @@ layout(local_size_x_id = 7) in;   /* WG at most */
 
 DK_OUT(0, O)
 DK_IN(1, X)
+DK_OUT(2, I)   /* top-k's indices (i32); a dummy binding for the others */
 
-/* 0 sum, 1 mean, 2 max, 3 min, 4 argmax, 5 argmin, 6 softmax, 7 log-softmax */
+/* 0 sum, 1 mean, 2 max, 3 min, 4 argmax, 5 argmin, 6 softmax, 7 log-softmax,
+ * 8 cumsum, 9 top-k */
 layout(constant_id = 0) const uint OP = 0u;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const uint LAST = 0u;
+layout(constant_id = 3) const uint FLAGS = 0u;   /* cumsum: 1 exclusive, 2 reverse; top-k: 4 largest */
 
 layout(push_constant) uniform P {
   uint nout, nred, o_off, x_off;
@@ -34,6 +37,7 @@ layout(push_constant) uniform P {
   uint kx0, kx1, kx2, kx3;   /* their strides in x */
   uint rs0, rs1, rs2, rs3;   /* reduced sizes */
   uint rx0, rx1, rx2, rx3;
+  uint k, i_off;             /* top-k: k, and the indices' element offset */
 } p;
 
 uint kept_off(uint o) {
@@ -86,6 +90,41 @@ void main() {
       uint mine = (bi != NONE && best == m) ? (LAST != 0u ? NONE - 1u - bi : bi) : NONE;
       uint idx = dk_umin(mine);
       if (l == 0u) O32[p.o_off + row] = LAST != 0u ? NONE - 1u - idx : idx;
+    } else if (OP == 8u) {
+      /* one thread walks the line in order: simple, and exact in its order */
+      if (l == 0u) {
+        float acc = 0.0;
+        for (uint j = 0u; j < p.nred; j++) {
+          uint r = red_off((FLAGS & 2u) != 0u ? p.nred - 1u - j : j);
+          float v = X_ld(DT, base + r);
+          if ((FLAGS & 1u) == 0u) acc += v;
+          O_st(DT, ob + r, acc);
+          if ((FLAGS & 1u) != 0u) acc += v;
+        }
+      }
+    } else if (OP == 9u) {
+      /* k rounds; round t takes the best element ranked after round t-1's
+       * (rank: key descending, then index ascending, a total order) */
+      float pk = 0.0;
+      uint pi = NONE;
+      for (uint t = 0u; t < p.k; t++) {
+        float best = NEG_INF;
+        uint bi = NONE;
+        for (uint j = l; j < p.nred; j += WGS) {
+          float v = X_ld(DT, base + red_off(j));
+          float key = isnan(v) ? NEG_INF : ((FLAGS & 4u) != 0u ? v : -v);
+          bool after = pi == NONE || key < pk || (key == pk && j > pi);
+          if (after && (bi == NONE || key > best)) { best = key; bi = j; }
+        }
+        float m = dk_max(best);
+        uint idx = dk_umin((bi != NONE && best == m) ? bi : NONE);
+        if (l == 0u) {
+          O_st(DT, p.o_off + row * p.k + t, X_ld(DT, base + red_off(idx)));
+          I32[p.i_off + row * p.k + t] = idx;
+        }
+        pk = m;
+        pi = idx;
+      }
     } else {
       float m = NEG_INF;
       for (uint j = l; j < p.nred; j += WGS) {

@@ -536,3 +536,177 @@ DKT_TEST(errors_cuda_newops_gated, 0) {
   DKT_MSG_HAS(t, "dk_sqrt");
   dk_tensor_free(x); dk_tensor_free(o);
 }
+
+/* ---- cumsum, top-k, index_select ---------------------------------------------------- */
+
+DKT_TEST(ops_cumsum, 0) {
+  static const struct { int nd; int64_t s[4]; } cases[] = {
+    {3, {3, 4, 5}}, {1, {1}}, {3, {2, 0, 3}}, {2, {2, 1000}}, {4, {2, 3, 1, 7}},
+  };
+  size_t c;
+  int d, axis, fl;
+  for (d = 0; d < 3; d++)
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      dk_dtype dt = dkt_float_types[d];
+      int nd = cases[c].nd, i;
+      int64_t n = numel_of(nd, cases[c].s);
+      double *xv, *got = dkt_alloc(n), *want = dkt_alloc(n), *mag = dkt_alloc(n);
+      dk_tensor *x = dkt_random(t, t->dev, dt, nd, cases[c].s, "x", -2, 2, &xv);
+      dk_tensor *o = dkt_random(t, t->dev, dt, nd, cases[c].s, "out", -9, 9, NULL);
+      for (axis = -1; axis < nd && x && o; axis++)
+        for (fl = 0; fl < 4; fl++) {
+          int a = axis < 0 ? axis + nd : axis, excl = fl & 1, rev = fl >> 1;
+          int64_t L = cases[c].s[a], inner = 1, outer, k;
+          char what[96];
+          for (i = a + 1; i < nd; i++) inner *= cases[c].s[i];
+          outer = L && inner ? n / (L * inner) : 0;
+          DKT_OK(t, dk_cumsum(o, x, axis, excl, rev));
+          if (!dkt_read(t, o, got)) break;
+          for (k = 0; k < outer * inner; k++) {
+            int64_t ou = k / inner, in = k % inner, j;
+            double acc = 0, am = 0;
+            for (j = 0; j < L; j++) {
+              int64_t e = (ou * L + (rev ? L - 1 - j : j)) * inner + in;
+              if (!excl) { acc += xv[e]; am += fabs(xv[e]); }
+              want[e] = acc;
+              mag[e] = am;
+              if (excl) { acc += xv[e]; am += fabs(xv[e]); }
+            }
+          }
+          dkt_round_to(dt, want, n);
+          snprintf(what, sizeof what, "dk_cumsum %s case %d axis %d excl %d rev %d", dk_dtype_name(dt), (int)c, axis, excl, rev);
+          for (k = 0; k < n; k++)
+            if (!(fabs(got[k] - want[k]) <= dkt_tol(dt, L) * (fabs(want[k]) + mag[k]) + 1e-30)) {
+              dkt_fail_at(t, __FILE__, __LINE__, "%s: element %lld is %.9g, want %.9g", what, (long long)k, got[k], want[k]);
+              break;
+            }
+        }
+      dk_tensor_free(x); dk_tensor_free(o); free(xv); free(got); free(want); free(mag);
+    }
+}
+
+DKT_TEST(ops_topk, 0) {
+  static const struct { int nd; int64_t s[3]; int k; } cases[] = {
+    {2, {3, 10}, 3}, {2, {3, 10}, 10}, {3, {2, 3, 700}, 5}, {1, {1}, 1}, {2, {4, 9}, 0}, {2, {0, 5}, 2}, {1, {300}, 1},
+  };
+  size_t c;
+  int d, largest;
+  for (d = 0; d < 3; d++)
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      dk_dtype dt = dkt_float_types[d];
+      int nd = cases[c].nd, k = cases[c].k, i;
+      int64_t n = numel_of(nd, cases[c].s), L = cases[c].s[nd - 1], rows = L ? n / L : 0, os[3], r;
+      double *xv = dkt_alloc(n), *gv = dkt_alloc(rows * k), *gi = dkt_alloc(rows * k);
+      dk_tensor *x, *vo, *io;
+      /* few distinct values: ties; NaNs that rank last */
+      for (r = 0; r < n; r++) xv[r] = (double)((int64_t)(dkt_u64(t) % 9) - 4) * 0.5;
+      if (n > 12) { xv[2] = NAN; xv[n - 5] = NAN; }
+      for (i = 0; i < nd; i++) os[i] = i == nd - 1 ? k : cases[c].s[i];
+      x = dkt_tensor(t, t->dev, dt, nd, cases[c].s, "x", xv);
+      vo = dkt_random(t, t->dev, dt, nd, os, "values", -9, 9, NULL);
+      io = dkt_random(t, t->dev, DK_I32, nd, os, "indices", -9, 9, NULL);
+      for (largest = 0; largest < 2 && x && vo && io; largest++) {
+        char what[96];
+        DKT_OK(t, dk_topk(vo, io, x, k, largest));
+        if (!dkt_read(t, vo, gv) || !dkt_read(t, io, gi)) break;
+        snprintf(what, sizeof what, "dk_topk %s case %d k %d largest %d", dk_dtype_name(dt), (int)c, k, largest);
+        for (r = 0; r < rows; r++) {
+          /* the reference: rank by (key desc, index asc), one at a time */
+          int64_t prev = -1, j, t2;
+          double pk = 0;
+          for (t2 = 0; t2 < k; t2++) {
+            int64_t bi = -1;
+            double best = 0;
+            for (j = 0; j < L; j++) {
+              double v = xv[r * L + j], key = isnan(v) ? -INFINITY : largest ? v : -v;
+              int after = prev < 0 || key < pk || (key == pk && j > prev);
+              if (after && (bi < 0 || key > best)) { best = key; bi = j; }
+            }
+            if (gi[r * k + t2] != (double)bi || !(gv[r * k + t2] == xv[r * L + bi] || (isnan(gv[r * k + t2]) && isnan(xv[r * L + bi])))) {
+              dkt_fail_at(t, __FILE__, __LINE__, "%s: row %lld rank %lld is [%g] = %g, want [%lld] = %g", what, (long long)r,
+                          (long long)t2, gi[r * k + t2], gv[r * k + t2], (long long)bi, xv[r * L + bi]);
+              r = rows;
+              break;
+            }
+            pk = best;
+            prev = bi;
+          }
+        }
+      }
+      dk_tensor_free(x); dk_tensor_free(vo); dk_tensor_free(io); free(xv); free(gv); free(gi);
+    }
+}
+
+DKT_TEST(ops_index_select, 0) {
+  static const struct { int nd; int64_t s[3]; int ind; int64_t is[2]; } cases[] = {
+    {3, {4, 5, 6}, 1, {3}}, {3, {4, 5, 6}, 2, {2, 2}}, {1, {1}, 1, {1}}, {2, {3, 7}, 1, {0}}, {2, {300, 2}, 1, {5}},
+  };
+  size_t c;
+  int d, axis;
+  for (d = 0; d < 3; d++)
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      dk_dtype dt = dkt_float_types[d];
+      int nd = cases[c].nd, i;
+      int64_t n = numel_of(nd, cases[c].s), nids = numel_of(cases[c].ind, cases[c].is);
+      double *xv;
+      dk_tensor *x = dkt_random(t, t->dev, dt, nd, cases[c].s, "x", -3, 3, &xv);
+      for (axis = -1; axis < nd && x; axis++) {
+        int a = axis < 0 ? axis + nd : axis, ond = 0;
+        int64_t os[5], L = cases[c].s[a], inner = 1, outer = 1, no, q, k, j;
+        int32_t ids[8];
+        double *got, *want;
+        dk_tensor *id, *o;
+        char what[96];
+        for (i = 0; i < a; i++) { os[ond++] = cases[c].s[i]; outer *= cases[c].s[i]; }
+        for (i = 0; i < cases[c].ind; i++) os[ond++] = cases[c].is[i];
+        for (i = a + 1; i < nd; i++) { os[ond++] = cases[c].s[i]; inner *= cases[c].s[i]; }
+        /* negative ids too: -L .. L-1 */
+        for (k = 0; k < nids; k++) ids[k] = (int32_t)((int64_t)(dkt_u64(t) % (uint64_t)(2 * L)) - L);
+        no = numel_of(ond, os);
+        got = dkt_alloc(no); want = dkt_alloc(no);
+        id = dkt_ids(t, t->dev, cases[c].ind, cases[c].is, "ids", ids);
+        o = dkt_random(t, t->dev, dt, ond, os, "out", -9, 9, NULL);
+        if (id && o) {
+          DKT_OK(t, dk_index_select(o, x, id, axis));
+          if (dkt_read(t, o, got)) {
+            for (q = 0; q < outer; q++)
+              for (k = 0; k < nids; k++)
+                for (j = 0; j < inner; j++)
+                  want[(q * nids + k) * inner + j] = xv[(q * L + (ids[k] < 0 ? ids[k] + L : ids[k])) * inner + j];
+            snprintf(what, sizeof what, "dk_index_select %s case %d axis %d", dk_dtype_name(dt), (int)c, axis);
+            dkt_close(t, what, got, want, no, 0, 0);
+          }
+        }
+        dk_tensor_free(id); dk_tensor_free(o); free(got); free(want);
+      }
+      dk_tensor_free(x); free(xv);
+      (void)n;
+    }
+}
+
+/* an id out of range names the id and its position: at once on the CPU, at
+ * the next sync on a GPU */
+DKT_TEST(ops_index_select_bad_id, 0) {
+  int64_t s[2] = {4, 3}, is[1] = {4}, os[2] = {4, 4};
+  int32_t ids[4] = {0, -3, 7, 1};
+  float got[16];
+  dk_tensor *x = dkt_random(t, t->dev, DK_F32, 2, s, "x", -1, 1, NULL);
+  dk_tensor *id = dkt_ids(t, t->dev, 1, is, "ids", ids);
+  dk_tensor *o = dkt_random(t, t->dev, DK_F32, 2, os, "out", -1, 1, NULL);
+  if (x && id && o) {
+    dk_status s1 = dk_index_select(o, x, id, 1), s2 = DK_OK;
+    if (s1 == DK_OK) s2 = dk_tensor_download(o, got, sizeof got);
+    DKT_CHECK(t, (s1 == DK_ERR_INVALID) != (s2 == DK_ERR_INVALID), "a bad id -> %s then %s", dk_status_name(s1),
+              dk_status_name(s2));
+    DKT_CHECK(t, t->dev.backend != DK_CPU || s1 == DK_ERR_INVALID, "the CPU reports it from the op");
+    DKT_MSG_HAS(t, "holds 7 at position 2");
+    DKT_MSG_HAS(t, "axis 1");
+    DKT_MSG_HAS(t, "'ids'");
+    /* the device is usable afterwards */
+    ids[2] = -1;
+    DKT_OK(t, dk_tensor_upload(id, ids, sizeof ids));
+    DKT_OK(t, dk_index_select(o, x, id, 1));
+    DKT_OK(t, dk_tensor_download(o, got, sizeof got));
+  }
+  dk_tensor_free(x); dk_tensor_free(id); dk_tensor_free(o);
+}
