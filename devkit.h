@@ -337,6 +337,69 @@ DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1
 DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
                                   const dk_tensor *v, float scale, int causal_offset);
 
+/* ---- reductions, math, softmax on any axis, select ---------------------- */
+/* Reductions over a set of axes (negative axes count from the end; axes NULL
+ * or n_axes 0 means every axis). keepdim 1: out has x's ndim with the
+ * reduced axes as 1; keepdim 0: they are dropped (reducing every axis gives a
+ * 0-dim tensor). out has x's dtype; sums accumulate in f32 or wider. An
+ * empty reduced axis gives 0 (sum) or NaN (mean, 0/0); max and min refuse it
+ * (DK_ERR_SHAPE). max/min propagate NaN: a NaN anywhere in the reduced
+ * elements gives NaN. */
+DEVKIT_API dk_status dk_reduce_sum(dk_tensor *out, const dk_tensor *x, const int *axes, int n_axes, int keepdim);
+DEVKIT_API dk_status dk_reduce_mean(dk_tensor *out, const dk_tensor *x, const int *axes, int n_axes, int keepdim);
+DEVKIT_API dk_status dk_reduce_max(dk_tensor *out, const dk_tensor *x, const int *axes, int n_axes, int keepdim);
+DEVKIT_API dk_status dk_reduce_min(dk_tensor *out, const dk_tensor *x, const int *axes, int n_axes, int keepdim);
+/* The index (i32, as dk_argmax) of the largest / smallest element along one
+ * axis; select_last 0 gives the first index among equal extremes, 1 the last
+ * (ONNX select_last_index). NaN never wins (it counts as -inf for argmax and
+ * +inf for argmin), so a line that is all NaN ties everywhere. An empty axis
+ * is refused (DK_ERR_SHAPE). */
+DEVKIT_API dk_status dk_argmax_axis(dk_tensor *out_i32, const dk_tensor *x, int axis, int keepdim, int select_last);
+DEVKIT_API dk_status dk_argmin_axis(dk_tensor *out_i32, const dk_tensor *x, int axis, int keepdim, int select_last);
+/* elementwise math, out and x of one float dtype and shape; computed in f32.
+ * Outside the domain the result is NaN (sqrt, log of x < 0) or +-inf
+ * (log 0, rsqrt 0), as in C. dk_gelu above is the exact (erf) GELU. */
+DEVKIT_API dk_status dk_sqrt(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_rsqrt(dk_tensor *out, const dk_tensor *x);   /* 1 / sqrt(x) */
+DEVKIT_API dk_status dk_log(dk_tensor *out, const dk_tensor *x);     /* natural log */
+DEVKIT_API dk_status dk_abs(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_neg(dk_tensor *out, const dk_tensor *x);
+DEVKIT_API dk_status dk_erf(dk_tensor *out, const dk_tensor *x);
+/* min(max(x, lo), hi); lo <= hi, either may be infinite; NaN stays NaN */
+DEVKIT_API dk_status dk_clamp(dk_tensor *out, const dk_tensor *x, float lo, float hi);
+/* x ^ e as C's powf: a negative base with an integer exponent keeps its
+ * sign rule ((-2)^3 = -8), with any other exponent it is NaN */
+DEVKIT_API dk_status dk_pow_scalar(dk_tensor *out, const dk_tensor *x, float e);
+/* a ^ b with NumPy broadcasting, as dk_add */
+DEVKIT_API dk_status dk_pow(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
+/* softmax and log-softmax along any axis (negative counts from the end);
+ * out has x's shape and dtype. A line that is all -inf gives zeros
+ * (softmax) or -inf (log-softmax); a NaN in a line makes it NaN. */
+DEVKIT_API dk_status dk_softmax_axis(dk_tensor *out, const dk_tensor *x, int axis);
+DEVKIT_API dk_status dk_log_softmax(dk_tensor *out, const dk_tensor *x, int axis);
+/* out = mask != 0 ? a : b, elementwise with NumPy broadcasting of all three.
+ * The mask convention: an i32 tensor, any nonzero value is true (devkit has
+ * no bool dtype; dk_copy cannot make one from floats, so build masks as i32,
+ * 1 and 0). a, b and out share one float dtype. */
+DEVKIT_API dk_status dk_where(dk_tensor *out, const dk_tensor *mask, const dk_tensor *a, const dk_tensor *b);
+/* running sum along an axis (ONNX CumSum): out[i] = sum of x[j], j <= i
+ * along the axis (exclusive: j < i; reverse: j >= i, or j > i), accumulated
+ * in f32 or wider; out has x's shape and dtype */
+DEVKIT_API dk_status dk_cumsum(dk_tensor *out, const dk_tensor *x, int axis, int exclusive, int reverse);
+/* the k largest (largest 1) or smallest (0) elements along the last axis:
+ * values (x's dtype) and their indices (i32), both [..., k], in order (the
+ * largest, or the smallest, first); equal values by the lower index first.
+ * NaN ranks after every number (as in dk_argmax_axis). 0 <= k <= last dim. */
+DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_tensor *x, int k, int largest);
+/* gather along an axis (ONNX Gather, torch.index_select with any ids shape):
+ * out is x with that axis replaced by ids' dims, out[a.., i.., b..] =
+ * x[a.., ids[i..], b..]. ids is i32; a negative id counts from the end (-1:
+ * the last). An id outside [-n, n) is DK_ERR_INVALID naming the id, its
+ * position in ids, the axis and its size: on the CPU from the op itself,
+ * before anything is written; on a GPU from the next call that synchronizes
+ * (as dk_embedding), with the elements of bad ids left unwritten. */
+DEVKIT_API dk_status dk_index_select(dk_tensor *out, const dk_tensor *x, const dk_tensor *ids, int axis);
+
 /* ---- placement ---------------------------------------------------------- */
 /* Before anything runs: is every tensor where it is meant to be? Returns DK_OK,
  * or DK_ERR_DEVICE_MISMATCH (DK_ERR_BACKEND_MISMATCH if any is on another
@@ -569,6 +632,10 @@ typedef enum {
   DK_OP_RMSNORM, DK_OP_LAYERNORM, DK_OP_SOFTMAX, DK_OP_SOFTMAX_MASKED,
   DK_OP_MATMUL, DK_OP_LINEAR, DK_OP_EMBEDDING, DK_OP_ROPE, DK_OP_CONCAT, DK_OP_COPY,
   DK_OP_TRANSPOSE, DK_OP_ARGMAX, DK_OP_SAMPLE, DK_OP_ATTENTION,
+  /* issue 12: reductions over axes, math, softmax on an axis, select */
+  DK_OP_REDUCE_SUM, DK_OP_REDUCE_MEAN, DK_OP_REDUCE_MAX, DK_OP_REDUCE_MIN, DK_OP_ARGMAX_AXIS, DK_OP_ARGMIN_AXIS,
+  DK_OP_SQRT, DK_OP_RSQRT, DK_OP_LOG, DK_OP_ABS, DK_OP_NEG, DK_OP_ERF, DK_OP_CLAMP, DK_OP_POW_SCALAR,
+  DK_OP_POW, DK_OP_SOFTMAX_AXIS, DK_OP_LOG_SOFTMAX, DK_OP_WHERE, DK_OP_CUMSUM, DK_OP_TOPK, DK_OP_INDEX_SELECT,
   DK_OP_COUNT
 } dk_op;
 
@@ -611,6 +678,7 @@ typedef struct dk_backend_impl {
   dk_status (*copy)(dk_storage *dst, size_t doff, dk_storage *src, size_t soff, size_t n);
   dk_status (*sync)(dk_device d);
   dk_op_fn ops[DK_OP_COUNT];
+  const char *missing[DK_OP_COUNT];  /* where ops[op] is NULL: why, and how to get it (the message's fix) */
   uint32_t dtypes[DK_OP_COUNT];    /* bit per activation dtype the op takes */
   uint32_t wdtypes[DK_OP_COUNT];   /* bit per weight/table/kv dtype (linear, embedding, norms, attention) */
 } dk_backend_impl;
@@ -1787,6 +1855,27 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_argmax", 1, 1, {"out", "x", NULL, NULL, NULL, NULL}, 0, 1, -1, 0, 0},
   {"dk_sample", 1, 1, {"out", "logits", NULL, NULL, NULL, NULL}, 0, 1, -1, 0, 0},
   {"dk_attention", 1, 3, {"out", "q", "k", "v", NULL, NULL}, 0, 1, 2, 0, 0},
+  {"dk_reduce_sum", 1, 1, DK__R2, 0, 1, -1, 0, 0},
+  {"dk_reduce_mean", 1, 1, DK__R2, 0, 1, -1, 0, 0},
+  {"dk_reduce_max", 1, 1, DK__R2, 0, 1, -1, 0, 0},
+  {"dk_reduce_min", 1, 1, DK__R2, 0, 1, -1, 0, 0},
+  {"dk_argmax_axis", 1, 1, DK__R2, 0, 1, -1, 0, 0},
+  {"dk_argmin_axis", 1, 1, DK__R2, 0, 1, -1, 0, 0},
+  {"dk_sqrt", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_rsqrt", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_log", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_abs", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_neg", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_erf", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_clamp", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_pow_scalar", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_pow", 1, 2, DK__R3, 0, 1, -1, 0, 1},
+  {"dk_softmax_axis", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_log_softmax", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_where", 1, 3, {"out", "mask", "a", "b", NULL, NULL}, 0, 2, -1, 0, 1},
+  {"dk_cumsum", 1, 1, DK__R2, 0, 1, -1, 0, 1},
+  {"dk_topk", 2, 1, {"values", "indices", "x", NULL, NULL, NULL}, 0, 2, -1, 0, 0},
+  {"dk_index_select", 1, 2, {"out", "x", "ids", NULL, NULL, NULL}, 0, 1, -1, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2229,6 +2318,200 @@ static dk_status dk__check_attention(dk_call *c) {
   return DK_OK;
 }
 
+/* ---- issue 12 ops: reductions over axes, math, softmax on an axis, where --- */
+
+/* The iteration space of a reduction (or of a softmax along an axis) over a
+ * contiguous x: the kept dims and the reduced dims, each collapsed (size-1
+ * dims dropped, neighbours of one class merged), with x's strides. Output
+ * element o (row-major over the kept dims, which is the output's own order
+ * with or without keepdim) reads x at kept_off(o) + red_off(r) for r in
+ * [0, nred), r row-major over the reduced dims. On a contiguous x the two
+ * classes alternate, so each has at most ceil(DEVKIT_MAX_DIMS / 2) <= 4
+ * dims. Shared by every backend. */
+typedef struct {
+  int nk, nr;
+  int64_t ks[4], kx[4];   /* kept: sizes and x strides, outermost first */
+  int64_t rs[4], rx[4];   /* reduced */
+  int64_t nout, nred;
+} dk__red_lay;
+
+static void dk__red_layout(const dk_tensor *x, uint32_t mask, dk__red_lay *l) DK__UNUSED;
+static void dk__red_layout(const dk_tensor *x, uint32_t mask, dk__red_lay *l) {
+  int i, prev = -1;   /* class of the last dim appended: 0 kept, 1 reduced */
+  memset(l, 0, sizeof *l);
+  l->nout = l->nred = 1;
+  for (i = 0; i < x->ndim; i++) {
+    int red = (int)((mask >> i) & 1);
+    int64_t n = x->shape[i], st = x->stride[i];
+    if (red) l->nred *= n; else l->nout *= n;
+    if (n == 1) continue;
+    if (prev == red) {
+      /* merge into the previous dim of this class: contiguous x makes its
+       * stride this one's times this size */
+      if (red) { l->rs[l->nr - 1] *= n; l->rx[l->nr - 1] = st; }
+      else { l->ks[l->nk - 1] *= n; l->kx[l->nk - 1] = st; }
+    } else if (red) {
+      l->rs[l->nr] = n; l->rx[l->nr] = st; l->nr++;
+    } else {
+      l->ks[l->nk] = n; l->kx[l->nk] = st; l->nk++;
+    }
+    prev = red;
+  }
+}
+
+/* axis in [-ndim, ndim) -> [0, ndim), or -1 */
+static int dk__axis(const dk_tensor *x, int64_t a) {
+  if (a < 0) a += x->ndim;
+  return a >= 0 && a < x->ndim ? (int)a : -1;
+}
+
+/* out's shape for a reduction of x over `mask` */
+static dk_status dk__want_reduced_shape(dk_call *c, uint32_t mask, int keepdim) {
+  const dk_tensor *o = c->t[0], *x = c->t[1];
+  int i, k = 0, ok = 1;
+  for (i = 0; i < x->ndim && ok; i++) {
+    int red = (int)((mask >> i) & 1);
+    if (keepdim) ok = k < o->ndim && o->shape[k++] == (red ? 1 : x->shape[i]);
+    else if (!red) ok = k < o->ndim && o->shape[k++] == x->shape[i];
+  }
+  if (ok && k == o->ndim) return DK_OK;
+  return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the shape of 'x' %s (keepdim=%d)",
+                      keepdim ? "with the reduced axes as 1" : "without the reduced axes", keepdim);
+}
+
+/* reductions: i[0] = number of axes (-1: all), i[1] = keepdim, axes in
+ * i[2..]; after the check i[0] = the axes as a bit mask. argmax/argmin_axis:
+ * i[0] = axis, i[1] = keepdim, i[2] = select_last; after: i[0] = the mask. */
+static dk_status dk__check_reduce(dk_call *c) {
+  const dk_tensor *x = c->t[1];
+  uint32_t mask = 0;
+  int i, keepdim = c->i[1] != 0, arg = c->op == DK_OP_ARGMAX_AXIS || c->op == DK_OP_ARGMIN_AXIS;
+  dk_status s;
+  if (arg) {
+    if ((s = dk__want_dtype(c, 0, DK_I32)) || (s = dk__want_float(c, 1))) return s;
+    if ((i = dk__axis(x, c->i[0])) < 0)
+      return dk__op_error(c, DK_ERR_INVALID, "", "axis %lld is out of range for 'x' with %d dims", (long long)c->i[0], x->ndim);
+    mask = 1u << i;
+  } else {
+    if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1))) return s;
+    if (c->i[0] < 0) {
+      mask = x->ndim ? (uint32_t)((1u << x->ndim) - 1) : 0;
+    } else {
+      for (i = 0; i < c->i[0]; i++) {
+        int a = dk__axis(x, c->i[2 + i]);
+        if (a < 0)
+          return dk__op_error(c, DK_ERR_INVALID, "", "axes[%d] = %lld is out of range for 'x' with %d dims", i,
+                              (long long)c->i[2 + i], x->ndim);
+        if ((mask >> a) & 1)
+          return dk__op_error(c, DK_ERR_INVALID, "", "axes[%d] = %lld names axis %d twice", i, (long long)c->i[2 + i], a);
+        mask |= 1u << a;
+      }
+    }
+  }
+  if ((s = dk__want_reduced_shape(c, mask, keepdim))) return s;
+  if (c->op != DK_OP_REDUCE_SUM && c->op != DK_OP_REDUCE_MEAN && dk__numel(c->t[0]->ndim, c->t[0]->shape))
+    for (i = 0; i < x->ndim; i++)
+      if (((mask >> i) & 1) && x->shape[i] == 0)
+        return dk__op_error(c, DK_ERR_SHAPE, "", "axis %d of 'x' is empty: no %s exists", i,
+                            arg ? "index" : c->op == DK_OP_REDUCE_MAX ? "maximum" : "minimum");
+  c->i[0] = mask;
+  return DK_OK;
+}
+
+static dk_status dk__check_math(dk_call *c) {
+  dk_status s;
+  if ((s = dk__check_unary(c))) return s;
+  if (c->op == DK_OP_CLAMP && (isnan(c->f[0]) || isnan(c->f[1]) || c->f[0] > c->f[1]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "clamp needs lo <= hi (neither NaN), got lo=%g hi=%g", (double)c->f[0],
+                        (double)c->f[1]);
+  if (c->op == DK_OP_POW_SCALAR && isnan(c->f[0]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "the exponent is NaN");
+  return DK_OK;
+}
+
+static dk_status dk__check_softmax_axis(dk_call *c) {
+  dk_status s;
+  int a;
+  if ((s = dk__check_unary(c))) return s;
+  if ((a = dk__axis(c->t[1], c->i[0])) < 0)
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %lld is out of range for 'x' with %d dims", (long long)c->i[0],
+                        c->t[1]->ndim);
+  c->i[0] = 1u << a;   /* as a reduction's mask */
+  return DK_OK;
+}
+
+/* where: mask i32; out, a, b one float dtype; out = broadcast(mask, a, b) */
+static dk_status dk__check_where(dk_call *c) {
+  const dk_tensor *o = c->t[0];
+  int nd = 0, i, k;
+  dk_status s;
+  if ((s = dk__want_dtype(c, 1, DK_I32)) || (s = dk__want_float(c, 2)) || (s = dk__want_same_dtype(c, 0, 2)) ||
+      (s = dk__want_same_dtype(c, 0, 3)))
+    return s;
+  for (k = 1; k < 4; k++) nd = c->t[k]->ndim > nd ? c->t[k]->ndim : nd;
+  if (o->ndim != nd) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the broadcast shape of 'mask', 'a' and 'b'");
+  for (i = 0; i < nd; i++) {
+    int64_t want = 1;
+    for (k = 1; k < 4; k++) {
+      const dk_tensor *t = c->t[k];
+      int64_t dd = i - (nd - t->ndim) >= 0 ? t->shape[i - (nd - t->ndim)] : 1;
+      if (dd == 1) continue;
+      if (want != 1 && dd != want)
+        return dk__op_error(c, DK_ERR_SHAPE, "", "'mask', 'a' and 'b' do not broadcast: dimension %d (from the left, after "
+                            "aligning the right ends) is %lld in '%s' but %lld in another", i, (long long)dd,
+                            dk__ops[c->op].roles[k], (long long)want);
+      want = dd;
+    }
+    if (o->shape[i] != want)
+      return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the broadcast shape of 'mask', 'a' and 'b'");
+  }
+  return DK_OK;
+}
+
+/* cumsum: i[0] = axis (after: its mask), i[1] = exclusive, i[2] = reverse */
+static dk_status dk__check_cumsum(dk_call *c) { return dk__check_softmax_axis(c); }
+
+/* topk: i[0] = k, i[1] = largest */
+static dk_status dk__check_topk(dk_call *c) {
+  const dk_tensor *v = c->t[0], *ix = c->t[1], *x = c->t[2];
+  int i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 2)) || (s = dk__want_same_dtype(c, 0, 2)) || (s = dk__want_dtype(c, 1, DK_I32)) ||
+      (s = dk__want_ndim_min(c, 2, 1)))
+    return s;
+  if (c->i[0] < 0 || c->i[0] > dk__last(x))
+    return dk__op_error(c, DK_ERR_INVALID, "", "k = %lld; it must be in [0, %lld] (the last dim of 'x')", (long long)c->i[0],
+                        (long long)dk__last(x));
+  ok = v->ndim == x->ndim && ix->ndim == x->ndim;
+  for (i = 0; ok && i < x->ndim; i++) {
+    int64_t want = i == x->ndim - 1 ? c->i[0] : x->shape[i];
+    ok = v->shape[i] == want && ix->shape[i] == want;
+  }
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'values' and 'indices' must have the shape of 'x' with its last dim k = %lld",
+                               (long long)c->i[0]);
+  return DK_OK;
+}
+
+/* index_select: i[0] = axis */
+static dk_status dk__check_index_select(dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  int a, i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1)) || (s = dk__want_dtype(c, 2, DK_I32))) return s;
+  if ((a = dk__axis(x, c->i[0])) < 0)
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %lld is out of range for 'x' with %d dims", (long long)c->i[0], x->ndim);
+  ok = o->ndim == x->ndim - 1 + ids->ndim;
+  for (i = 0; ok && i < o->ndim; i++) {
+    int64_t want = i < a ? x->shape[i] : i < a + ids->ndim ? ids->shape[i - a] : x->shape[i - ids->ndim + 1];
+    ok = o->shape[i] == want;
+  }
+  if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must have the shape of 'x' with axis %d replaced by the shape of 'ids'", a);
+  if (x->shape[a] == 0 && dk__numel(ids->ndim, ids->shape) && dk__numel(o->ndim, o->shape))
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %d of 'x' is empty: no id can select from it", a);
+  c->i[0] = a;
+  return DK_OK;
+}
+
 /* dtype then shape rules, per op, in dk_op order */
 static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_binary, dk__check_binary, dk__check_binary, dk__check_binary, dk__check_unary,
@@ -2237,6 +2520,10 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_norm, dk__check_norm, dk__check_softmax, dk__check_softmax,
   dk__check_matmul, dk__check_linear, dk__check_embedding, dk__check_rope, dk__check_concat, dk__check_copy,
   dk__check_transpose, dk__check_reduce_last, dk__check_reduce_last, dk__check_attention,
+  dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce,
+  dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
+  dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
+  dk__check_cumsum, dk__check_topk, dk__check_index_select,
 };
 
 /* The one entry point of every op. */
@@ -2273,7 +2560,8 @@ static dk_status dk__dispatch(dk_call *c) {
   /* 4. dtypes (the op's own rules, then what this backend has) and 5. shapes */
   if ((s = dk__checks[c->op](c)) != DK_OK) return s;
   if (!impl->ops[c->op])
-    return dk__op_error(c, DK_ERR_UNSUPPORTED, "", "not implemented on the %s backend", dk_backend_name(d.backend));
+    return dk__op_error(c, DK_ERR_UNSUPPORTED, impl->missing[c->op] ? impl->missing[c->op] : "",
+                        "not implemented on the %s backend (%s)", dk_backend_name(d.backend), dk_device_name(d));
   if (!((impl->dtypes[c->op] >> c->t[oi->primary]->dtype) & 1))
     return dk__op_error(c, DK_ERR_UNSUPPORTED, "", "the %s backend has no %s version for %s '%s'",
                         dk_backend_name(d.backend), dk_dtype_name(c->t[oi->primary]->dtype), oi->roles[oi->primary],
@@ -2410,6 +2698,96 @@ DEVKIT_API dk_status dk_attention(dk_tensor *o, const dk_tensor *q, const dk_ten
   dk__call_init(&c, DK_OP_ATTENTION);
   c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v);
   c.f[0] = scale; c.i[0] = causal_offset;
+  return dk__dispatch(&c);
+}
+
+static dk_status dk__reduce_op(dk_op op, dk_tensor *o, const dk_tensor *x, const int *axes, int n_axes, int keepdim) {
+  dk_call c;
+  int i;
+  dk__call_init(&c, op);
+  c.t[0] = o; c.t[1] = DK__CAST(x);
+  if (n_axes < 0 || n_axes > DEVKIT_MAX_DIMS || (n_axes > 0 && !axes))
+    return dk__op_error(&c, DK_ERR_INVALID, "", "n_axes is %d with axes %s; it must be 0..%d with the axes given", n_axes,
+                        axes ? "given" : "NULL", DEVKIT_MAX_DIMS);
+  c.i[0] = n_axes == 0 ? -1 : n_axes;
+  c.i[1] = keepdim;
+  for (i = 0; i < n_axes; i++) c.i[2 + i] = axes[i];
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_reduce_sum(dk_tensor *o, const dk_tensor *x, const int *axes, int n, int keepdim) {
+  return dk__reduce_op(DK_OP_REDUCE_SUM, o, x, axes, n, keepdim);
+}
+DEVKIT_API dk_status dk_reduce_mean(dk_tensor *o, const dk_tensor *x, const int *axes, int n, int keepdim) {
+  return dk__reduce_op(DK_OP_REDUCE_MEAN, o, x, axes, n, keepdim);
+}
+DEVKIT_API dk_status dk_reduce_max(dk_tensor *o, const dk_tensor *x, const int *axes, int n, int keepdim) {
+  return dk__reduce_op(DK_OP_REDUCE_MAX, o, x, axes, n, keepdim);
+}
+DEVKIT_API dk_status dk_reduce_min(dk_tensor *o, const dk_tensor *x, const int *axes, int n, int keepdim) {
+  return dk__reduce_op(DK_OP_REDUCE_MIN, o, x, axes, n, keepdim);
+}
+static dk_status dk__arg_op(dk_op op, dk_tensor *o, const dk_tensor *x, int axis, int keepdim, int last) {
+  dk_call c;
+  dk__call_init(&c, op);
+  c.t[0] = o; c.t[1] = DK__CAST(x);
+  c.i[0] = axis; c.i[1] = keepdim; c.i[2] = last != 0;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_argmax_axis(dk_tensor *o, const dk_tensor *x, int axis, int keepdim, int select_last) {
+  return dk__arg_op(DK_OP_ARGMAX_AXIS, o, x, axis, keepdim, select_last);
+}
+DEVKIT_API dk_status dk_argmin_axis(dk_tensor *o, const dk_tensor *x, int axis, int keepdim, int select_last) {
+  return dk__arg_op(DK_OP_ARGMIN_AXIS, o, x, axis, keepdim, select_last);
+}
+DEVKIT_API dk_status dk_sqrt(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_SQRT, o, x, 0); }
+DEVKIT_API dk_status dk_rsqrt(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_RSQRT, o, x, 0); }
+DEVKIT_API dk_status dk_log(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_LOG, o, x, 0); }
+DEVKIT_API dk_status dk_abs(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_ABS, o, x, 0); }
+DEVKIT_API dk_status dk_neg(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_NEG, o, x, 0); }
+DEVKIT_API dk_status dk_erf(dk_tensor *o, const dk_tensor *x) { return dk__op2f(DK_OP_ERF, o, x, 0); }
+DEVKIT_API dk_status dk_pow_scalar(dk_tensor *o, const dk_tensor *x, float e) { return dk__op2f(DK_OP_POW_SCALAR, o, x, e); }
+DEVKIT_API dk_status dk_pow(dk_tensor *o, const dk_tensor *a, const dk_tensor *b) { return dk__op3(DK_OP_POW, o, a, b); }
+DEVKIT_API dk_status dk_clamp(dk_tensor *o, const dk_tensor *x, float lo, float hi) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_CLAMP);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.f[0] = lo; c.f[1] = hi;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_softmax_axis(dk_tensor *o, const dk_tensor *x, int axis) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_SOFTMAX_AXIS);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.i[0] = axis;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_log_softmax(dk_tensor *o, const dk_tensor *x, int axis) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_LOG_SOFTMAX);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.i[0] = axis;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_where(dk_tensor *o, const dk_tensor *mask, const dk_tensor *a, const dk_tensor *b) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_WHERE);
+  c.t[0] = o; c.t[1] = DK__CAST(mask); c.t[2] = DK__CAST(a); c.t[3] = DK__CAST(b);
+  return dk__dispatch(&c);
+}
+
+DEVKIT_API dk_status dk_cumsum(dk_tensor *o, const dk_tensor *x, int axis, int exclusive, int reverse) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_CUMSUM);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.i[0] = axis; c.i[1] = exclusive != 0; c.i[2] = reverse != 0;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_tensor *x, int k, int largest) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_TOPK);
+  c.t[0] = values; c.t[1] = indices; c.t[2] = DK__CAST(x); c.i[0] = k; c.i[1] = largest != 0;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_INDEX_SELECT);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(ids); c.i[0] = axis;
   return dk__dispatch(&c);
 }
 

@@ -425,8 +425,20 @@ typedef struct {
   int64_t astr[DEVKIT_MAX_DIMS], bstr[DEVKIT_MAX_DIMS];  /* broadcast strides aligned to out */
 } dk__cpu_ew;
 
-static float dk__cpu_unary1(dk_op op, float x, float s) {
+/* C's powf rules for a float exponent (what the GPU backends copy) */
+static float dk__cpu_pow(float x, float e) { return powf(x, e); }
+
+static float dk__cpu_unary1(dk_op op, float x, const float *f) {
+  float s = f[0];
   switch (op) {
+  case DK_OP_SQRT: return sqrtf(x);
+  case DK_OP_RSQRT: return 1.0f / sqrtf(x);
+  case DK_OP_LOG: return logf(x);
+  case DK_OP_ABS: return fabsf(x);
+  case DK_OP_NEG: return -x;
+  case DK_OP_ERF: return erff(x);
+  case DK_OP_CLAMP: return x != x ? x : (x < f[0] ? f[0] : (x > f[1] ? f[1] : x));
+  case DK_OP_POW_SCALAR: return dk__cpu_pow(x, s);
   case DK_OP_SCALE: return x * s;
   case DK_OP_SILU: return x / (1.0f + expf(-x));
   case DK_OP_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
@@ -456,7 +468,7 @@ static void dk__cpu_unary_task(void *ctx, int64_t p0, int64_t p1) {
       dk__cpu_load(c->t[2]->dtype, dk__cpu_ptr(c->t[2]), i0, 1, n, u);
       for (j = 0; j < n; j++) buf[j] = buf[j] / (1.0f + expf(-buf[j])) * u[j];
     } else {
-      for (j = 0; j < n; j++) buf[j] = dk__cpu_unary1(c->op, buf[j], c->f[0]);
+      for (j = 0; j < n; j++) buf[j] = dk__cpu_unary1(c->op, buf[j], c->f);
     }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), i0, n, buf);
   }
@@ -498,6 +510,7 @@ static void dk__cpu_binary_task(void *ctx, int64_t r0, int64_t r1) {
     case DK_OP_ADD: for (j = 0; j < e->cols; j++) x[j] += y[j]; break;
     case DK_OP_SUB: for (j = 0; j < e->cols; j++) x[j] -= y[j]; break;
     case DK_OP_MUL: for (j = 0; j < e->cols; j++) x[j] *= y[j]; break;
+    case DK_OP_POW: for (j = 0; j < e->cols; j++) x[j] = dk__cpu_pow(x[j], y[j]); break;
     default: for (j = 0; j < e->cols; j++) x[j] /= y[j]; break;
     }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * e->cols, e->cols, x);
@@ -1656,6 +1669,265 @@ static dk_status dk__cpu_attention(const dk_call *c) {
   return DK_OK;
 }
 
+/* ==== reductions over axes, softmax on an axis, where (issue 12) ========== */
+
+static float dk__cpu_get1(dk_dtype dt, const void *p, int64_t i) {
+  switch (dt) {
+  case DK_F32: return ((const float *)p)[i];
+  case DK_F16: return dk_f16_to_f32(((const uint16_t *)p)[i]);
+  case DK_BF16: return dk_bf16_to_f32(((const uint16_t *)p)[i]);
+  default: return (float)((const int32_t *)p)[i];
+  }
+}
+
+typedef struct { const dk_call *c; dk__red_lay l; } dk__cpu_red;
+
+/* x's element offset of output element o (row-major over the kept dims) */
+static int64_t dk__cpu_kept_off(const dk__red_lay *l, int64_t o) {
+  int64_t off = 0;
+  int i;
+  for (i = l->nk - 1; i >= 0; i--) {
+    off += (o % l->ks[i]) * l->kx[i];
+    o /= l->ks[i];
+  }
+  return off;
+}
+
+/* the next reduced element's offset: an odometer over the reduced dims */
+#define DK__CPU_RED_STEP(l, idx, off)                                          \
+  do {                                                                         \
+    int k_;                                                                    \
+    for (k_ = (l)->nr - 1; k_ >= 0; k_--) {                                    \
+      (off) += (l)->rx[k_];                                                    \
+      if (++(idx)[k_] < (l)->rs[k_]) break;                                    \
+      (off) -= (l)->rs[k_] * (l)->rx[k_];                                      \
+      (idx)[k_] = 0;                                                           \
+    }                                                                          \
+  } while (0)
+
+static void dk__cpu_reduce_task(void *ctx, int64_t o0, int64_t o1) {
+  const dk__cpu_red *e = (const dk__cpu_red *)ctx;
+  const dk__red_lay *l = &e->l;
+  const dk_call *c = e->c;
+  const dk_tensor *out = c->t[0], *x = c->t[1];
+  const void *xp = dk__cpu_ptr(x);
+  int64_t o, r;
+  for (o = o0; o < o1; o++) {
+    int64_t base = dk__cpu_kept_off(l, o), idx[4] = {0, 0, 0, 0}, off = 0;
+    if (c->op == DK_OP_ARGMAX_AXIS || c->op == DK_OP_ARGMIN_AXIS) {
+      /* key: the value (argmin: negated), NaN as -inf; the first or last
+       * index of the largest key */
+      float best = 0.0f;
+      int64_t bi = 0;
+      int neg = c->op == DK_OP_ARGMIN_AXIS, last = c->i[2] != 0;
+      for (r = 0; r < l->nred; r++) {
+        float v = dk__cpu_get1(x->dtype, xp, base + off);
+        v = v != v ? -INFINITY : (neg ? -v : v);
+        if (r == 0 || v > best || (last && v == best)) { best = v; bi = r; }
+        DK__CPU_RED_STEP(l, idx, off);
+      }
+      ((int32_t *)dk__cpu_ptr(out))[o] = (int32_t)bi;
+    } else if (c->op == DK_OP_REDUCE_MAX || c->op == DK_OP_REDUCE_MIN) {
+      float m = dk__cpu_get1(x->dtype, xp, base);
+      int mx = c->op == DK_OP_REDUCE_MAX;
+      for (r = 0; r < l->nred; r++) {
+        float v = dk__cpu_get1(x->dtype, xp, base + off);
+        if (v != v || m != m) m = v != v ? v : m;   /* NaN wins, and stays */
+        else if (mx ? v > m : v < m) m = v;
+        DK__CPU_RED_STEP(l, idx, off);
+      }
+      dk__cpu_store(out->dtype, dk__cpu_ptr(out), o, 1, &m);
+    } else {
+      double sum = 0.0;
+      float v;
+      for (r = 0; r < l->nred; r++) {
+        sum += dk__cpu_get1(x->dtype, xp, base + off);
+        DK__CPU_RED_STEP(l, idx, off);
+      }
+      v = (float)(c->op == DK_OP_REDUCE_MEAN ? sum / (double)l->nred : sum);
+      dk__cpu_store(out->dtype, dk__cpu_ptr(out), o, 1, &v);
+    }
+  }
+}
+
+static dk_status dk__cpu_reduce(const dk_call *c) {
+  dk__cpu_red e;
+  e.c = c;
+  dk__red_layout(c->t[1], (uint32_t)c->i[0], &e.l);
+  dk__cpu_parallel(e.l.nout, 1 + 16384 / (e.l.nred > 0 ? e.l.nred : 1), dk__cpu_reduce_task, &e);
+  return DK_OK;
+}
+
+/* softmax / log-softmax of each line along the axis: the line is gathered
+ * into scratch, and written back at the same offsets of out (x's shape) */
+static void dk__cpu_softmax_axis_task(void *ctx, int64_t o0, int64_t o1) {
+  const dk__cpu_red *e = (const dk__cpu_red *)ctx;
+  const dk__red_lay *l = &e->l;
+  const dk_call *c = e->c;
+  const dk_tensor *out = c->t[0], *x = c->t[1];
+  int64_t n = l->nred, st = l->nr ? l->rx[0] : 1, o, j;
+  float *buf = dk__cpu_scratch(0, (size_t)(n ? n : 1));
+  if (!buf) return;
+  for (o = o0; o < o1; o++) {
+    int64_t base = dk__cpu_kept_off(l, o);
+    double m = -INFINITY, z = 0.0, lz;
+    for (j = 0; j < n; j++) {
+      buf[j] = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), base + j * st);
+      m = buf[j] > m ? buf[j] : m;
+    }
+    /* all -inf: shift by 0, the sum is 0; a NaN makes the sum NaN */
+    if (m == -INFINITY) m = 0.0;
+    for (j = 0; j < n; j++) z += exp((double)buf[j] - m);
+    lz = log(z);
+    for (j = 0; j < n; j++) {
+      float v;
+      if (c->op == DK_OP_LOG_SOFTMAX) v = z == 0.0 ? -INFINITY : (float)(((double)buf[j] - m) - lz);
+      else v = z == 0.0 ? 0.0f : (float)(exp((double)buf[j] - m) / z);
+      dk__cpu_store(out->dtype, dk__cpu_ptr(out), base + j * st, 1, &v);
+    }
+  }
+}
+
+static dk_status dk__cpu_softmax_axis(const dk_call *c) {
+  dk__cpu_red e;
+  e.c = c;
+  dk__red_layout(c->t[1], (uint32_t)c->i[0], &e.l);
+  if (e.l.nred == 0) return DK_OK;
+  dk__cpu_parallel(e.l.nout, 1 + 8192 / e.l.nred, dk__cpu_softmax_axis_task, &e);
+  return DK_OK;
+}
+
+/* cumsum along the axis: each line in order (reverse: from its end), in double */
+static void dk__cpu_cumsum_task(void *ctx, int64_t o0, int64_t o1) {
+  const dk__cpu_red *e = (const dk__cpu_red *)ctx;
+  const dk__red_lay *l = &e->l;
+  const dk_call *c = e->c;
+  const dk_tensor *out = c->t[0], *x = c->t[1];
+  int64_t n = l->nred, st = l->nr ? l->rx[0] : 1, o, j;
+  int excl = c->i[1] != 0, rev = c->i[2] != 0;
+  for (o = o0; o < o1; o++) {
+    int64_t base = dk__cpu_kept_off(l, o);
+    double acc = 0.0;
+    for (j = 0; j < n; j++) {
+      int64_t e2 = base + (rev ? n - 1 - j : j) * st;
+      double v = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), e2);
+      float y;
+      if (!excl) acc += v;
+      y = (float)acc;
+      if (excl) acc += v;
+      dk__cpu_store(out->dtype, dk__cpu_ptr(out), e2, 1, &y);
+    }
+  }
+}
+
+static dk_status dk__cpu_cumsum(const dk_call *c) {
+  dk__cpu_red e;
+  e.c = c;
+  dk__red_layout(c->t[1], (uint32_t)c->i[0], &e.l);
+  if (e.l.nred == 0) return DK_OK;
+  dk__cpu_parallel(e.l.nout, 1 + 8192 / e.l.nred, dk__cpu_cumsum_task, &e);
+  return DK_OK;
+}
+
+/* top-k: rank (key desc, index asc), key = NaN ? -inf : (largest ? x : -x) */
+typedef struct { float key; int32_t idx; } dk__cpu_kv;
+static int dk__cpu_kv_cmp(const void *pa, const void *pb) {
+  const dk__cpu_kv *a = (const dk__cpu_kv *)pa, *b = (const dk__cpu_kv *)pb;
+  if (a->key != b->key) return a->key > b->key ? -1 : 1;
+  return a->idx < b->idx ? -1 : (a->idx > b->idx);
+}
+
+static dk_status dk__cpu_topk(const dk_call *c) {
+  const dk_tensor *vo = c->t[0], *io = c->t[1], *x = c->t[2];
+  int64_t n = x->shape[x->ndim - 1], k = c->i[0], rows = n ? dk_tensor_numel(x) / n : 0, r, j;
+  int largest = c->i[1] != 0;
+  dk__cpu_kv *kv;
+  if (k == 0 || rows == 0) return DK_OK;
+  kv = (dk__cpu_kv *)malloc((size_t)n * sizeof *kv);
+  if (!kv) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no host memory for %lld sort keys", (long long)n);
+  for (r = 0; r < rows; r++) {
+    for (j = 0; j < n; j++) {
+      float v = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), r * n + j);
+      kv[j].key = v != v ? -INFINITY : (largest ? v : -v);
+      kv[j].idx = (int32_t)j;
+    }
+    qsort(kv, (size_t)n, sizeof *kv, dk__cpu_kv_cmp);
+    for (j = 0; j < k; j++) {
+      float v = dk__cpu_get1(x->dtype, dk__cpu_ptr(x), r * n + kv[j].idx);
+      dk__cpu_store(vo->dtype, dk__cpu_ptr(vo), r * k + j, 1, &v);
+      ((int32_t *)dk__cpu_ptr(io))[r * k + j] = kv[j].idx;
+    }
+  }
+  free(kv);
+  return DK_OK;
+}
+
+/* index_select: out [outer, nids, inner] from x [outer, n, inner]; every id
+ * is checked before anything is written */
+static dk_status dk__cpu_index_select(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  int a = (int)c->i[0], i;
+  int64_t n = x->shape[a], outer = 1, inner = 1, nids = dk_tensor_numel(ids), q, k, j;
+  const int32_t *id = (const int32_t *)dk__cpu_ptr(ids);
+  float *buf;
+  for (i = 0; i < a; i++) outer *= x->shape[i];
+  for (i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
+  for (k = 0; k < nids; k++)
+    if (id[k] < -n || id[k] >= n)
+      return dk__call_error(DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
+                            "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of 'x' '%s' (size %lld); "
+                            "nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n, a,
+                            x->name, (long long)n);
+  buf = dk__cpu_scratch(0, (size_t)(inner ? inner : 1));
+  if (!buf) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no scratch memory");
+  for (q = 0; q < outer; q++)
+    for (k = 0; k < nids; k++) {
+      int64_t row = id[k] < 0 ? id[k] + n : id[k];
+      dk__cpu_load(x->dtype, dk__cpu_ptr(x), (q * n + row) * inner, 1, inner, buf);
+      dk__cpu_store(o->dtype, dk__cpu_ptr(o), (q * nids + k) * inner, inner, buf);
+    }
+  (void)j;
+  return DK_OK;
+}
+
+typedef struct {
+  const dk_call *c;
+  int64_t rows, cols;
+  int64_t str[3][DEVKIT_MAX_DIMS];   /* mask, a, b: broadcast strides aligned to out */
+} dk__cpu_where_ctx;
+
+static void dk__cpu_where_task(void *ctx, int64_t r0, int64_t r1) {
+  const dk__cpu_where_ctx *e = (const dk__cpu_where_ctx *)ctx;
+  const dk_call *c = e->c;
+  const dk_tensor *o = c->t[0], *m = c->t[1], *a = c->t[2], *b = c->t[3];
+  int nd = o->ndim;
+  int64_t ms = nd ? e->str[0][nd - 1] : 0, as = nd ? e->str[1][nd - 1] : 0, bs = nd ? e->str[2][nd - 1] : 0, r, j;
+  float *x = dk__cpu_scratch(0, (size_t)e->cols), *y = dk__cpu_scratch(1, (size_t)e->cols);
+  if (!x || !y) return;
+  for (r = r0; r < r1; r++) {
+    const int32_t *mp = (const int32_t *)dk__cpu_ptr(m) + dk__cpu_bcast_off(o, e->str[0], r);
+    dk__cpu_load(a->dtype, dk__cpu_ptr(a), dk__cpu_bcast_off(o, e->str[1], r), as, e->cols, x);
+    dk__cpu_load(b->dtype, dk__cpu_ptr(b), dk__cpu_bcast_off(o, e->str[2], r), bs, e->cols, y);
+    for (j = 0; j < e->cols; j++)
+      if (!mp[j * ms]) x[j] = y[j];
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * e->cols, e->cols, x);
+  }
+}
+
+static dk_status dk__cpu_where(const dk_call *c) {
+  dk__cpu_where_ctx e;
+  const dk_tensor *o = c->t[0];
+  int k;
+  memset(&e, 0, sizeof e);
+  e.c = c;
+  e.cols = o->ndim ? o->shape[o->ndim - 1] : 1;
+  if (e.cols == 0) return DK_OK;
+  e.rows = dk_tensor_numel(o) / e.cols;
+  for (k = 0; k < 3; k++) dk__cpu_bcast_strides(o, c->t[1 + k], e.str[k]);
+  dk__cpu_parallel(e.rows, 1 + 16384 / e.cols, dk__cpu_where_task, &e);
+  return DK_OK;
+}
+
 /* ==== the table =========================================================== */
 
 static dk_backend_impl dk__cpu_impl_table;
@@ -1688,6 +1960,14 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
   b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
   b->ops[DK_OP_ATTENTION] = dk__cpu_attention;
+  for (op = DK_OP_REDUCE_SUM; op <= DK_OP_ARGMIN_AXIS; op++) b->ops[op] = dk__cpu_reduce;
+  for (op = DK_OP_SQRT; op <= DK_OP_POW_SCALAR; op++) b->ops[op] = dk__cpu_unary;
+  b->ops[DK_OP_POW] = dk__cpu_binary;
+  b->ops[DK_OP_SOFTMAX_AXIS] = b->ops[DK_OP_LOG_SOFTMAX] = dk__cpu_softmax_axis;
+  b->ops[DK_OP_WHERE] = dk__cpu_where;
+  b->ops[DK_OP_CUMSUM] = dk__cpu_cumsum;
+  b->ops[DK_OP_TOPK] = dk__cpu_topk;
+  b->ops[DK_OP_INDEX_SELECT] = dk__cpu_index_select;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;

@@ -1446,6 +1446,101 @@ static dk_status dk__cuda_attention(const dk_call *c) {
                          dk__cuda_grid(p.T * p.Hq, 1), 1, 1, DK_ATTN_THREADS, &p);
 }
 
+/* ---- issue 12: reductions over axes, softmax on an axis, math, where --------
+ * kernels/reduce.cu and kernels/math.cu have compiled but never run on a GPU,
+ * so they are registered only under DEVKIT_CUDA_NEWOPS=1; without it these
+ * ops are DK_ERR_UNSUPPORTED with that hint. */
+
+static int dk__cuda_reduce_code(dk_op op) {
+  switch (op) {
+  case DK_OP_REDUCE_SUM: return DK_KR_SUM;
+  case DK_OP_REDUCE_MEAN: return DK_KR_MEAN;
+  case DK_OP_REDUCE_MAX: return DK_KR_MAX;
+  case DK_OP_REDUCE_MIN: return DK_KR_MIN;
+  case DK_OP_ARGMAX_AXIS: return DK_KR_ARGMAX;
+  case DK_OP_ARGMIN_AXIS: return DK_KR_ARGMIN;
+  case DK_OP_SOFTMAX_AXIS: return DK_KR_SOFTMAX;
+  case DK_OP_CUMSUM: return DK_KR_CUMSUM;
+  case DK_OP_TOPK: return DK_KR_TOPK;
+  default: return DK_KR_LOG_SOFTMAX;
+  }
+}
+
+static dk_status dk__cuda_reduce(const dk_call *c) {
+  int topk = c->op == DK_OP_TOPK;
+  const dk_tensor *x = c->t[topk ? 2 : 1];
+  dk__red_lay l;
+  dk_kp_reduce p;
+  int i;
+  dk__red_layout(x, topk ? 1u << (x->ndim - 1) : (uint32_t)c->i[0], &l);
+  if (l.nout == 0 || (l.nred == 0 && (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX || c->op == DK_OP_CUMSUM)))
+    return DK_OK;
+  memset(&p, 0, sizeof p);
+  p.out = dk__cuda_addr(c->t[0]);
+  p.x = dk__cuda_addr(x);
+  if (topk) {
+    p.out2 = dk__cuda_addr(c->t[1]);
+    p.k = c->i[0];
+    p.flags = c->i[1] ? 4 : 0;
+  }
+  if (c->op == DK_OP_CUMSUM) p.flags = (c->i[1] ? 1 : 0) | (c->i[2] ? 2 : 0);
+  p.nout = l.nout;
+  p.nred = l.nred;
+  for (i = 0; i < 4; i++) p.ks[i] = p.rs[i] = 1;
+  for (i = 0; i < l.nk; i++) { p.ks[4 - l.nk + i] = l.ks[i]; p.kx[4 - l.nk + i] = l.kx[i]; }
+  for (i = 0; i < l.nr; i++) { p.rs[4 - l.nr + i] = l.rs[i]; p.rx[4 - l.nr + i] = l.rx[i]; }
+  p.op = dk__cuda_reduce_code(c->op);
+  p.last = (c->op == DK_OP_ARGMAX_AXIS || c->op == DK_OP_ARGMIN_AXIS) && c->i[2] ? 1 : 0;
+  return dk__cuda_launch(c, dk__cuda_kid3(x->dtype, DK_CUDA_K_dk_reduce_f32, DK_CUDA_K_dk_reduce_f16, DK_CUDA_K_dk_reduce_bf16),
+                         dk__cuda_grid(l.nout, 1), 1, 1, DK_ROW_THREADS, &p);
+}
+
+static int dk__cuda_math_code(dk_op op) {
+  switch (op) {
+  case DK_OP_SQRT: return DK_KM_SQRT;
+  case DK_OP_RSQRT: return DK_KM_RSQRT;
+  case DK_OP_LOG: return DK_KM_LOG;
+  case DK_OP_ABS: return DK_KM_ABS;
+  case DK_OP_NEG: return DK_KM_NEG;
+  case DK_OP_ERF: return DK_KM_ERF;
+  case DK_OP_CLAMP: return DK_KM_CLAMP;
+  case DK_OP_POW_SCALAR: return DK_KM_POW_SCALAR;
+  case DK_OP_POW: return DK_KM_POW;
+  default: return DK_KM_WHERE;
+  }
+}
+
+static dk_status dk__cuda_math(const dk_call *c) {
+  const dk_tensor *o = c->t[0];
+  int nin = c->op == DK_OP_WHERE ? 3 : c->op == DK_OP_POW ? 2 : 1, i, k;
+  int64_t *str[3];
+  uint64_t *addr[3];
+  dk_kp_math p;
+  memset(&p, 0, sizeof p);
+  p.n = dk_tensor_numel(o);
+  if (p.n == 0) return DK_OK;
+  str[0] = p.as; str[1] = p.bs; str[2] = p.cs;
+  addr[0] = &p.a; addr[1] = &p.b; addr[2] = &p.c;
+  p.out = dk__cuda_addr(o);
+  p.ndim = o->ndim;
+  p.op = dk__cuda_math_code(c->op);
+  p.f0 = c->f[0];
+  p.f1 = c->f[1];
+  p.flat = 1;
+  for (k = 0; k < nin; k++) {
+    const dk_tensor *t = c->t[1 + k];
+    *addr[k] = dk__cuda_addr(t);
+    if (dk_tensor_numel(t) != p.n) p.flat = 0;
+    for (i = 0; i < o->ndim; i++) {
+      int kk = i - (o->ndim - t->ndim);
+      str[k][i] = (kk < 0 || t->shape[kk] == 1) ? 0 : t->stride[kk];
+    }
+  }
+  for (i = 0; i < o->ndim; i++) p.shape[i] = o->shape[i];
+  return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_math_f32, DK_CUDA_K_dk_math_f16, DK_CUDA_K_dk_math_bf16),
+                         dk__cuda_grid(p.n, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
+}
+
 /* Every op enters here: the context current, then the op's own function. */
 typedef dk_status (*dk__cuda_op_fn)(const dk_call *c);
 static dk__cuda_op_fn dk__cuda_ops[DK_OP_COUNT];
@@ -1488,6 +1583,27 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   dk__cuda_ops[DK_OP_TRANSPOSE] = dk__cuda_transpose;
   dk__cuda_ops[DK_OP_ARGMAX] = dk__cuda_ops[DK_OP_SAMPLE] = dk__cuda_pick;
   dk__cuda_ops[DK_OP_ATTENTION] = dk__cuda_attention;
+  {
+    const char *e = getenv("DEVKIT_CUDA_NEWOPS");
+    for (op = DK_OP_REDUCE_SUM; op <= DK_OP_INDEX_SELECT; op++) {
+      if (op == DK_OP_INDEX_SELECT) {
+        /* needs the device-side id check (as dk_embedding's): not written yet */
+        dk__cuda_ops[op] = NULL;
+        b->missing[op] = "dk_index_select has no CUDA kernel yet; run it on cpu or vulkan";
+      } else if (e && e[0] == '1') {
+        dk__cuda_ops[op] = op == DK_OP_REDUCE_SUM || op == DK_OP_REDUCE_MEAN || op == DK_OP_REDUCE_MAX ||
+                                   op == DK_OP_REDUCE_MIN || op == DK_OP_ARGMAX_AXIS || op == DK_OP_ARGMIN_AXIS ||
+                                   op == DK_OP_SOFTMAX_AXIS || op == DK_OP_LOG_SOFTMAX || op == DK_OP_CUMSUM ||
+                                   op == DK_OP_TOPK
+                               ? dk__cuda_reduce
+                               : dk__cuda_math;
+      } else {
+        dk__cuda_ops[op] = NULL;
+        b->missing[op] = "its CUDA kernels (kernels/reduce.cu, kernels/math.cu) have not been verified on a GPU yet: "
+                         "set DEVKIT_CUDA_NEWOPS=1 to use them, or run the op on cpu or vulkan";
+      }
+    }
+  }
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->ops[op] = dk__cuda_ops[op] ? dk__cuda_op : NULL;
     b->dtypes[op] = DK_FLOATS;

@@ -152,6 +152,7 @@ typedef struct { VkBuffer buf; VkDeviceSize a, b; } dk_vk_span;
 typedef struct {
   char ids[DK_NAME_LEN], table[DK_NAME_LEN], site[DK_SITE_LEN];
   long long rows, pos_base;
+  int axis;                       /* dk_index_select's axis; -1 for dk_embedding */
 } dk_vk_check;
 
 typedef struct {
@@ -991,6 +992,14 @@ static void dk_vk_complete(dk_vk_device *d, dk_vk_frame *f) {
     if (st[0] && d->pending == DK_OK) {
       const dk_vk_check *k = &f->checks[i];
       d->pending = DK_ERR_INVALID;
+      if (k->axis >= 0)
+        snprintf(d->pending_msg, sizeof d->pending_msg,
+                 "dk_index_select on %s: ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of "
+                 "'x' '%s' (size %lld; %s); found on the device and reported at this sync; elements of bad ids were "
+                 "not written",
+                 dk_device_name(dk_vk_devid(d->logical)), k->ids, (int)st[2], (long long)st[1] + k->pos_base, k->rows,
+                 k->rows, k->axis, k->table, k->rows, k->site[0] ? k->site : "site unknown");
+      else
       snprintf(d->pending_msg, sizeof d->pending_msg,
                "dk_embedding on %s: ids '%s' holds %d at position %lld, outside table '%s' of %lld rows (%s); "
                "found on the device and reported at this sync; rows for bad ids were not written",
@@ -2020,7 +2029,7 @@ static dk_vk_magic dk_vk_magic_for(uint64_t d) {
 typedef struct {
   int nd, k;
   int64_t shape[DEVKIT_MAX_DIMS];
-  int64_t str[3][DEVKIT_MAX_DIMS];
+  int64_t str[4][DEVKIT_MAX_DIMS];
 } dk_vk_lay;
 
 /* drop size-1 dims and merge neighbours that every array walks as one */
@@ -2051,7 +2060,7 @@ static int64_t dk_vk_outer_count(const dk_vk_lay *l, int ni) {
   for (i = 0; i < l->nd - ni; i++) n *= l->shape[i];
   return n;
 }
-static void dk_vk_inner(const dk_vk_lay *l, int ni, int64_t outer, int64_t *shape4, int64_t str4[3][4], int64_t *off) {
+static void dk_vk_inner(const dk_vk_lay *l, int ni, int64_t outer, int64_t *shape4, int64_t str4[4][4], int64_t *off) {
   int i, j, lead = l->nd > ni ? l->nd - ni : 0;
   for (j = 0; j < l->k; j++) off[j] = 0;
   for (i = lead - 1; i >= 0; i--) {
@@ -2074,7 +2083,7 @@ static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
   dk_vk_args args;
   dk_vk_lay l;
   uint32_t spec[DK_VK_SPEC];
-  int64_t n = dk_tensor_numel(o), outer, ot, shape4[4], str4[3][4], off[3];
+  int64_t n = dk_tensor_numel(o), outer, ot, shape4[4], str4[4][4], off[4];
   uint32_t gx, gy;
   int i;
   dk_status s;
@@ -2145,7 +2154,7 @@ static dk_status dk_vk_strided_copy(dk_vk_device *d, const dk_tensor *dst, int64
   dk_vk_args args;
   dk_vk_lay l;
   uint32_t spec[DK_VK_SPEC];
-  int64_t outer, ot, shape4[4], str4[3][4], off[3], n = 1;
+  int64_t outer, ot, shape4[4], str4[4][4], off[4], n = 1;
   uint32_t gx, gy;
   int i;
   dk_status s;
@@ -2501,7 +2510,7 @@ static dk_status dk_vk_mm_dispatch(dk_vk_device *d, int spv, const uint32_t *spe
 
 static dk_status dk_vk_matmul(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
-  int64_t M = c->i[0], N = c->i[1], K = c->i[2], outer, ot, shape4[4], str4[3][4], off[3];
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2], outer, ot, shape4[4], str4[4][4], off[4];
   int abat = a->ndim > 2 ? a->ndim - 2 : 0, bbat = b->ndim > 2 ? b->ndim - 2 : 0;
   int nb = abat > bbat ? abat : bbat, i;
   dk_vk_pc_mm pc;
@@ -2719,7 +2728,8 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
   snprintf(k->ids, sizeof k->ids, "%s", c->t[2]->name);
   snprintf(k->table, sizeof k->table, "%s", c->t[1]->name);
   snprintf(k->site, sizeof k->site, "%s", c->t[2]->site);
-  k->rows = (long long)c->t[1]->shape[0];
+  k->axis = c->op == DK_OP_INDEX_SELECT ? (int)c->i[0] : -1;
+  k->rows = (long long)c->t[1]->shape[k->axis >= 0 ? k->axis : 0];
   k->pos_base = (long long)pos_base;
   words = (uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + *slot) * 16);
   words[0] = words[1] = words[2] = words[3] = 0;
@@ -2777,6 +2787,195 @@ static dk_status dk_vk_embedding(dk_vk_device *d, const dk_call *c) {
       first = 0;
       if (rc == 0) break;
     }
+  }
+  return DK_OK;
+}
+
+/* ---- issue 12: reductions over axes, softmax on an axis, math, where ------- */
+
+typedef struct { uint32_t nout, nred, o_off, x_off, ks[4], kx[4], rs[4], rx[4], k, i_off; } dk_vk_pc_reduce;
+typedef struct { uint32_t n_out, inner, nids, n, o_off, x_off, ids_off, check, slot; } dk_vk_pc_gather;
+typedef struct {
+  uint32_t n, o_off, a_off, b_off, c_off;
+  float f0, f1;
+  uint32_t d1, d2, d3, as[4], bs[4], cs[4];
+  dk_vk_magic md[3];
+} dk_vk_pc_math;
+
+/* reduce.comp's op codes */
+static uint32_t dk_vk_reduce_code(dk_op op) {
+  switch (op) {
+  case DK_OP_REDUCE_SUM: return 0;
+  case DK_OP_REDUCE_MEAN: return 1;
+  case DK_OP_REDUCE_MAX: return 2;
+  case DK_OP_REDUCE_MIN: return 3;
+  case DK_OP_ARGMAX_AXIS: return 4;
+  case DK_OP_ARGMIN_AXIS: return 5;
+  case DK_OP_SOFTMAX_AXIS: return 6;
+  case DK_OP_CUMSUM: return 8;
+  case DK_OP_TOPK: return 9;
+  default: return 7;   /* log-softmax */
+  }
+}
+
+/* every reduction, arg reduction and softmax along an axis: one workgroup
+ * per output element (per line, for softmax) */
+static dk_status dk_vk_reduce(dk_vk_device *d, const dk_call *c) {
+  int topk = c->op == DK_OP_TOPK;
+  const dk_tensor *o = c->t[0], *x = c->t[topk ? 2 : 1];
+  dk__red_lay l;
+  dk_vk_pc_reduce pc;
+  dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC], gx, gy;
+  int i;
+  dk_status s;
+  dk__red_layout(x, topk ? 1u << (x->ndim - 1) : (uint32_t)c->i[0], &l);
+  if (l.nout == 0 || (l.nred == 0 && (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX || c->op == DK_OP_CUMSUM)))
+    return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, topk ? "values" : "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK)
+    return s;
+  if (topk) {
+    if ((s = dk_vk_arg_t(d, &args, 2, c->t[1], 1, &pc.i_off, "indices")) != DK_OK) return s;
+    pc.k = (uint32_t)c->i[0];
+  } else {
+    dk_vk_arg_dummy(d, &args, 2);
+  }
+  /* a binding holds less than 2^32 elements, so every index fits 32 bits */
+  pc.nout = (uint32_t)l.nout;
+  pc.nred = (uint32_t)l.nred;
+  for (i = 0; i < 4; i++) pc.ks[i] = pc.rs[i] = 1;
+  for (i = 0; i < l.nk; i++) {
+    pc.ks[4 - l.nk + i] = (uint32_t)l.ks[i];
+    pc.kx[4 - l.nk + i] = (uint32_t)l.kx[i];
+  }
+  for (i = 0; i < l.nr; i++) {
+    pc.rs[4 - l.nr + i] = (uint32_t)l.rs[i];
+    pc.rx[4 - l.nr + i] = (uint32_t)l.rx[i];
+  }
+  memset(spec, 0, sizeof spec);
+  spec[0] = dk_vk_reduce_code(c->op);
+  spec[1] = (uint32_t)x->dtype;
+  spec[2] = (c->op == DK_OP_ARGMAX_AXIS || c->op == DK_OP_ARGMIN_AXIS) && c->i[2] ? 1u : 0u;
+  if (c->op == DK_OP_CUMSUM) spec[3] = (c->i[1] ? 1u : 0u) | (c->i[2] ? 2u : 0u);
+  if (topk) spec[3] = c->i[1] ? 4u : 0u;
+  dk_vk_grid((uint64_t)l.nout, DK_VK_GROUPS_CAP, &gx, &gy);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_REDUCE, DK_SPV_REDUCE_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+/* index_select: out [outer, nids, inner] from x [outer, n, inner]; bad ids
+ * are found by the shader and reported at the next sync */
+static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  dk_vk_pc_gather pc;
+  dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC], gx, gy;
+  int a = (int)c->i[0], i;
+  int64_t inner = 1;
+  dk_status s;
+  memset(&pc, 0, sizeof pc);
+  for (i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
+  pc.n_out = (uint32_t)dk_tensor_numel(o);
+  if (pc.n_out == 0) return DK_OK;
+  pc.inner = (uint32_t)inner;
+  pc.nids = (uint32_t)dk_tensor_numel(ids);
+  pc.n = (uint32_t)x->shape[a];
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, ids, 0, &pc.ids_off, "ids")) != DK_OK ||
+      (s = dk_vk_check_slot(d, c, 0, &args, 3, &pc.slot)) != DK_OK)
+    return s;
+  pc.check = 1;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)x->dtype;
+  dk_vk_grid(((uint64_t)pc.n_out + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_GATHER, DK_SPV_GATHER_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
+}
+
+/* math.comp's op codes */
+static uint32_t dk_vk_math_code(dk_op op) {
+  switch (op) {
+  case DK_OP_SQRT: return 0;
+  case DK_OP_RSQRT: return 1;
+  case DK_OP_LOG: return 2;
+  case DK_OP_ABS: return 3;
+  case DK_OP_NEG: return 4;
+  case DK_OP_ERF: return 5;
+  case DK_OP_CLAMP: return 6;
+  case DK_OP_POW_SCALAR: return 7;
+  case DK_OP_POW: return 8;
+  default: return 9;   /* where */
+  }
+}
+
+static dk_status dk_vk_math(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *o = c->t[0], *in[3];
+  static const char *const roles[2][3] = {{"x", "b", ""}, {"mask", "a", "b"}};
+  dk_vk_pc_math pc;
+  dk_vk_args args;
+  dk_vk_lay l;
+  uint32_t spec[DK_VK_SPEC], gx, gy, *offs[3];
+  int64_t n = dk_tensor_numel(o), outer, ot, shape4[4], str4[4][4], off[4];
+  int i, k, nin = c->op == DK_OP_WHERE ? 3 : c->op == DK_OP_POW ? 2 : 1, flat = 1, w = c->op == DK_OP_WHERE;
+  dk_status s;
+  if (n == 0) return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  offs[0] = &pc.a_off; offs[1] = &pc.b_off; offs[2] = &pc.c_off;
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK) return s;
+  for (k = 0; k < 3; k++) {
+    in[k] = k < nin ? c->t[1 + k] : NULL;
+    if (!in[k]) { dk_vk_arg_dummy(d, &args, 1 + k); continue; }
+    if ((s = dk_vk_arg_t(d, &args, 1 + k, in[k], 0, offs[k], k == 0 && !w && nin == 2 ? "a" : roles[w][k])) != DK_OK) return s;
+    if (dk_tensor_numel(in[k]) != n) flat = 0;
+  }
+  memset(spec, 0, sizeof spec);
+  spec[0] = dk_vk_math_code(c->op);
+  spec[1] = (uint32_t)o->dtype;
+  spec[2] = (uint32_t)flat;
+  pc.f0 = c->f[0];
+  pc.f1 = c->f[1];
+  if (flat) {
+    pc.n = (uint32_t)n;
+    pc.d1 = pc.d2 = pc.d3 = 1;
+    dk_vk_grid(((uint64_t)n + 4095) / 4096, DK_VK_GROUPS_CAP, &gx, &gy);
+    return dk_vk_run(d, DK_SPV_MATH, spec, &args, &pc, sizeof pc, gx, gy, 1);
+  }
+  memset(&l, 0, sizeof l);
+  l.nd = o->ndim;
+  l.k = 4;
+  for (i = 0; i < o->ndim; i++) {
+    l.shape[i] = o->shape[i];
+    l.str[0][i] = o->stride[i];
+    for (k = 0; k < 3; k++) {
+      int kk = in[k] ? i - (o->ndim - in[k]->ndim) : -1;
+      l.str[1 + k][i] = (kk < 0 || in[k]->shape[kk] == 1) ? 0 : in[k]->stride[kk];
+    }
+  }
+  dk_vk_collapse(&l);
+  outer = dk_vk_outer_count(&l, 4);
+  for (ot = 0; ot < outer; ot++) {
+    dk_vk_pc_math p = pc;
+    dk_vk_inner(&l, 4, ot, shape4, str4, off);
+    p.n = (uint32_t)(shape4[0] * shape4[1] * shape4[2] * shape4[3]);
+    p.d1 = (uint32_t)shape4[1];
+    p.d2 = (uint32_t)shape4[2];
+    p.d3 = (uint32_t)shape4[3];
+    for (i = 0; i < 3; i++) p.md[i] = dk_vk_magic_for((uint64_t)shape4[i + 1]);
+    for (i = 0; i < 4; i++) {
+      p.as[i] = (uint32_t)str4[1][i];
+      p.bs[i] = (uint32_t)str4[2][i];
+      p.cs[i] = (uint32_t)str4[3][i];
+    }
+    p.o_off += (uint32_t)off[0];
+    p.a_off += (uint32_t)off[1];
+    p.b_off += (uint32_t)off[2];
+    p.c_off += (uint32_t)off[3];
+    dk_vk_grid(((uint64_t)p.n + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+    if ((s = dk_vk_run(d, DK_SPV_MATH, spec, &args, &p, sizeof p, gx, gy, 1)) != DK_OK) return s;
   }
   return DK_OK;
 }
@@ -2888,6 +3087,16 @@ static dk_status dk_vk_op(const dk_call *c) {
   case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
   case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c, 0); break;
   case DK_OP_ATTENTION: s = dk_vk_attention(d, c); break;
+  case DK_OP_REDUCE_SUM: case DK_OP_REDUCE_MEAN: case DK_OP_REDUCE_MAX: case DK_OP_REDUCE_MIN:
+  case DK_OP_ARGMAX_AXIS: case DK_OP_ARGMIN_AXIS: case DK_OP_SOFTMAX_AXIS: case DK_OP_LOG_SOFTMAX:
+  case DK_OP_CUMSUM: case DK_OP_TOPK:
+    s = dk_vk_reduce(d, c);
+    break;
+  case DK_OP_INDEX_SELECT: s = dk_vk_index_select(d, c); break;
+  case DK_OP_SQRT: case DK_OP_RSQRT: case DK_OP_LOG: case DK_OP_ABS: case DK_OP_NEG: case DK_OP_ERF:
+  case DK_OP_CLAMP: case DK_OP_POW_SCALAR: case DK_OP_POW: case DK_OP_WHERE:
+    s = dk_vk_math(d, c);
+    break;
   default: s = dk_vk_elementwise(d, c); break;
   }
 done:

@@ -203,6 +203,57 @@ typedef struct {
 } dk_kp_attn_split;
 
 /* Every kernel, by name. X(name, param struct). */
+/* issue 12 (kernels/reduce.cu, kernels/math.cu; off the default path until
+ * they have run on a GPU: DEVKIT_CUDA_NEWOPS=1) */
+#define DK_KR_SUM 0                  /* reduce ops: the same codes as shaders/reduce.comp */
+#define DK_KR_MEAN 1
+#define DK_KR_MAX 2
+#define DK_KR_MIN 3
+#define DK_KR_ARGMAX 4
+#define DK_KR_ARGMIN 5
+#define DK_KR_SOFTMAX 6
+#define DK_KR_LOG_SOFTMAX 7
+#define DK_KR_CUMSUM 8
+#define DK_KR_TOPK 9
+#define DK_KM_SQRT 0                 /* math ops: the same codes as shaders/math.comp */
+#define DK_KM_RSQRT 1
+#define DK_KM_LOG 2
+#define DK_KM_ABS 3
+#define DK_KM_NEG 4
+#define DK_KM_ERF 5
+#define DK_KM_CLAMP 6
+#define DK_KM_POW_SCALAR 7
+#define DK_KM_POW 8
+#define DK_KM_WHERE 9
+
+/* A reduction (or softmax) over x as devkit.h's dk__red_layout describes it:
+ * output element o, row-major over the kept dims ks (x strides kx), reads x
+ * at kept(o) + red(r) for r in [0, nred), r row-major over rs (strides rx).
+ * Unused dims are size 1, stride 0, in front. One block per output element. */
+typedef struct {
+  uint64_t out, x;
+  uint64_t out2;                     /* top-k: the indices (i32) */
+  int64_t nout, nred;
+  int64_t k;                         /* top-k: values per row */
+  int64_t ks[4], kx[4], rs[4], rx[4];
+  int32_t op, last;                  /* last: argmax/argmin take the last index among ties */
+  int32_t flags;                     /* cumsum: 1 exclusive, 2 reverse; top-k: 4 largest */
+  int32_t pad_;
+} dk_kp_reduce;
+
+/* out[i] = op(a, b, c at bcast(i)): a = x (unary), a^b (pow), where: a = the
+ * i32 mask, b and c the values */
+typedef struct {
+  uint64_t out, a, b, c;
+  int64_t n;
+  int64_t shape[DK_KMAXD];
+  int64_t as[DK_KMAXD], bs[DK_KMAXD], cs[DK_KMAXD];
+  float f0, f1;                      /* clamp: lo, hi; pow_scalar: the exponent */
+  int32_t ndim, op;
+  int32_t flat;                      /* every input has out's shape: index directly */
+  int32_t pad_;
+} dk_kp_math;
+
 #define DK_CUDA_KERNELS(X)                                                   \
   X(dk_binary_f32, dk_kp_binary) X(dk_binary_f16, dk_kp_binary)              \
   X(dk_binary_bf16, dk_kp_binary)                                            \
@@ -229,6 +280,9 @@ typedef struct {
   X(dk_attention_kv_f32, dk_kp_attention) X(dk_attention_kv_f16, dk_kp_attention) \
   X(dk_attention_kv_bf16, dk_kp_attention)                                   \
   X(dk_attn_split_f32, dk_kp_attn_split) X(dk_attn_split_f16, dk_kp_attn_split) \
-  X(dk_attn_split_bf16, dk_kp_attn_split) X(dk_attn_merge, dk_kp_attn_split)
+  X(dk_attn_split_bf16, dk_kp_attn_split) X(dk_attn_merge, dk_kp_attn_split) \
+  X(dk_reduce_f32, dk_kp_reduce) X(dk_reduce_f16, dk_kp_reduce)              \
+  X(dk_reduce_bf16, dk_kp_reduce)                                            \
+  X(dk_math_f32, dk_kp_math) X(dk_math_f16, dk_kp_math) X(dk_math_bf16, dk_kp_math)
 
 #endif /* DK_KERNEL_PARAMS_H */
