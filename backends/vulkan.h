@@ -199,7 +199,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
-  int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (DEVKIT_VULKAN_MATVEC=vec) */
+  int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
@@ -1882,8 +1882,10 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  /* matvec_vec.comp has not run on a GPU yet: only when asked for */
-  d->vec_mv = e && !strcmp(e, "vec") && d->sg && ph->subgroup_size >= 8;
+  /* float weights on GPUs: matvec_vec.comp (an H100 through NVIDIA's driver,
+   * 2026-11-25: f16 4096x4096 312 -> 3199 GB/s); DEVKIT_VULKAN_MATVEC=split
+   * keeps matvec.comp, =vec asks for it on any device */
+  d->vec_mv = !d->rows_mv && d->sg && ph->subgroup_size >= 8 && !(e && *e && strcmp(e, "vec"));
   /* llvmpipe runs a barrier as a switch between the workgroup's SIMD
    * slices: on a CPU device a reduction wants few of them */
   d->wg_rows = 256;
