@@ -735,3 +735,37 @@ DKT_TEST(ops_index_select_bad_id, 0) {
   }
   dk_tensor_free(x); dk_tensor_free(id); dk_tensor_free(o);
 }
+
+/* long lines: exact on the CPU; a software Vulkan device (llvmpipe stops a
+ * shader invocation after 65535 loop iterations) must refuse, never return
+ * a partial result */
+DKT_TEST(ops_long_lines, 0) {
+  int64_t n = 600000, one = 1, i;
+  float *ones = (float *)malloc((size_t)n * 4), *got = (float *)malloc((size_t)n * 4);
+  dk_tensor *x = NULL, *o = NULL, *s = NULL;
+  dk_status st;
+  if (lacks(t, "dk_cumsum")) goto done;
+  for (i = 0; i < n; i++) ones[i] = 1.0f;
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, &n, "x", &x));
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, &n, "out", &o));
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 0, &one, "sum", &s));
+  DKT_OK(t, dk_tensor_upload(x, ones, (size_t)n * 4));
+  st = dk_cumsum(o, x, 0, 0, 0);
+  if (st == DK_ERR_UNSUPPORTED && t->dev.backend == DK_VULKAN) {
+    DKT_MSG_HAS(t, "65535");
+  } else {
+    DKT_CHECK(t, st == DK_OK, "cumsum of %lld -> %s: %s", (long long)n, dk_status_name(st), dk_last_error());
+    if (st == DK_OK && dk_tensor_download(o, got, (size_t)n * 4) == DK_OK)
+      for (i = 0; i < n; i += 9973)
+        if (got[i] != (float)(i + 1)) { DKT_CHECK(t, 0, "cumsum[%lld] = %g", (long long)i, (double)got[i]); break; }
+  }
+  st = dk_reduce_sum(s, x, NULL, 0, 0);
+  if (st == DK_ERR_UNSUPPORTED && t->dev.backend == DK_VULKAN) {
+    DKT_MSG_HAS(t, "65535");
+  } else {
+    DKT_CHECK(t, st == DK_OK, "sum of %lld -> %s: %s", (long long)n, dk_status_name(st), dk_last_error());
+    if (st == DK_OK && dk_tensor_download(s, got, 4) == DK_OK) DKT_CHECK(t, got[0] == (float)n, "sum = %g", (double)got[0]);
+  }
+done:
+  dk_tensor_free(x); dk_tensor_free(o); dk_tensor_free(s); free(ones); free(got);
+}
