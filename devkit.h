@@ -646,6 +646,11 @@ typedef enum {
  *   i[0]=causal_offset.  rope: i[0]=n_rot, i[1]=mode, f[0]=theta.  concat:
  *   i[0]=dim (0..ndim-1).  transpose: i[0..ndim-1]=perm.  sample: f[0]=temp,
  *   i[0]=top_k, f[1]=top_p, u=seed.  attention: f[0]=scale, i[0]=causal_offset.
+ *   reductions (dk_reduce_*, argmax/argmin_axis), softmax_axis, log_softmax,
+ *   cumsum: i[0] = the reduced axes as a bit mask (dk__red_layout);
+ *   reductions i[1] = keepdim; arg i[2] = select_last; cumsum i[1] =
+ *   exclusive, i[2] = reverse.  clamp: f[0]=lo, f[1]=hi.  pow_scalar:
+ *   f[0]=e.  topk: i[0]=k, i[1]=largest.  index_select: i[0]=axis (0..).
  *   matmul: i[0..3] = M, N, K, batch count (after broadcasting; see
  *   dk__matmul_batch_offsets). linear: i[0..2] = M (rows of x), N, K. */
 typedef struct dk_call {

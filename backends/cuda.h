@@ -59,6 +59,12 @@
  * tensor cores). Softmax, norms, sampling and attention sum in double where
  * the CPU does.
  *
+ * Not yet run on a GPU, so off unless DEVKIT_CUDA_NEWOPS=1 (without it they
+ * are DK_ERR_UNSUPPORTED, saying so): the reductions over axes, arg
+ * reductions on an axis, sqrt/rsqrt/log/abs/neg/erf/clamp/pow, softmax and
+ * log-softmax on an axis, where, cumsum and top-k (kernels/reduce.cu,
+ * kernels/math.cu). dk_index_select has no CUDA kernel yet.
+ *
  * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
  * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
  * needed); dk_attention head dims up to DK_ATTN_MAXD (512).

@@ -2863,7 +2863,24 @@ static dk_status dk_vk_reduce(dk_vk_device *d, const dk_call *c) {
   spec[2] = (c->op == DK_OP_ARGMAX_AXIS || c->op == DK_OP_ARGMIN_AXIS) && c->i[2] ? 1u : 0u;
   if (c->op == DK_OP_CUMSUM) spec[3] = (c->i[1] ? 1u : 0u) | (c->i[2] ? 2u : 0u);
   if (topk) spec[3] = c->i[1] ? 4u : 0u;
-  dk_vk_grid((uint64_t)l.nout, DK_VK_GROUPS_CAP, &gx, &gy);
+  /* a workgroup per line where the grid allows (llvmpipe's limit below) */
+  dk_vk_grid((uint64_t)l.nout, 65535u * 16u, &gx, &gy);
+  if (d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    /* llvmpipe ends every loop of a shader invocation once 65535 iterations
+     * have run in all its loops together, silently: refuse what would reach
+     * that rather than return a partial result */
+    uint64_t wg = d->wg_rows ? d->wg_rows : 1, groups = (uint64_t)gx * gy, per_lane = (l.nred + wg - 1) / wg, it;
+    uint64_t lines = (l.nout + groups - 1) / groups;
+    it = c->op == DK_OP_CUMSUM ? (uint64_t)l.nred
+         : topk ? (uint64_t)c->i[0] * (per_lane + 1)
+         : (c->op == DK_OP_SOFTMAX_AXIS || c->op == DK_OP_LOG_SOFTMAX) ? 3 * per_lane : per_lane;
+    if (lines * (it + 1) > 60000u)
+      return dk__call_error(DK_ERR_UNSUPPORTED, "run it on cpu, or in pieces along the axis",
+                            "%s on %s: a line of %lld elements%s is more than this software device can walk in one "
+                            "shader invocation (llvmpipe stops an invocation's loops after 65535 iterations)",
+                            dk__op_name(c->op), dk_device_name(c->dev), (long long)l.nred,
+                            topk ? " with this k" : "");
+  }
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_REDUCE, DK_SPV_REDUCE_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
@@ -2893,7 +2910,18 @@ static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
   pc.check = 1;
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)x->dtype;
-  dk_vk_grid(((uint64_t)pc.n_out + 255) / 256, DK_VK_GROUPS_CAP, &gx, &gy);
+  {
+    uint64_t wg = d->wg_rows ? d->wg_rows : 1;
+    dk_vk_grid(((uint64_t)pc.n_out + wg - 1) / wg, 65535u * 16u, &gx, &gy);
+    /* llvmpipe ends an invocation's loops after 65535 iterations in all:
+     * workgroup 0 walks every id once for the check */
+    if (d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+        (uint64_t)pc.nids / wg + (uint64_t)pc.n_out / (wg * gx * gy) + 2 > 60000u)
+      return dk__call_error(DK_ERR_UNSUPPORTED, "run it on cpu, or with fewer ids per call",
+                            "dk_index_select on %s: %u ids are more than this software device checks in one shader "
+                            "invocation (llvmpipe stops an invocation's loops after 65535 iterations)",
+                            dk_device_name(c->dev), pc.nids);
+  }
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_GATHER, DK_SPV_GATHER_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
