@@ -59,11 +59,11 @@
  * tensor cores). Softmax, norms, sampling and attention sum in double where
  * the CPU does.
  *
- * Not yet run on a GPU, so off unless DEVKIT_CUDA_NEWOPS=1 (without it they
- * are DK_ERR_UNSUPPORTED, saying so): the reductions over axes, arg
- * reductions on an axis, sqrt/rsqrt/log/abs/neg/erf/clamp/pow, softmax and
- * log-softmax on an axis, where, cumsum and top-k (kernels/reduce.cu,
- * kernels/math.cu). dk_index_select has no CUDA kernel yet.
+ * The reductions over axes, arg reductions on an axis, sqrt/rsqrt/log/abs/
+ * neg/erf/clamp/pow, softmax and log-softmax on an axis, where, cumsum and
+ * top-k (kernels/reduce.cu, kernels/math.cu) ran on an H100 on 2026-11-25;
+ * DEVKIT_CUDA_NEWOPS=0 switches them off. dk_index_select has no CUDA
+ * kernel yet.
  *
  * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
  * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
@@ -1454,8 +1454,8 @@ static dk_status dk__cuda_attention(const dk_call *c) {
 
 /* ---- issue 12: reductions over axes, softmax on an axis, math, where --------
  * kernels/reduce.cu and kernels/math.cu have compiled but never run on a GPU,
- * so they are registered only under DEVKIT_CUDA_NEWOPS=1; without it these
- * ops are DK_ERR_UNSUPPORTED with that hint. */
+ * ran on an H100 (2026-11-25, the suite's tests of these ops passing);
+ * DEVKIT_CUDA_NEWOPS=0 unregisters them (DK_ERR_UNSUPPORTED with that hint). */
 
 static int dk__cuda_reduce_code(dk_op op) {
   switch (op) {
@@ -1596,7 +1596,7 @@ static const dk_backend_impl *dk__cuda_backend(void) {
         /* needs the device-side id check (as dk_embedding's): not written yet */
         dk__cuda_ops[op] = NULL;
         b->missing[op] = "dk_index_select has no CUDA kernel yet; run it on cpu or vulkan";
-      } else if (e && e[0] == '1') {
+      } else if (!(e && e[0] == '0')) {
         dk__cuda_ops[op] = op == DK_OP_REDUCE_SUM || op == DK_OP_REDUCE_MEAN || op == DK_OP_REDUCE_MAX ||
                                    op == DK_OP_REDUCE_MIN || op == DK_OP_ARGMAX_AXIS || op == DK_OP_ARGMIN_AXIS ||
                                    op == DK_OP_SOFTMAX_AXIS || op == DK_OP_LOG_SOFTMAX || op == DK_OP_CUMSUM ||
@@ -1605,8 +1605,8 @@ static const dk_backend_impl *dk__cuda_backend(void) {
                                : dk__cuda_math;
       } else {
         dk__cuda_ops[op] = NULL;
-        b->missing[op] = "its CUDA kernels (kernels/reduce.cu, kernels/math.cu) have not been verified on a GPU yet: "
-                         "set DEVKIT_CUDA_NEWOPS=1 to use them, or run the op on cpu or vulkan";
+        b->missing[op] = "its CUDA kernels (kernels/reduce.cu, kernels/math.cu) are switched off by DEVKIT_CUDA_NEWOPS=0: "
+                         "unset it, or run the op on cpu or vulkan";
       }
     }
   }

@@ -34,7 +34,7 @@ static int close_special(dkt *t, const char *what, const double *got, const doub
 static int lacks(dkt *t, const char *op) {
   if (dk_op_supported(t->dev.backend, op, DK_F32, 0)) return 0;
   dkt_skip(t, "%s is not on the %s backend here%s", op, dk_backend_name(t->dev.backend),
-           t->dev.backend != DK_CUDA ? "" : strcmp(op, "dk_index_select") ? " (DEVKIT_CUDA_NEWOPS=1 turns CUDA's on)"
+           t->dev.backend != DK_CUDA ? "" : strcmp(op, "dk_index_select") ? " (DEVKIT_CUDA_NEWOPS=0 turned CUDA's off)"
                                                                            : " (no CUDA kernel yet)");
   return 1;
 }
@@ -537,22 +537,22 @@ done:
   dk_tensor_free(ids); dk_tensor_free(w); dk_tensor_free(view); dk_tensor_free(xo);
 }
 
-/* CUDA's kernels for these ops have not run on a GPU: without
- * DEVKIT_CUDA_NEWOPS=1 the ops are refused, naming the op, the device and
- * the switch (runs on tools/check_cuda_host.sh's mock driver too) */
+/* Under DEVKIT_CUDA_NEWOPS=0 CUDA refuses these ops, naming the op, the
+ * device and the switch (run it so, on a GPU or on tools/check_cuda_host.sh's
+ * mock driver) */
 DKT_TEST(errors_cuda_newops_gated, 0) {
   int64_t s[2] = {2, 3}, os[1] = {2};
   int ax = 1;
   const char *e = getenv("DEVKIT_CUDA_NEWOPS");
   dk_tensor *x = NULL, *o = NULL;
   if (t->dev.backend != DK_CUDA) { dkt_skip(t, "a CUDA rule"); return; }
-  if (e && e[0] == '1') { dkt_skip(t, "DEVKIT_CUDA_NEWOPS=1: the kernels are on"); return; }
+  if (!(e && e[0] == '0')) { dkt_skip(t, "the kernels are on (DEVKIT_CUDA_NEWOPS=0 turns them off)"); return; }
   DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, s, "x", &x));
   DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, os, "sum", &o));
   DKT_REFUSED(t, dk_reduce_sum(o, x, &ax, 1, 0), DK_ERR_UNSUPPORTED);
   DKT_MSG_HAS(t, "dk_reduce_sum");
   DKT_MSG_HAS(t, dk_device_name(t->dev));
-  DKT_MSG_HAS(t, "DEVKIT_CUDA_NEWOPS=1");
+  DKT_MSG_HAS(t, "DEVKIT_CUDA_NEWOPS=0");
   DKT_REFUSED(t, dk_sqrt(x, x), DK_ERR_UNSUPPORTED);
   DKT_MSG_HAS(t, "dk_sqrt");
   dk_tensor_free(x); dk_tensor_free(o);

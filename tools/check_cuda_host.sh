@@ -47,6 +47,11 @@ if [ -x "${BUILD:-build}/tests" ]; then
   DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
     "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape \
     > "$OUT/suite.log" 2>&1 || true
+  # and the encoder ops switched off: refused, naming the switch
+  DEVKIT_CUDA_NEWOPS=0 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+    "${BUILD:-build}/tests" --device cuda errors_cuda_newops devices_op_table > "$OUT/suite_off.log" 2>&1 || true
+  grep -E "passed" "$OUT/suite_off.log" || true
+  tail -1 "$OUT/suite_off.log" | grep -q " 0 failed" || { echo "[check_cuda_host] DEVKIT_CUDA_NEWOPS=0 tests failed ($OUT/suite_off.log)"; status=1; }
   grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
   if ! tail -1 "$OUT/suite.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite.log"; then
     echo "[check_cuda_host] the suite's host-level tests failed on the mock ($OUT/suite.log)"; status=1
