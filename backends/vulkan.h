@@ -2062,6 +2062,24 @@ static int64_t dk_vk_outer_count(const dk_vk_lay *l, int ni) {
   for (i = 0; i < l->nd - ni; i++) n *= l->shape[i];
   return n;
 }
+/* out's shape and strides with each input's, broadcast like the binary ops
+ * (stride 0 along a dim the input lacks or holds once), collapsed */
+static void dk_vk_lay_broadcast(dk_vk_lay *l, const dk_tensor *o, const dk_tensor *const *in, int nin) {
+  int i, k;
+  memset(l, 0, sizeof *l);
+  l->nd = o->ndim;
+  l->k = 1 + nin;
+  for (i = 0; i < o->ndim; i++) {
+    l->shape[i] = o->shape[i];
+    l->str[0][i] = o->stride[i];
+    for (k = 0; k < nin; k++) {
+      int kk = in[k] ? i - (o->ndim - in[k]->ndim) : -1;
+      l->str[1 + k][i] = (kk < 0 || in[k]->shape[kk] == 1) ? 0 : in[k]->stride[kk];
+    }
+  }
+  dk_vk_collapse(l);
+}
+
 static void dk_vk_inner(const dk_vk_lay *l, int ni, int64_t outer, int64_t *shape4, int64_t str4[4][4], int64_t *off) {
   int i, j, lead = l->nd > ni ? l->nd - ni : 0;
   for (j = 0; j < l->k; j++) off[j] = 0;
@@ -2112,17 +2130,10 @@ static dk_status dk_vk_elementwise(dk_vk_device *d, const dk_call *c) {
     dk_vk_grid(((uint64_t)n + 4095) / 4096, DK_VK_GROUPS_CAP, &gx, &gy);
     return dk_vk_run(d, DK_SPV_ELEMENTWISE, spec, &args, &pc, sizeof pc, gx, gy, 1);
   }
-  memset(&l, 0, sizeof l);
-  l.nd = o->ndim;
-  l.k = 3;
-  for (i = 0; i < o->ndim; i++) {
-    int ka = i - (o->ndim - a->ndim), kb = i - (o->ndim - b->ndim);
-    l.shape[i] = o->shape[i];
-    l.str[0][i] = o->stride[i];
-    l.str[1][i] = (ka < 0 || a->shape[ka] == 1) ? 0 : a->stride[ka];
-    l.str[2][i] = (kb < 0 || b->shape[kb] == 1) ? 0 : b->stride[kb];
+  {
+    const dk_tensor *in[2] = {a, b};
+    dk_vk_lay_broadcast(&l, o, in, 2);
   }
-  dk_vk_collapse(&l);
   outer = dk_vk_outer_count(&l, 4);
   for (ot = 0; ot < outer; ot++) {
     dk_vk_pc_ew p = pc;
@@ -2974,18 +2985,7 @@ static dk_status dk_vk_math(dk_vk_device *d, const dk_call *c) {
     dk_vk_grid(((uint64_t)n + 4095) / 4096, DK_VK_GROUPS_CAP, &gx, &gy);
     return dk_vk_run(d, DK_SPV_MATH, spec, &args, &pc, sizeof pc, gx, gy, 1);
   }
-  memset(&l, 0, sizeof l);
-  l.nd = o->ndim;
-  l.k = 4;
-  for (i = 0; i < o->ndim; i++) {
-    l.shape[i] = o->shape[i];
-    l.str[0][i] = o->stride[i];
-    for (k = 0; k < 3; k++) {
-      int kk = in[k] ? i - (o->ndim - in[k]->ndim) : -1;
-      l.str[1 + k][i] = (kk < 0 || in[k]->shape[kk] == 1) ? 0 : in[k]->stride[kk];
-    }
-  }
-  dk_vk_collapse(&l);
+  dk_vk_lay_broadcast(&l, o, in, 3);
   outer = dk_vk_outer_count(&l, 4);
   for (ot = 0; ot < outer; ot++) {
     dk_vk_pc_math p = pc;
