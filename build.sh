@@ -177,10 +177,7 @@ plan_programs() {
   for ex in examples/*.c; do
     [ -e "$ex" ] || continue
     name=$(basename "$ex" .c)
-    [ "$name" = tokenizer ] && continue
-    # the programs that run models link the tokenizer
-    if grep -q "tokenizer.h" "$ex"; then program "$out" "$name" "$ld" c11 "$ex" examples/tokenizer.c
-    else program "$out" "$name" "$ld" c11 "$ex"; fi
+    program "$out" "$name" "$ld" c11 "$ex"
   done
   if [ -d bench ] && ls bench/*.c >/dev/null 2>&1; then program "$out" bench "$ld" c11 bench/*.c; fi
   # model-file tools: print a model file, write synthetic llama GGUF files,

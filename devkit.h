@@ -213,6 +213,14 @@ DEVKIT_API const char *dk_last_error(void);
 DEVKIT_API dk_status   dk_last_status(void);
 DEVKIT_API void        dk_clear_error(void);
 DEVKIT_API void        dk_set_error_handler(dk_error_handler fn, void *user);
+/* For layers built on devkit (the model layer in models/): report an error
+ * through the same channel as the kit's own calls (the calling thread's
+ * dk_last_error()/dk_last_status(), the error handler) and return s. */
+DEVKIT_API dk_status   dk_set_error(dk_status s, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Driver diagnostics (Vulkan validation-layer messages when
  * DEVKIT_VULKAN_VALIDATION=1): how many so far, and the last one's text. */
 DEVKIT_API uint64_t    dk_validation_messages(void);
@@ -785,6 +793,14 @@ static dk_status dk__error(dk_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(dk__msg, sizeof dk__msg, fmt, ap);
+  va_end(ap);
+  return dk__raise(s);
+}
+
+DEVKIT_API dk_status dk_set_error(dk_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dk__msg, sizeof dk__msg, fmt ? fmt : "", ap);
   va_end(ap);
   return dk__raise(s);
 }

@@ -17,8 +17,8 @@
 #define _GNU_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
-#define LLAMA_MODEL_IMPLEMENTATION
-#include "../examples/llama_model.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/llama.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,8 +327,8 @@ static int model_path(const char *self, const char *what, char *out, size_t n) {
 }
 
 static void bench_model(int di, dk_device dev, const char *label, const char *path, int prompt_len, int gen) {
-  llm_options o;
-  llm_model *m = NULL;
+  dk_llm_options o;
+  dk_llm_model *m = NULL;
   int32_t *ids, tok;
   dk_tensor *lg;
   double t0, t1, t2;
@@ -337,31 +337,31 @@ static void bench_model(int di, dk_device dev, const char *label, const char *pa
   memset(&o, 0, sizeof o);
   o.devices = dk_device_name(dev);
   o.n_ctx = prompt_len + gen + 1;
-  if (llm_load(path, &o, &m) != DK_OK) {
-    fprintf(stderr, "  %s on %s: %s\n", label, dk_device_name(dev), llm_last_error());
+  if (dk_llm_load(path, &o, &m) != DK_OK) {
+    fprintf(stderr, "  %s on %s: %s\n", label, dk_device_name(dev), dk_last_error());
     return;
   }
   ids = (int32_t *)malloc(sizeof *ids * (size_t)prompt_len);
   for (i = 0; i < prompt_len; i++) ids[i] = i == 0 ? 1 : 3 + (i * 37) % (m->c.vocab - 3);
   /* one warm-up pass (pipelines, JIT, first-touch), then the timed run */
-  if (llm_forward(m, ids, prompt_len, 0, &lg) != DK_OK || llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) goto fail;
-  llm_reset(m);
+  if (dk_llm_forward(m, ids, prompt_len, 0, &lg) != DK_OK || dk_llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) goto fail;
+  dk_llm_reset(m);
   t0 = now();
-  if (llm_forward(m, ids, prompt_len, 0, &lg) != DK_OK || llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) goto fail;
+  if (dk_llm_forward(m, ids, prompt_len, 0, &lg) != DK_OK || dk_llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) goto fail;
   t1 = now();
   for (i = 0; i < gen; i++)
-    if (llm_forward(m, &tok, 1, 0, &lg) != DK_OK || llm_sample(m, lg, 0, NULL, (uint64_t)i, &tok) != DK_OK) goto fail;
+    if (dk_llm_forward(m, &tok, 1, 0, &lg) != DK_OK || dk_llm_sample(m, lg, 0, NULL, (uint64_t)i, &tok) != DK_OK) goto fail;
   t2 = now();
   snprintf(size, sizeof size, "%s", label);
   row_for("llama prompt", strdup(size), "tok/s")->value[di] = prompt_len / (t1 - t0);
   row_for("llama decode", strdup(size), "tok/s")->value[di] = gen / (t2 - t1);
   free(ids);
-  llm_free(m);
+  dk_llm_free(m);
   return;
 fail:
-  fprintf(stderr, "  %s on %s: %s\n", label, dk_device_name(dev), llm_last_error());
+  fprintf(stderr, "  %s on %s: %s\n", label, dk_device_name(dev), dk_last_error());
   free(ids);
-  llm_free(m);
+  dk_llm_free(m);
 }
 
 static void bench_models(dk_device *devs, int ndev, const char *self, int quick, const char *filter) {

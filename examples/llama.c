@@ -1,6 +1,6 @@
 /* examples/llama.c — text generation with a llama-family model on any devkit
- * device. The model code is examples/llama_model.h, the tokenizers
- * examples/tokenizer.c (SentencePiece, llama2.c) and models/bpe.h (byte-level
+ * device. The model code is models/llama.h, the tokenizers
+ * models/spm.h (SentencePiece, llama2.c) and models/bpe.h (byte-level
  * BPE: SmolLM2, Llama 3, Qwen); all use devkit's public API only, so this one
  * program runs on the CPU, Vulkan and CUDA backends alike.
  *
@@ -23,10 +23,9 @@
 #define _DEFAULT_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
-#define LLAMA_MODEL_IMPLEMENTATION
-#include "llama_model.h"
-#include "tokenizer.h"
 #define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/llama.h"
+#include "../models/spm.h"
 #include "../models/bpe.h"
 
 #include <errno.h>
@@ -65,17 +64,17 @@ static const char *usage =
   "  -q             no timings on stderr\n";
 
 /* what an early exit frees, so that a sanitizer sees no leak on error paths */
-static llm_model *g_model;
-static tokenizer *g_tok;
+static dk_llm_model *g_model;
+static dk_spm *g_tok;
 static dk_bpe *g_bpe;   /* a byte-level BPE vocabulary (tokenizer.ggml.model = gpt2) instead of g_tok */
 static int32_t *g_ids;
 
 static void cleanup(void) {
   free(g_ids);
-  tokenizer_free(g_tok);
+  dk_spm_free(g_tok);
   dk_bpe_free(g_bpe);
   g_bpe = NULL;
-  llm_free(g_model);
+  dk_llm_free(g_model);
   g_ids = NULL; g_tok = NULL; g_model = NULL;
   dk_shutdown();
 }
@@ -124,7 +123,7 @@ static int parse_ids(const char *s, int32_t **out) {
 }
 
 /* the two tokenizers behind one face */
-static int32_t tok_count(void) { return g_bpe ? dk_bpe_vocab(g_bpe)->n : tokenizer_count(g_tok); }
+static int32_t tok_count(void) { return g_bpe ? dk_bpe_vocab(g_bpe)->n : dk_spm_count(g_tok); }
 
 static void put_piece(int32_t prev, int32_t id) {
   char piece[512];
@@ -132,7 +131,7 @@ static void put_piece(int32_t prev, int32_t id) {
     size_t n = dk_bpe_decode(g_bpe, id, 0, piece, sizeof piece);
     fwrite(piece, 1, n < sizeof piece ? n : sizeof piece - 1, stdout);
   } else {
-    tokenizer_piece(g_tok, prev, id, piece, sizeof piece);
+    dk_spm_piece(g_tok, prev, id, piece, sizeof piece);
     fputs(piece, stdout);
   }
 }
@@ -140,7 +139,7 @@ static void put_piece(int32_t prev, int32_t id) {
 /* where generation ends: for BPE every end-of-turn token of the vocabulary */
 static int is_stop(int32_t id, int32_t stop2) {
   if (g_bpe) return dk_vocab_is_eog(dk_bpe_vocab(g_bpe), id);
-  return id == tokenizer_eos(g_tok) || id == stop2;
+  return id == dk_spm_eos(g_tok) || id == stop2;
 }
 
 static int has_text(const char *t, size_t n, const char *s) {
@@ -221,11 +220,11 @@ int main(int argc, char **argv) {
   const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL, *system = NULL;
   int n_gen = -1, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0, chat = 0;
   char *chat_text = NULL;
-  llm_options opt;
-  int split[LLM_MAX_DEVICES];
-  llm_sampler sp;
-  llm_model *m = NULL;
-  tokenizer *tok = NULL;
+  dk_llm_options opt;
+  int split[DK_LLM_MAX_DEVICES];
+  dk_llm_sampler sp;
+  dk_llm_model *m = NULL;
+  dk_spm *tok = NULL;
   int32_t *ids = NULL, prev, token, stop2 = -1;
   dk_tensor *logits;
   double t0, t1, t2;
@@ -259,7 +258,7 @@ int main(int argc, char **argv) {
       opt.n_split = 0;
       while (*v) {
         long k = strtol(v, &end, 10);
-        if (end == v || k < 1 || k > 1 << 20 || opt.n_split == LLM_MAX_DEVICES || (*end && *end != ',')) {
+        if (end == v || k < 1 || k > 1 << 20 || opt.n_split == DK_LLM_MAX_DEVICES || (*end && *end != ',')) {
           fprintf(stderr, "llama: error: --split '%s' is not a list of layer counts like 10,22\n", argv[i]);
           return 2;
         }
@@ -296,23 +295,23 @@ int main(int argc, char **argv) {
       /* byte-level BPE (SmolLM2, Llama 3, Qwen) from the model layer; SentencePiece here */
       if (!tok_path && dk_file_format_of(tf) == DK_FILE_GGUF &&
           dk_file_meta_string(tf, "tokenizer.ggml.model", &model, &mlen) == DK_OK && mlen == 4 && !memcmp(model, "gpt2", 4)) {
-        if (dk_bpe_load(tf, NULL, &g_bpe) != DK_OK) { dk_file_close(tf); die("%s%s", dk_models_last_error(), ""); }
-      } else if (tokenizer_load(tf, &tok) != DK_OK) {
+        if (dk_bpe_load(tf, NULL, &g_bpe) != DK_OK) { dk_file_close(tf); die("%s%s", dk_last_error(), ""); }
+      } else if (dk_spm_load(tf, &tok) != DK_OK) {
         dk_file_close(tf);
-        die("%s%s", tokenizer_last_error(), "");
+        die("%s%s", dk_last_error(), "");
       }
     }
     dk_file_close(tf);
     g_tok = tok;
     if (chat && !g_bpe) die("--chat needs a byte-level BPE vocabulary (tokenizer.ggml.model gpt2) for now%s%s", "", "");
     if (!tok_path) stop2 = -1;
-    else if (tok) stop2 = tokenizer_bos(tok);   /* run.c ends a llama2.c story at BOS */
+    else if (tok) stop2 = dk_spm_bos(tok);   /* run.c ends a llama2.c story at BOS */
   }
 
-  if (llm_load(model_path, &opt, &m) != DK_OK) die("%s%s", llm_last_error(), "");
+  if (dk_llm_load(model_path, &opt, &m) != DK_OK) die("%s%s", dk_last_error(), "");
   g_model = m;
   /* before anything runs: is every weight and cache where its layer is? */
-  if (llm_check_placement(m) != DK_OK) die("%s%s", llm_last_error(), "");
+  if (dk_llm_check_placement(m) != DK_OK) die("%s%s", dk_last_error(), "");
   if ((tok || g_bpe) && tok_count() != m->c.vocab) {
     char msg[64];
     snprintf(msg, sizeof msg, "%d", m->c.vocab);
@@ -324,9 +323,9 @@ int main(int argc, char **argv) {
     /* special tokens' text is parsed, as tokenizers does: a chat prompt needs it */
     dk_status st = dk_bpe_encode(g_bpe, prompt, strlen(prompt), DK_BPE_ADD_BOS | DK_BPE_SPECIAL, &ids, &n_prompt);
     free(chat_text);
-    if (st != DK_OK) die("%s%s", dk_models_last_error(), "");
-  } else if (!ids_arg && tokenizer_encode(tok, prompt, strlen(prompt), tokenizer_wants_bos(tok), &ids, &n_prompt) != DK_OK)
-    die("%s%s", tokenizer_last_error(), "");
+    if (st != DK_OK) die("%s%s", dk_last_error(), "");
+  } else if (!ids_arg && dk_spm_encode(tok, prompt, strlen(prompt), dk_spm_wants_bos(tok), &ids, &n_prompt) != DK_OK)
+    die("%s%s", dk_last_error(), "");
   g_ids = ids;
   if (!tok && !g_bpe) print_ids = 1;   /* --ids without a tokenizer: ids are all there is to print */
   if (n_prompt == 0) die("the prompt is empty and the tokenizer adds no BOS: give -p TEXT or --ids%s%s", "", "");
@@ -354,7 +353,7 @@ int main(int argc, char **argv) {
             (double)m->weight_bytes / 1e6);
     for (i = 0; i < m->n_ws; i++) fprintf(stderr, "%s%s", i ? "," : " ", dk_device_name(m->ws[i].dev));
     fprintf(stderr, "; loaded in %.2f s\n", m->load_seconds);
-    llm_print_device_map(m, stderr);
+    dk_llm_print_device_map(m, stderr);
   }
 
   /* the prompt: echo it (a chat prompt's template is not echoed), then run it in one batch */
@@ -363,24 +362,24 @@ int main(int argc, char **argv) {
     else if (!chat) put_piece(i ? ids[i - 1] : -1, ids[i]);
   }
   fflush(stdout);
-  t0 = llm_now();
+  t0 = dk_llm_now();
   t1 = t0;
   prev = ids[n_prompt - 1];
   if (n_gen > 0) {
-    if (llm_forward(m, ids, n_prompt, 0, &logits) != DK_OK) die("%s%s", llm_last_error(), "");
+    if (dk_llm_forward(m, ids, n_prompt, 0, &logits) != DK_OK) die("%s%s", dk_last_error(), "");
     for (i = 0; i < n_gen; i++) {
-      if (llm_sample(m, logits, 0, &sp, (uint64_t)i, &token) != DK_OK) die("%s%s", llm_last_error(), "");
-      if (i == 0) t1 = llm_now();   /* the prompt's time ends with its first token */
+      if (dk_llm_sample(m, logits, 0, &sp, (uint64_t)i, &token) != DK_OK) die("%s%s", dk_last_error(), "");
+      if (i == 0) t1 = dk_llm_now();   /* the prompt's time ends with its first token */
       generated++;
       if (!ignore_eos && (tok || g_bpe) && is_stop(token, stop2)) break;
       if (print_ids) printf(" %d", token);
       else put_piece(prev, token);
       fflush(stdout);
       prev = token;
-      if (i + 1 < n_gen && llm_forward(m, &token, 1, 0, &logits) != DK_OK) die("%s%s", llm_last_error(), "");
+      if (i + 1 < n_gen && dk_llm_forward(m, &token, 1, 0, &logits) != DK_OK) die("%s%s", dk_last_error(), "");
     }
   }
-  t2 = llm_now();
+  t2 = dk_llm_now();
   printf("\n");
   fflush(stdout);
   if (ctx_limited && generated == n_gen)

@@ -11,9 +11,9 @@
 #define _GNU_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
-#define LLAMA_MODEL_IMPLEMENTATION
-#include "llama_model.h"
-#include "tokenizer.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/llama.h"
+#include "../models/spm.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -41,9 +41,9 @@ static double now(void) {
 /* load, tokenize, generate: everything a thread of an application would do */
 static void *run_job(void *arg) {
   job *j = (job *)arg;
-  llm_options o;
-  llm_model *m = NULL;
-  tokenizer *tk = NULL;
+  dk_llm_options o;
+  dk_llm_model *m = NULL;
+  dk_spm *tk = NULL;
   dk_file *tf = NULL;
   int32_t *ids = NULL;
   int np = 0, i;
@@ -54,22 +54,22 @@ static void *run_job(void *arg) {
   j->ok = 0;
   j->n_out = 0;
   if (dk_file_open_as(j->tok_path ? j->tok_path : j->path, j->tok_path ? DK_FILE_LLAMA2C_TOKENIZER : DK_FILE_AUTO, &tf) != DK_OK ||
-      tokenizer_load(tf, &tk) != DK_OK) {
-    snprintf(j->err, sizeof j->err, "tokenizer: %.400s", tf ? tokenizer_last_error() : dk_last_error());
+      dk_spm_load(tf, &tk) != DK_OK) {
+    snprintf(j->err, sizeof j->err, "tokenizer: %.400s", tf ? dk_last_error() : dk_last_error());
     goto done;
   }
-  if (llm_load(j->path, &o, &m) != DK_OK) { snprintf(j->err, sizeof j->err, "%.500s", llm_last_error()); goto done; }
-  if (tokenizer_encode(tk, j->prompt, strlen(j->prompt), tokenizer_wants_bos(tk), &ids, &np) != DK_OK) {
-    snprintf(j->err, sizeof j->err, "%.500s", tokenizer_last_error());
+  if (dk_llm_load(j->path, &o, &m) != DK_OK) { snprintf(j->err, sizeof j->err, "%.500s", dk_last_error()); goto done; }
+  if (dk_spm_encode(tk, j->prompt, strlen(j->prompt), dk_spm_wants_bos(tk), &ids, &np) != DK_OK) {
+    snprintf(j->err, sizeof j->err, "%.500s", dk_last_error());
     goto done;
   }
   if (np + j->n > m->n_ctx) j->n = m->n_ctx - np;
   t0 = now();
-  if (llm_forward(m, ids, np, 0, &lg) != DK_OK) { snprintf(j->err, sizeof j->err, "%.500s", llm_last_error()); goto done; }
+  if (dk_llm_forward(m, ids, np, 0, &lg) != DK_OK) { snprintf(j->err, sizeof j->err, "%.500s", dk_last_error()); goto done; }
   for (i = 0; i < j->n; i++) {
-    if (llm_sample(m, lg, 0, NULL, (uint64_t)i, &j->out[i]) != DK_OK ||
-        (i + 1 < j->n && llm_forward(m, &j->out[i], 1, 0, &lg) != DK_OK)) {
-      snprintf(j->err, sizeof j->err, "%.500s", llm_last_error());
+    if (dk_llm_sample(m, lg, 0, NULL, (uint64_t)i, &j->out[i]) != DK_OK ||
+        (i + 1 < j->n && dk_llm_forward(m, &j->out[i], 1, 0, &lg) != DK_OK)) {
+      snprintf(j->err, sizeof j->err, "%.500s", dk_last_error());
       goto done;
     }
     j->n_out++;
@@ -78,8 +78,8 @@ static void *run_job(void *arg) {
   j->ok = 1;
 done:
   free(ids);
-  llm_free(m);
-  tokenizer_free(tk);
+  dk_llm_free(m);
+  dk_spm_free(tk);
   dk_file_close(tf);
   return NULL;
 }

@@ -339,13 +339,13 @@ static dk_status dk_bpe__build(dk_bpe *b, const dk_file *f) {
   /* merges "left right" -> the pair of ids, its rank (its index) and the merged token */
   if (!dk_file_meta_find(f, "tokenizer.ggml.merges", &merges) || merges.type != DK_META_ARRAY ||
       merges.elem_type != DK_META_STRING)
-    return dk_models__fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.merges (an array of strings) is missing", dk_file_name(f));
-  if (merges.count > 0x7fffffff) return dk_models__fail(DK_ERR_FORMAT, "%s: too many merges", dk_file_name(f));
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.merges (an array of strings) is missing", dk_file_name(f));
+  if (merges.count > 0x7fffffff) return dk_set_error(DK_ERR_FORMAT, "%s: too many merges", dk_file_name(f));
   for (cap = 16; cap < 2 * merges.count + 16; cap *= 2) {}
   b->mkey = (uint64_t *)calloc(cap, sizeof *b->mkey);
   b->mrank = (int32_t *)malloc(sizeof *b->mrank * cap);
   b->mres = (int32_t *)malloc(sizeof *b->mres * cap);
-  if (!b->mkey || !b->mrank || !b->mres) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory for the merges");
+  if (!b->mkey || !b->mrank || !b->mres) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for the merges");
   b->mmask = cap - 1;
   for (k = 0; k < merges.count; k++) {
     dk_meta e;
@@ -357,12 +357,12 @@ static dk_status dk_bpe__build(dk_bpe *b, const dk_file *f) {
     s = "";
     n = 0;
     if (dk_meta_at(&merges, k, &e) != DK_OK || dk_meta_string(&e, &s, &n) != DK_OK)
-      return dk_models__fail(DK_ERR_FORMAT, "%s: merge %llu is not a string", dk_file_name(f), (unsigned long long)k);
+      return dk_set_error(DK_ERR_FORMAT, "%s: merge %llu is not a string", dk_file_name(f), (unsigned long long)k);
     /* the space separates; the left part never starts with one (byte-level
      * tokens spell spaces as U+0120), so look from its second byte */
     sp = n > 1 ? (const char *)memchr(s + 1, ' ', n - 1) : NULL;
     if (!sp || n >= sizeof both)
-      return dk_models__fail(DK_ERR_FORMAT, "%s: merge %llu '%.*s' is not two tokens separated by a space", dk_file_name(f),
+      return dk_set_error(DK_ERR_FORMAT, "%s: merge %llu '%.*s' is not two tokens separated by a space", dk_file_name(f),
                              (unsigned long long)k, (int)(n > 60 ? 60 : n), s);
     l = dk_vocab_find(v, s, (size_t)(sp - s));
     r = dk_vocab_find(v, sp + 1, n - (size_t)(sp - s) - 1);
@@ -384,7 +384,7 @@ static dk_status dk_bpe__build(dk_bpe *b, const dk_file *f) {
   b->dec_off = (uint64_t *)malloc(sizeof *b->dec_off * (size_t)v->n);
   b->dec_len = (uint32_t *)malloc(sizeof *b->dec_len * (size_t)v->n);
   b->special = (int32_t *)malloc(sizeof *b->special * (size_t)v->n);
-  if (!b->dec || !b->dec_off || !b->dec_len || !b->special) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory for the vocabulary");
+  if (!b->dec || !b->dec_off || !b->dec_len || !b->special) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for the vocabulary");
   for (id = 0, total = 0; id < v->n; id++) {
     const unsigned char *s = (const unsigned char *)v->text + v->off[id];
     size_t n = v->len[id], p = 0, o = 0;
@@ -412,7 +412,7 @@ static dk_status dk_bpe__build(dk_bpe *b, const dk_file *f) {
   }
   if (b->n_special > 0) {
     uint64_t *keys = (uint64_t *)malloc(sizeof *keys * (size_t)b->n_special);
-    if (!keys) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory for the special tokens");
+    if (!keys) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for the special tokens");
     for (i = 0; i < b->n_special; i++)
       keys[i] = (uint64_t)(0xffffffffu - v->len[b->special[i]]) << 32 | (uint32_t)b->special[i];
     qsort(keys, (size_t)b->n_special, sizeof *keys, dk_bpe__cmp_u64);
@@ -427,13 +427,13 @@ DK_MODELS_API dk_status dk_bpe_load(const dk_file *f, const char *pre, dk_bpe **
   dk_status s;
   size_t k;
   const char *name;
-  if (!f || !out) return dk_models__fail(DK_ERR_INVALID, "dk_bpe_load: NULL argument");
+  if (!f || !out) return dk_set_error(DK_ERR_INVALID, "dk_bpe_load: NULL argument");
   *out = NULL;
   b = (dk_bpe *)calloc(1, sizeof *b);
-  if (!b) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory for a tokenizer");
+  if (!b) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for a tokenizer");
   if ((s = dk_vocab_load(f, &b->v))) { free(b); return s; }
   if (strcmp(b->v->model, "gpt2")) {
-    s = dk_models__fail(DK_ERR_UNSUPPORTED, "%s: tokenizer.ggml.model is '%s'; byte-level BPE is 'gpt2'", dk_file_name(f),
+    s = dk_set_error(DK_ERR_UNSUPPORTED, "%s: tokenizer.ggml.model is '%s'; byte-level BPE is 'gpt2'", dk_file_name(f),
                         b->v->model);
     dk_bpe_free(b);
     return s;
@@ -443,7 +443,7 @@ DK_MODELS_API dk_status dk_bpe_load(const dk_file *f, const char *pre, dk_bpe **
   for (k = 0; k < sizeof dk_bpe__pres / sizeof dk_bpe__pres[0]; k++)
     if (!strcmp(name, dk_bpe__pres[k].name)) break;
   if (k == sizeof dk_bpe__pres / sizeof dk_bpe__pres[0]) {
-    s = dk_models__fail(DK_ERR_UNSUPPORTED, "%s: pre-tokenizer '%s' (tokenizer.ggml.pre) is not one this tokenizer knows "
+    s = dk_set_error(DK_ERR_UNSUPPORTED, "%s: pre-tokenizer '%s' (tokenizer.ggml.pre) is not one this tokenizer knows "
                         "(gpt-2, smollm, llama-bpe, qwen2)", dk_file_name(f), name);
     dk_bpe_free(b);
     return s;
@@ -624,10 +624,10 @@ DK_MODELS_API dk_status dk_bpe_encode(const dk_bpe *b, const char *text, size_t 
   const unsigned char *s = (const unsigned char *)text;
   size_t i, span = 0;
   dk_status st = DK_OK;
-  if (!b || (!text && len) || !ids || !n) return dk_models__fail(DK_ERR_INVALID, "dk_bpe_encode: NULL argument");
+  if (!b || (!text && len) || !ids || !n) return dk_set_error(DK_ERR_INVALID, "dk_bpe_encode: NULL argument");
   *ids = NULL;
   *n = 0;
-  if (len > ((size_t)1 << 30)) return dk_models__fail(DK_ERR_INVALID, "the text (%zu bytes) is too long to tokenize", len);
+  if (len > ((size_t)1 << 30)) return dk_set_error(DK_ERR_INVALID, "the text (%zu bytes) is too long to tokenize", len);
   memset(&w, 0, sizeof w);
   if ((flags & DK_BPE_ADD_BOS) && b->add_bos && !dk_bpe__emit(&w, b->v->bos)) st = DK_ERR_OUT_OF_MEMORY;
   for (i = 0; i < len && !st;) {
@@ -649,10 +649,10 @@ DK_MODELS_API dk_status dk_bpe_encode(const dk_bpe *b, const char *text, size_t 
   free(w.ch); free(w.choff); free(w.sym); free(w.heap); free(w.word);
   if (st) {
     free(w.ids);
-    return dk_models__fail(st, "no memory to tokenize %zu bytes", len);
+    return dk_set_error(st, "no memory to tokenize %zu bytes", len);
   }
   if (!w.ids) w.ids = (int32_t *)malloc(sizeof *w.ids);   /* an empty result is still a pointer to free */
-  if (!w.ids) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory to tokenize");
+  if (!w.ids) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory to tokenize");
   *ids = w.ids;
   *n = w.n;
   return DK_OK;
@@ -661,16 +661,16 @@ DK_MODELS_API dk_status dk_bpe_encode(const dk_bpe *b, const char *text, size_t 
 DK_MODELS_API dk_status dk_bpe_split(const dk_bpe *b, const char *text, size_t len, int32_t **ends, int *n) {
   dk_bpe__work w;
   dk_status st;
-  if (!b || (!text && len) || !ends || !n) return dk_models__fail(DK_ERR_INVALID, "dk_bpe_split: NULL argument");
+  if (!b || (!text && len) || !ends || !n) return dk_set_error(DK_ERR_INVALID, "dk_bpe_split: NULL argument");
   *ends = NULL;
   *n = 0;
-  if (len > ((size_t)1 << 30)) return dk_models__fail(DK_ERR_INVALID, "the text (%zu bytes) is too long to split", len);
+  if (len > ((size_t)1 << 30)) return dk_set_error(DK_ERR_INVALID, "the text (%zu bytes) is too long to split", len);
   memset(&w, 0, sizeof w);
   w.base = (const unsigned char *)text;
   st = dk_bpe__span(b, &w, w.base, len);
   free(w.ch); free(w.choff); free(w.sym); free(w.heap); free(w.word);
   if (!st && !w.ids) w.ids = (int32_t *)malloc(sizeof *w.ids);
-  if (st || !w.ids) { free(w.ids); return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory to split %zu bytes", len); }
+  if (st || !w.ids) { free(w.ids); return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory to split %zu bytes", len); }
   *ends = w.ids;
   *n = w.n;
   return DK_OK;

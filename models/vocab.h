@@ -19,8 +19,8 @@
  *   tokenizer.ggml.{bos,eos,unknown,padding,eot,eom}_token_id, add_bos_token, add_eos_token
  *
  * Errors: every fallible call returns a dk_status; the message is in
- * dk_models_last_error() (the model layer's own thread-local message: it
- * does not touch devkit's). Nothing here prints or aborts.
+ * dk_last_error(), as for devkit's own calls (dk_set_error). Nothing here
+ * prints or aborts.
  */
 #ifndef DK_MODELS_VOCAB_H
 #define DK_MODELS_VOCAB_H
@@ -63,7 +63,6 @@ typedef struct dk_vocab {
   int n_eog;
 } dk_vocab;
 
-DK_MODELS_API const char *dk_models_last_error(void);
 /* The vocabulary of a GGUF file, copied: f may be closed afterwards. */
 DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out);
 DK_MODELS_API void      dk_vocab_free(dk_vocab *v);
@@ -87,18 +86,6 @@ DK_MODELS_API int       dk_vocab_is_eog(const dk_vocab *v, int32_t id);
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static _Thread_local char dk_models__err[1024];
-
-DK_MODELS_API const char *dk_models_last_error(void) { return dk_models__err; }
-
-static dk_status dk_models__fail(dk_status s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(dk_models__err, sizeof dk_models__err, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 static uint64_t dk_vocab__hash(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ull;   /* FNV-1a */
@@ -156,7 +143,7 @@ static dk_status dk_vocab__int(const dk_file *f, const char *key, int64_t def, i
   if (!dk_file_meta_find(f, key, &m)) return DK_OK;
   if (present) *present = 1;
   if (dk_meta_int(&m, out) != DK_OK)
-    return dk_models__fail(DK_ERR_FORMAT, "%s: %s is a %s, not an integer", dk_file_name(f), key, dk_meta_type_name(m.type));
+    return dk_set_error(DK_ERR_FORMAT, "%s: %s is a %s, not an integer", dk_file_name(f), key, dk_meta_type_name(m.type));
   return DK_OK;
 }
 
@@ -176,27 +163,27 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
   dk_status st;
   static const char *const eog_names[] = {"<|eot_id|>", "<|im_end|>", "<|endoftext|>", "<end_of_turn>", "<|eom_id|>",
                                           "<|end|>", "<EOT>", "<|end_of_text|>"};
-  if (!f || !out) return dk_models__fail(DK_ERR_INVALID, "dk_vocab_load: NULL argument");
+  if (!f || !out) return dk_set_error(DK_ERR_INVALID, "dk_vocab_load: NULL argument");
   *out = NULL;
   if (dk_file_format_of(f) != DK_FILE_GGUF)
-    return dk_models__fail(DK_ERR_FORMAT, "%s: a %s file holds no GGUF vocabulary", dk_file_name(f),
+    return dk_set_error(DK_ERR_FORMAT, "%s: a %s file holds no GGUF vocabulary", dk_file_name(f),
                            dk_file_format_name(dk_file_format_of(f)));
   if (!dk_file_meta_find(f, "tokenizer.ggml.tokens", &toks) || toks.type != DK_META_ARRAY ||
       toks.elem_type != DK_META_STRING)
-    return dk_models__fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.tokens (an array of strings) is missing", dk_file_name(f));
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.tokens (an array of strings) is missing", dk_file_name(f));
   if (toks.count == 0 || toks.count > 0x7fffffff)
-    return dk_models__fail(DK_ERR_FORMAT, "%s: the vocabulary has %llu tokens", dk_file_name(f),
+    return dk_set_error(DK_ERR_FORMAT, "%s: the vocabulary has %llu tokens", dk_file_name(f),
                            (unsigned long long)toks.count);
   has_scores = dk_file_meta_find(f, "tokenizer.ggml.scores", &scores);
   if (has_scores && (scores.type != DK_META_ARRAY || scores.elem_type != DK_META_F32 || scores.count != toks.count))
-    return dk_models__fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.scores must be an array of %llu f32", dk_file_name(f),
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.scores must be an array of %llu f32", dk_file_name(f),
                            (unsigned long long)toks.count);
   has_types = dk_file_meta_find(f, "tokenizer.ggml.token_type", &types);
   if (has_types && (types.type != DK_META_ARRAY || types.elem_type != DK_META_I32 || types.count != toks.count))
-    return dk_models__fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.token_type must be an array of %llu i32", dk_file_name(f),
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.token_type must be an array of %llu i32", dk_file_name(f),
                            (unsigned long long)toks.count);
   v = (dk_vocab *)calloc(1, sizeof *v);
-  if (!v) return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary");
+  if (!v) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary");
   if (dk_file_meta_string(f, "tokenizer.ggml.model", &s, &n) == DK_OK)
     snprintf(v->model, sizeof v->model, "%.*s", (int)(n < 31 ? n : 31), s);
   if (dk_file_meta_find(f, "tokenizer.ggml.pre", NULL) && dk_file_meta_string(f, "tokenizer.ggml.pre", &s, &n) == DK_OK)
@@ -216,7 +203,7 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
   v->hash = (int32_t *)malloc(sizeof *v->hash * cap);
   if (!v->text || !v->off || !v->len || (has_scores && !v->score) || !v->type || !v->hash) {
     dk_vocab_free(v);
-    return dk_models__fail(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary of %llu tokens", (unsigned long long)toks.count);
+    return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary of %llu tokens", (unsigned long long)toks.count);
   }
   v->hmask = cap - 1;
   memset(v->hash, 0xff, sizeof *v->hash * cap);
@@ -228,7 +215,7 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
     dk_meta_string(&e, &s, &n);
     if (n > 0xffffffffu) {
       dk_vocab_free(v);
-      return dk_models__fail(DK_ERR_FORMAT, "%s: token %llu is too long", dk_file_name(f), (unsigned long long)i);
+      return dk_set_error(DK_ERR_FORMAT, "%s: token %llu is too long", dk_file_name(f), (unsigned long long)i);
     }
     memcpy(v->text + total, s, n);
     v->text[total + n] = 0;
@@ -262,7 +249,7 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
       if (present && (x < 0 || x >= v->n)) {
         int nn = v->n;
         dk_vocab_free(v);
-        return dk_models__fail(DK_ERR_FORMAT, "%s: %s is %lld, outside the vocabulary of %d tokens", dk_file_name(f),
+        return dk_set_error(DK_ERR_FORMAT, "%s: %s is %lld, outside the vocabulary of %d tokens", dk_file_name(f),
                                keys[k], (long long)x, nn);
       }
       *dst[k] = (int32_t)x;

@@ -43,7 +43,7 @@ static dk_bpe *bpe_load(dkt *t, const char *pre) {
   if (dk_file_open(path, &file) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return NULL; }
   s = dk_bpe_load(file, pre, &b);
   dk_file_close(file);
-  if (s != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "dk_bpe_load(%s): %s", pre ? pre : "file's", dk_models_last_error());
+  if (s != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "dk_bpe_load(%s): %s", pre ? pre : "file's", dk_last_error());
   return b;
 }
 
@@ -96,7 +96,7 @@ static void bpe_check_file(dkt *t, const char *file, int words) {
     lines++;
     per[k]++;
     st = words ? dk_bpe_split(bs[k], text, tl, &got, &ng) : dk_bpe_encode(bs[k], text, tl, DK_BPE_SPECIAL, &got, &ng);
-    if (st != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_models_last_error()); break; }
+    if (st != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); break; }
     for (i = 0; i < ng && i < nw && got[i] == want[i]; i++) {}
     if (ng != nw || i < nw) {
       bad++;
@@ -236,16 +236,16 @@ DKT_TEST(bpe_refuses_bad_files, DKT_ONCE) {
   int32_t *ids;
   int n;
   DKT_REFUSED(t, bpe_from_memory("llama", "gpt-2", 1, &b, &g), DK_ERR_UNSUPPORTED);
-  DKT_CHECK(t, strstr(dk_models_last_error(), "'llama'") != NULL, "message: %s", dk_models_last_error());
+  DKT_CHECK(t, strstr(dk_last_error(), "'llama'") != NULL, "message: %s", dk_last_error());
   free(g.p);
   DKT_REFUSED(t, bpe_from_memory("gpt2", "made-up", 1, &b, &g), DK_ERR_UNSUPPORTED);
-  DKT_CHECK(t, strstr(dk_models_last_error(), "made-up") != NULL, "message: %s", dk_models_last_error());
+  DKT_CHECK(t, strstr(dk_last_error(), "made-up") != NULL, "message: %s", dk_last_error());
   free(g.p);
   DKT_REFUSED(t, bpe_from_memory("gpt2", "gpt-2", 0, &b, &g), DK_ERR_FORMAT);
-  DKT_CHECK(t, strstr(dk_models_last_error(), "tokenizer.ggml.merges") != NULL, "message: %s", dk_models_last_error());
+  DKT_CHECK(t, strstr(dk_last_error(), "tokenizer.ggml.merges") != NULL, "message: %s", dk_last_error());
   free(g.p);
   DKT_REFUSED(t, bpe_from_memory("gpt2", "gpt-2", -1, &b, &g), DK_ERR_FORMAT);
-  DKT_CHECK(t, strstr(dk_models_last_error(), "merge 0") != NULL, "message: %s", dk_models_last_error());
+  DKT_CHECK(t, strstr(dk_last_error(), "merge 0") != NULL, "message: %s", dk_last_error());
   free(g.p);
   /* the smallest good one: "ab" by its merge; "b a" stays two tokens */
   DKT_OK(t, bpe_from_memory("gpt2", NULL, 1, &b, &g) == DK_OK ? DK_OK : DK_ERR_FORMAT);

@@ -6,9 +6,9 @@
 #define _GNU_SOURCE
 #include "test.h"
 #include "../tools/gguf_writer.h"
-#include "../examples/tokenizer.c"
-#define LLAMA_MODEL_IMPLEMENTATION
-#include "../examples/llama_model.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/spm.h"
+#include "../models/llama.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
@@ -851,11 +851,11 @@ DKT_TEST(models_load_tensor, 0) {
 
 /* ==== tokenizer ============================================================================ */
 
-static tokenizer *load_tok(dkt *t, const char *path, dk_file_format fmt) {
+static dk_spm *load_tok(dkt *t, const char *path, dk_file_format fmt) {
   dk_file *f;
-  tokenizer *tk = NULL;
+  dk_spm *tk = NULL;
   if (dk_file_open_as(path, fmt, &f) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return NULL; }
-  if (tokenizer_load(f, &tk) != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "%s", tokenizer_last_error());
+  if (dk_spm_load(f, &tk) != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error());
   dk_file_close(f);
   return tk;
 }
@@ -873,11 +873,11 @@ DKT_TEST(models_tokenizer_llama_spm, DKT_ONCE) {
     size_t ni, no;
     char *inp = read_all(path_in(dir, "llama.cpp-vocab/ggml-vocab-llama-spm.gguf.inp"), &ni);
     char *outp = read_all(path_in(dir, "llama.cpp-vocab/ggml-vocab-llama-spm.gguf.out"), &no);
-    tokenizer *tk = load_tok(t, path_in(dir, "llama.cpp-vocab/ggml-vocab-llama-spm.gguf"), DK_FILE_AUTO);
+    dk_spm *tk = load_tok(t, path_in(dir, "llama.cpp-vocab/ggml-vocab-llama-spm.gguf"), DK_FILE_AUTO);
     const char *sep = "\n__ggml_vocab_test__\n", *p, *o;
     int cases = 0, bad = 0;
     if (!inp || !outp || !tk) { dkt_fail_at(t, __FILE__, __LINE__, "vocab test files missing"); return; }
-    DKT_CHECK(t, tokenizer_count(tk) == 32000, "32000 tokens");
+    DKT_CHECK(t, dk_spm_count(tk) == 32000, "32000 tokens");
     for (p = inp, o = outp; *p && *o; cases++) {
       const char *e = strstr(p, sep), *oe = strchr(o, '\n');
       int32_t *ids, want[512];
@@ -893,7 +893,7 @@ DKT_TEST(models_tokenizer_llama_spm, DKT_ONCE) {
           q = end;
         }
       }
-      DKT_OK(t, tokenizer_encode(tk, p, (size_t)(e - p), 0, &ids, &n));
+      DKT_OK(t, dk_spm_encode(tk, p, (size_t)(e - p), 0, &ids, &n));
       same = n == nw;
       for (i = 0; same && i < n; i++) same = ids[i] == want[i];
       if (!same && bad++ < 5) {
@@ -909,7 +909,7 @@ DKT_TEST(models_tokenizer_llama_spm, DKT_ONCE) {
     }
     DKT_CHECK(t, cases == 46, "%d vocab test cases, expected 46", cases);
     DKT_CHECK(t, bad == 0, "%d of %d cases differ", bad, cases);
-    tokenizer_free(tk);
+    dk_spm_free(tk);
     free(inp);
     free(outp);
   }
@@ -919,7 +919,7 @@ DKT_TEST(models_tokenizer_prompts, DKT_ONCE) {
   NEED_MODELS(t, dir);
   {
     refs r;
-    tokenizer *tks[2];
+    dk_spm *tks[2];
     int k, c;
     if (!load_refs(t, dir, &r)) return;
     tks[0] = load_tok(t, path_in(dir, "tok512.bin"), DK_FILE_LLAMA2C_TOKENIZER);
@@ -931,13 +931,13 @@ DKT_TEST(models_tokenizer_prompts, DKT_ONCE) {
         int n, i, np = c < 4 ? r.c[c].n_cpp_prompt : 1, same;
         char text[1024];
         size_t len = 0;
-        DKT_OK(t, tokenizer_encode(tks[k], r.c[c].prompt, strlen(r.c[c].prompt), 1, &ids, &n));
+        DKT_OK(t, dk_spm_encode(tks[k], r.c[c].prompt, strlen(r.c[c].prompt), 1, &ids, &n));
         same = n == np;
         /* run.c's ids start with the same prompt ids */
         for (i = 0; same && i < n; i++) same = ids[i] == r.c[c].run_ids[i] && (c == 4 || ids[i] == r.c[c].cpp_prompt[i]);
         DKT_CHECK(t, same, "%s: prompt '%s' tokenized differently (%d ids, want %d)", k ? "gguf" : "tok512", r.c[c].prompt, n, np);
         /* and decodes back to the prompt */
-        for (i = 0; i < n; i++) len += tokenizer_piece(tks[k], i ? ids[i - 1] : -1, ids[i], text + len, sizeof text - len);
+        for (i = 0; i < n; i++) len += dk_spm_piece(tks[k], i ? ids[i - 1] : -1, ids[i], text + len, sizeof text - len);
         DKT_CHECK(t, !strcmp(text, r.c[c].prompt), "%s: '%s' decodes to '%s'", k ? "gguf" : "tok512", r.c[c].prompt, text);
         free(ids);
       }
@@ -949,38 +949,38 @@ DKT_TEST(models_tokenizer_prompts, DKT_ONCE) {
       char text[64];
       size_t len = 0;
       int i;
-      DKT_OK(t, tokenizer_encode(tks[0], "\xe4\xb8\xad", 3, 0, &ids, &n));
+      DKT_OK(t, dk_spm_encode(tks[0], "\xe4\xb8\xad", 3, 0, &ids, &n));
       DKT_CHECK(t, n == 4 && ids[1] == 3 + 0xe4 && ids[2] == 3 + 0xb8 && ids[3] == 3 + 0xad, "byte fallback: %d ids", n);
-      for (i = 0; i < n; i++) len += tokenizer_piece(tks[0], i ? ids[i - 1] : -1, ids[i], text + len, sizeof text - len);
+      for (i = 0; i < n; i++) len += dk_spm_piece(tks[0], i ? ids[i - 1] : -1, ids[i], text + len, sizeof text - len);
       DKT_CHECK(t, !strcmp(text, " \xe4\xb8\xad"), "bytes decode back");
       free(ids);
     }
-    tokenizer_free(tks[0]);
-    tokenizer_free(tks[1]);
+    dk_spm_free(tks[0]);
+    dk_spm_free(tks[1]);
   }
 }
 
 /* ==== generation against run.c and llama.cpp ============================================== */
 
-static llm_model *load_model(dkt *t, const char *path, const char *devices, int n_ctx) {
-  llm_options o;
-  llm_model *m = NULL;
+static dk_llm_model *load_model(dkt *t, const char *path, const char *devices, int n_ctx) {
+  dk_llm_options o;
+  dk_llm_model *m = NULL;
   memset(&o, 0, sizeof o);
   o.devices = devices;
   o.n_ctx = n_ctx;
-  if (llm_load(path, &o, &m) != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "loading %s: %s", path, llm_last_error());
+  if (dk_llm_load(path, &o, &m) != DK_OK) dkt_fail_at(t, __FILE__, __LINE__, "loading %s: %s", path, dk_last_error());
   return m;
 }
 
 /* greedy: the prompt in one batch, then one token at a time */
-static int generate(dkt *t, llm_model *m, const int32_t *prompt, int np, int n, int32_t *out) {
+static int generate(dkt *t, dk_llm_model *m, const int32_t *prompt, int np, int n, int32_t *out) {
   dk_tensor *lg;
   int i;
-  llm_reset(m);
-  if (llm_forward(m, prompt, np, 0, &lg) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", llm_last_error()); return 0; }
+  dk_llm_reset(m);
+  if (dk_llm_forward(m, prompt, np, 0, &lg) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return 0; }
   for (i = 0; i < n; i++) {
-    if (llm_sample(m, lg, 0, NULL, (uint64_t)i, &out[i]) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", llm_last_error()); return 0; }
-    if (i + 1 < n && llm_forward(m, &out[i], 1, 0, &lg) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", llm_last_error()); return 0; }
+    if (dk_llm_sample(m, lg, 0, NULL, (uint64_t)i, &out[i]) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return 0; }
+    if (i + 1 < n && dk_llm_forward(m, &out[i], 1, 0, &lg) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return 0; }
   }
   return 1;
 }
@@ -999,8 +999,8 @@ static void check_generation(dkt *t, int which) {
   {
     static const char *files[3] = {"stories260K.bin", "stories260K.gguf", "stories260K-F16.gguf"};
     refs r;
-    llm_model *m;
-    tokenizer *tk;
+    dk_llm_model *m;
+    dk_spm *tk;
     int c;
     if (!load_refs(t, dir, &r)) return;
     /* 512 positions: the empty prompt's 256 tokens pass the GGUF's declared 128
@@ -1008,13 +1008,13 @@ static void check_generation(dkt *t, int which) {
     m = load_model(t, path_in(dir, files[which]), dk_device_name(t->dev), 512);
     tk = which == 0 ? load_tok(t, path_in(dir, "tok512.bin"), DK_FILE_LLAMA2C_TOKENIZER)
                     : load_tok(t, path_in(dir, files[which]), DK_FILE_AUTO);
-    if (!m || !tk) { llm_free(m); tokenizer_free(tk); return; }
+    if (!m || !tk) { dk_llm_free(m); dk_spm_free(tk); return; }
     for (c = 0; c < 5; c++) {
       int32_t *ids, out[REF_MAX];
       int np, n, d;
       const int *want;
       const char *against;
-      DKT_OK(t, tokenizer_encode(tk, r.c[c].prompt, strlen(r.c[c].prompt), 1, &ids, &np));
+      DKT_OK(t, dk_spm_encode(tk, r.c[c].prompt, strlen(r.c[c].prompt), 1, &ids, &np));
       if (which == 0) {
         n = r.c[c].n_run - np;
         want = r.c[c].run_ids + np;
@@ -1042,8 +1042,8 @@ static void check_generation(dkt *t, int which) {
       }
       free(ids);
     }
-    llm_free(m);
-    tokenizer_free(tk);
+    dk_llm_free(m);
+    dk_spm_free(tk);
   }
 }
 
@@ -1058,17 +1058,17 @@ DKT_TEST(models_batch_equals_stepwise, 0) {
   NEED_MODELS(t, dir);
   {
     static const int32_t ids[12] = {1, 291, 376, 400, 428, 286, 296, 418, 329, 429, 412, 425};
-    llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
+    dk_llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
     dk_tensor *lg;
     double *a = dkt_alloc(12 * 512), *b = dkt_alloc(512);
     int i;
     if (!m) return;
-    DKT_OK(t, llm_forward(m, ids, 12, 1, &lg));
+    DKT_OK(t, dk_llm_forward(m, ids, 12, 1, &lg));
     if (!dkt_read(t, lg, a)) return;
-    llm_reset(m);
+    dk_llm_reset(m);
     for (i = 0; i < 12; i++) {
       char what[64];
-      DKT_OK(t, llm_forward(m, &ids[i], 1, 0, &lg));
+      DKT_OK(t, dk_llm_forward(m, &ids[i], 1, 0, &lg));
       if (!dkt_read(t, lg, b)) return;
       snprintf(what, sizeof what, "position %d: batch vs one at a time", i);
       /* f32 sums in another order: logits of magnitude ~10 agree to ~1e-5 */
@@ -1076,7 +1076,7 @@ DKT_TEST(models_batch_equals_stepwise, 0) {
     }
     free(a);
     free(b);
-    llm_free(m);
+    dk_llm_free(m);
   }
 }
 
@@ -1093,24 +1093,24 @@ DKT_TEST(models_q8_0_teacher_forcing, 0) {
   NEED_MODELS(t, dir);
   {
     refs r;
-    llm_model *mf, *mq;
+    dk_llm_model *mf, *mq;
     int c, agree = 0, total = 0;
     double worst = 0;
     if (!load_refs(t, dir, &r)) return;
     mf = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
     mq = load_model(t, path_in(dir, "stories260K-Q8_0.gguf"), dk_device_name(t->dev), 0);
-    if (!mf || !mq) { llm_free(mf); llm_free(mq); return; }
+    if (!mf || !mq) { dk_llm_free(mf); dk_llm_free(mq); return; }
     for (c = 0; c < 4; c++) {
       int n = r.c[c].n_run, i, j;
       int32_t ids[REF_MAX];
       double *lf = dkt_alloc((int64_t)n * 512), *lq = dkt_alloc((int64_t)n * 512);
       dk_tensor *lg;
       for (i = 0; i < n; i++) ids[i] = r.c[c].run_ids[i];
-      llm_reset(mf);
-      llm_reset(mq);
-      DKT_OK(t, llm_forward(mf, ids, n, 1, &lg));
+      dk_llm_reset(mf);
+      dk_llm_reset(mq);
+      DKT_OK(t, dk_llm_forward(mf, ids, n, 1, &lg));
       if (!dkt_read(t, lg, lf)) return;
-      DKT_OK(t, llm_forward(mq, ids, n, 1, &lg));
+      DKT_OK(t, dk_llm_forward(mq, ids, n, 1, &lg));
       if (!dkt_read(t, lg, lq)) return;
       for (i = 0; i < n; i++) {
         double lo = 1e300, hi = -1e300, md = 0;
@@ -1134,8 +1134,8 @@ DKT_TEST(models_q8_0_teacher_forcing, 0) {
     }
     DKT_CHECK(t, agree >= 0.9 * total, "q8_0 and f32 agree on the top token at %d of %d positions", agree, total);
     dkt_note(t, "q8_0 vs f32: worst max|dlogit|/range %.4f; top-1 agreement %d/%d", worst, agree, total);
-    llm_free(mf);
-    llm_free(mq);
+    dk_llm_free(mf);
+    dk_llm_free(mq);
   }
 }
 
@@ -1147,7 +1147,7 @@ DKT_TEST(models_split_layers, 0) {
   {
     refs r;
     char spec[128];
-    llm_model *m;
+    dk_llm_model *m;
     int c, l;
     if (!load_refs(t, dir, &r)) return;
     snprintf(spec, sizeof spec, "%s=0-1,%s=2-4", dk_device_name(t->dev), dk_device_name(t->dev2));
@@ -1168,13 +1168,13 @@ DKT_TEST(models_split_layers, 0) {
       if (generate(t, m, ids, np, n, out))
         DKT_CHECK(t, first_diff(out, r.c[c].run_ids + np, n) < 0, "split run differs from run.c on prompt %d", c);
     }
-    llm_free(m);
+    dk_llm_free(m);
     /* an even split names the devices only */
     snprintf(spec, sizeof spec, "%s,%s", dk_device_name(t->dev), dk_device_name(t->dev2));
     m = load_model(t, path_in(dir, "stories260K.gguf"), spec, 0);
     if (m) {
       DKT_CHECK(t, dk_device_equal(m->layers[1].dev, t->dev) && dk_device_equal(m->layers[2].dev, t->dev2), "even split 2+3");
-      llm_free(m);
+      dk_llm_free(m);
     }
   }
 }
@@ -1183,26 +1183,26 @@ DKT_TEST(models_split_layers, 0) {
 DKT_TEST(models_sampling, 0) {
   NEED_MODELS(t, dir);
   {
-    llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
-    llm_sampler sp;
+    dk_llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
+    dk_llm_sampler sp;
     int32_t runs[3][40], prompt[1] = {1};
     int k, i, same01 = 1, same02 = 1;
     if (!m) return;
     for (k = 0; k < 3; k++) {
       dk_tensor *lg;
       sp.temperature = 1.0f; sp.top_k = 40; sp.top_p = 0.95f; sp.seed = k == 2 ? 99 : 7;
-      llm_reset(m);
-      DKT_OK(t, llm_forward(m, prompt, 1, 0, &lg));
+      dk_llm_reset(m);
+      DKT_OK(t, dk_llm_forward(m, prompt, 1, 0, &lg));
       for (i = 0; i < 40; i++) {
-        DKT_OK(t, llm_sample(m, lg, 0, &sp, (uint64_t)i, &runs[k][i]));
+        DKT_OK(t, dk_llm_sample(m, lg, 0, &sp, (uint64_t)i, &runs[k][i]));
         DKT_CHECK(t, runs[k][i] >= 0 && runs[k][i] < 512, "token %d out of range", runs[k][i]);
-        if (i + 1 < 40) DKT_OK(t, llm_forward(m, &runs[k][i], 1, 0, &lg));
+        if (i + 1 < 40) DKT_OK(t, dk_llm_forward(m, &runs[k][i], 1, 0, &lg));
       }
     }
     for (i = 0; i < 40; i++) { same01 &= runs[0][i] == runs[1][i]; same02 &= runs[0][i] == runs[2][i]; }
     DKT_CHECK(t, same01, "the same seed gave other tokens");
     DKT_CHECK(t, !same02, "another seed gave the same 40 tokens");
-    llm_free(m);
+    dk_llm_free(m);
   }
 }
 
@@ -1218,53 +1218,53 @@ static unsigned char *tiny_arch_gguf(const char *arch, size_t *n) {
 }
 
 DKT_TEST(models_bad_input_api, DKT_ONCE) {
-  llm_model *m = NULL;
-  llm_options o;
+  dk_llm_model *m = NULL;
+  dk_llm_options o;
   char path[256];
   size_t n;
   unsigned char *g;
   FILE *f;
   memset(&o, 0, sizeof o);
   o.devices = "cpu:0";
-  DKT_CHECK(t, llm_load("/nonexistent/model.gguf", &o, &m) == DK_ERR_IO && strstr(llm_last_error(), "/nonexistent/model.gguf"),
-            "missing file: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_load("/nonexistent/model.gguf", &o, &m) == DK_ERR_IO && strstr(dk_last_error(), "/nonexistent/model.gguf"),
+            "missing file: %s", dk_last_error());
   snprintf(path, sizeof path, "/tmp/devkit_test_gpt2_%d.gguf", (int)getpid());
   g = tiny_arch_gguf("gpt2", &n);
   f = fopen(path, "wb");
   if (f) { fwrite(g, 1, n, f); fclose(f); }
   free(g);
-  DKT_CHECK(t, llm_load(path, &o, &m) == DK_ERR_UNSUPPORTED && strstr(llm_last_error(), "architecture 'gpt2'") &&
-                   strstr(llm_last_error(), "llama"), "gpt2: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_load(path, &o, &m) == DK_ERR_UNSUPPORTED && strstr(dk_last_error(), "architecture 'gpt2'") &&
+                   strstr(dk_last_error(), "llama"), "gpt2: %s", dk_last_error());
   unlink(path);
   NEED_MODELS(t, dir);
   o.devices = "cpu:9";
-  DKT_CHECK(t, llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_NO_DEVICE && strstr(llm_last_error(), "cpu:9") &&
-                   strstr(llm_last_error(), "cpu:0"), "no cpu:9: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_NO_DEVICE && strstr(dk_last_error(), "cpu:9") &&
+                   strstr(dk_last_error(), "cpu:0"), "no cpu:9: %s", dk_last_error());
   o.devices = "cpu:0=0-2";
-  DKT_CHECK(t, llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_INVALID && strstr(llm_last_error(), "layer 3"),
-            "layers 3-4 unplaced: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_INVALID && strstr(dk_last_error(), "layer 3"),
+            "layers 3-4 unplaced: %s", dk_last_error());
   o.devices = "cpu:0=0-9";
-  DKT_CHECK(t, llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_INVALID && strstr(llm_last_error(), "0-4"),
-            "range past the layers: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_INVALID && strstr(dk_last_error(), "0-4"),
+            "range past the layers: %s", dk_last_error());
   o.devices = "gpu:0";
-  DKT_CHECK(t, llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_INVALID && strstr(llm_last_error(), "vulkan:N"),
-            "bad device name: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m) == DK_ERR_INVALID && strstr(dk_last_error(), "vulkan:N"),
+            "bad device name: %s", dk_last_error());
   o.devices = "cpu:0";
-  DKT_CHECK(t, llm_load(path_in(dir, "tok512.bin"), &o, &m) != DK_OK, "a tokenizer is not a model");
-  DKT_OK(t, llm_load(path_in(dir, "stories260K.gguf"), &o, &m));
+  DKT_CHECK(t, dk_llm_load(path_in(dir, "tok512.bin"), &o, &m) != DK_OK, "a tokenizer is not a model");
+  DKT_OK(t, dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m));
   {
     int32_t ids[130];
     dk_tensor *lg;
     int i;
     for (i = 0; i < 130; i++) ids[i] = 300;
-    DKT_CHECK(t, llm_forward(m, ids, 129, 0, &lg) == DK_ERR_INVALID && strstr(llm_last_error(), "128"),
-              "a prompt over the context: %s", llm_last_error());
+    DKT_CHECK(t, dk_llm_forward(m, ids, 129, 0, &lg) == DK_ERR_INVALID && strstr(dk_last_error(), "128"),
+              "a prompt over the context: %s", dk_last_error());
     ids[3] = 512;
-    DKT_CHECK(t, llm_forward(m, ids, 5, 0, &lg) == DK_ERR_INVALID && strstr(llm_last_error(), "512"), "id 512: %s",
-              llm_last_error());
+    DKT_CHECK(t, dk_llm_forward(m, ids, 5, 0, &lg) == DK_ERR_INVALID && strstr(dk_last_error(), "512"), "id 512: %s",
+              dk_last_error());
     DKT_CHECK(t, m->pos == 0, "a refused forward moved the position");
   }
-  llm_free(m);
+  dk_llm_free(m);
 }
 
 /* The command line: each mistake is one line on stderr naming what is wrong,
@@ -1364,7 +1364,7 @@ DKT_TEST(models_split_across_backends, DKT_MULTI_BACKEND) {
     dk_device other;
     refs r;
     char spec[128];
-    llm_model *m;
+    dk_llm_model *m;
     int c, b, found = 0;
     for (b = 0; b < DK_BACKEND_COUNT && !found; b++)
       if (b != (int)t->dev.backend && dk_device_count((dk_backend)b) > 0) {
@@ -1377,7 +1377,7 @@ DKT_TEST(models_split_across_backends, DKT_MULTI_BACKEND) {
     snprintf(spec, sizeof spec, "%s=0-2,%s=3-4", dk_device_name(t->dev), dk_device_name(other));
     m = load_model(t, path_in(dir, "stories260K.gguf"), spec, 0);
     if (!m) return;
-    DKT_OK(t, llm_check_placement(m));
+    DKT_OK(t, dk_llm_check_placement(m));
     for (c = 0; c < 4; c++) {
       int32_t ids[REF_MAX], out[REF_MAX];
       int np = r.c[c].n_cpp_prompt, n = r.c[c].n_run - np, i;
@@ -1385,7 +1385,7 @@ DKT_TEST(models_split_across_backends, DKT_MULTI_BACKEND) {
       if (generate(t, m, ids, np, n, out))
         DKT_CHECK(t, first_diff(out, r.c[c].run_ids + np, n) < 0, "%s split differs from run.c on prompt %d", spec, c);
     }
-    llm_free(m);
+    dk_llm_free(m);
   }
 }
 
@@ -1395,26 +1395,26 @@ typedef struct { const char *path; dk_device dev; int n; int32_t out[64]; int ok
 
 static void *model_thread(void *arg) {
   model_job *j = (model_job *)arg;
-  llm_options o;
-  llm_model *m = NULL;
+  dk_llm_options o;
+  dk_llm_model *m = NULL;
   int32_t prompt[5] = {1, 403, 407, 261, 378};
   dk_tensor *lg;
   int i;
   memset(&o, 0, sizeof o);
   o.devices = dk_device_name(j->dev);
   j->ok = 0;
-  if (llm_load(j->path, &o, &m) != DK_OK) { snprintf(j->err, sizeof j->err, "%.250s", llm_last_error()); return NULL; }
-  if (llm_forward(m, prompt, 5, 0, &lg) != DK_OK) goto fail;
+  if (dk_llm_load(j->path, &o, &m) != DK_OK) { snprintf(j->err, sizeof j->err, "%.250s", dk_last_error()); return NULL; }
+  if (dk_llm_forward(m, prompt, 5, 0, &lg) != DK_OK) goto fail;
   for (i = 0; i < j->n; i++) {
-    if (llm_sample(m, lg, 0, NULL, (uint64_t)i, &j->out[i]) != DK_OK) goto fail;
-    if (i + 1 < j->n && llm_forward(m, &j->out[i], 1, 0, &lg) != DK_OK) goto fail;
+    if (dk_llm_sample(m, lg, 0, NULL, (uint64_t)i, &j->out[i]) != DK_OK) goto fail;
+    if (i + 1 < j->n && dk_llm_forward(m, &j->out[i], 1, 0, &lg) != DK_OK) goto fail;
   }
   j->ok = 1;
-  llm_free(m);
+  dk_llm_free(m);
   return NULL;
 fail:
-  snprintf(j->err, sizeof j->err, "%.250s", llm_last_error());
-  llm_free(m);
+  snprintf(j->err, sizeof j->err, "%.250s", dk_last_error());
+  dk_llm_free(m);
   return NULL;
 }
 
@@ -1454,13 +1454,13 @@ DKT_TEST(models_placement_check_finds_moved_tensors, 0) {
   NEED_MODELS(t, dir);
   if (!t->has_dev2) { dkt_skip(t, "skipped: needs a second logical device"); return; }
   {
-    llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
+    dk_llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
     dk_tensor *moved[3] = {NULL, NULL, NULL}, *orig[3];
     dk_tensor **slot[3];
     const char *m_err;
     int k;
     if (!m) return;
-    DKT_OK(t, llm_check_placement(m));
+    DKT_OK(t, dk_llm_check_placement(m));
     slot[0] = &m->layers[1].wq;
     slot[1] = &m->layers[3].v_cache;
     slot[2] = &m->out_norm;
@@ -1469,7 +1469,7 @@ DKT_TEST(models_placement_check_finds_moved_tensors, 0) {
       DKT_OK(t, dk_to(orig[k], t->dev2, &moved[k]));
       *slot[k] = moved[k];
     }
-    DKT_REFUSED(t, llm_check_placement(m), DK_ERR_DEVICE_MISMATCH);
+    DKT_REFUSED(t, dk_llm_check_placement(m), DK_ERR_DEVICE_MISMATCH);
     m_err = dk_last_error();
     DKT_CHECK(t, strstr(m_err, "3 of ") != NULL, "three misplaced:\n%s", m_err);
     DKT_CHECK(t, strstr(m_err, "'blk.1.attn_q.weight'") && strstr(m_err, "'blk.3.v_cache'") && strstr(m_err, "'output_norm.weight'"),
@@ -1480,8 +1480,8 @@ DKT_TEST(models_placement_check_finds_moved_tensors, 0) {
       *slot[k] = orig[k];
       dk_tensor_free(moved[k]);
     }
-    DKT_OK(t, llm_check_placement(m));
-    llm_free(m);
+    DKT_OK(t, dk_llm_check_placement(m));
+    dk_llm_free(m);
   }
 }
 
@@ -1511,34 +1511,34 @@ DKT_TEST(hardening_tokenizer_bos_out_of_range, DKT_ONCE) {
     size_t n;
     unsigned char *g = tok_gguf_with_bos(bos[k], &n);
     dk_file *f = NULL;
-    tokenizer *tk = NULL;
+    dk_spm *tk = NULL;
     dk_status s;
     if (dk_file_open_memory(g, n, "bos.gguf", DK_FILE_GGUF, &f) != DK_OK) {
       dkt_fail_at(t, __FILE__, __LINE__, "open: %s", dk_last_error());
       free(g);
       return;
     }
-    s = tokenizer_load(f, &tk);
+    s = dk_spm_load(f, &tk);
     if (k == 0) {
-      DKT_CHECK(t, s == DK_OK, "bos 1 of 3 tokens: %s", tokenizer_last_error());
+      DKT_CHECK(t, s == DK_OK, "bos 1 of 3 tokens: %s", dk_last_error());
     } else {
       DKT_CHECK(t, s == DK_ERR_FORMAT && tk == NULL, "bos %u of 3 tokens loaded (%s)", bos[k], dk_status_name(s));
-      DKT_CHECK(t, strstr(tokenizer_last_error(), "bos_token_id") && strstr(tokenizer_last_error(), "3 tokens"),
-                "message: %s", tokenizer_last_error());
+      DKT_CHECK(t, strstr(dk_last_error(), "bos_token_id") && strstr(dk_last_error(), "3 tokens"),
+                "message: %s", dk_last_error());
     }
-    tokenizer_free(tk);
+    dk_spm_free(tk);
     dk_file_close(f);
     free(g);
   }
 }
 
 DKT_TEST(hardening_llm_empty_device_list, DKT_ONCE) {
-  llm_options o;
+  dk_llm_options o;
   dk_device devs[8];
   memset(&o, 0, sizeof o);
   o.devices = "";
-  DKT_CHECK(t, llm_place(&o, 4, devs) == DK_ERR_INVALID && strstr(llm_last_error(), "no device named"),
-            "-d '': %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_place(&o, 4, devs) == DK_ERR_INVALID && strstr(dk_last_error(), "no device named"),
+            "-d '': %s", dk_last_error());
   o.devices = NULL;
-  DKT_CHECK(t, llm_place(&o, 4, devs) == DK_OK, "no -d: %s", llm_last_error());
+  DKT_CHECK(t, dk_llm_place(&o, 4, devs) == DK_OK, "no -d: %s", dk_last_error());
 }

@@ -16,8 +16,8 @@
 #define _DEFAULT_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
-#define LLAMA_MODEL_IMPLEMENTATION
-#include "../examples/llama_model.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/llama.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,27 +62,27 @@ static void score_row(const float *row, int vocab, int32_t want, int32_t *top, d
   *lp = (double)row[want] - mx - log(sum);
 }
 
-static int run(llm_model *m, const char *mode, const int32_t *ids, int n, const int32_t *ref_top, const double *ref_lp,
+static int run(dk_llm_model *m, const char *mode, const int32_t *ids, int n, const int32_t *ref_top, const double *ref_lp,
                double ref_ppl, double min_top1, double max_diff) {
   int vocab = m->c.vocab, t, agree = 0, T = n - 1, ok;
   float *buf = (float *)malloc(sizeof(float) * (size_t)vocab * (size_t)n);
   double nll = 0, worst = 0, ppl, diff, t0;
   dk_tensor *logits;
   if (!buf) { fprintf(stderr, "teacher_force: out of memory\n"); return 2; }
-  t0 = llm_now();
-  llm_reset(m);
+  t0 = dk_llm_now();
+  dk_llm_reset(m);
   if (!strcmp(mode, "batch")) {
-    if (llm_forward(m, ids, n, 1, &logits) != DK_OK ||
+    if (dk_llm_forward(m, ids, n, 1, &logits) != DK_OK ||
         dk_tensor_download(logits, buf, sizeof(float) * (size_t)vocab * (size_t)n) != DK_OK) {
-      fprintf(stderr, "teacher_force: %s %s\n", llm_last_error(), dk_last_error());
+      fprintf(stderr, "teacher_force: %s %s\n", dk_last_error(), dk_last_error());
       free(buf);
       return 2;
     }
   } else {
     for (t = 0; t < T; t++)
-      if (llm_forward(m, &ids[t], 1, 0, &logits) != DK_OK ||
+      if (dk_llm_forward(m, &ids[t], 1, 0, &logits) != DK_OK ||
           dk_tensor_download(logits, buf + (size_t)t * vocab, sizeof(float) * (size_t)vocab) != DK_OK) {
-        fprintf(stderr, "teacher_force: %s %s\n", llm_last_error(), dk_last_error());
+        fprintf(stderr, "teacher_force: %s %s\n", dk_last_error(), dk_last_error());
         free(buf);
         return 2;
       }
@@ -102,7 +102,7 @@ static int run(llm_model *m, const char *mode, const int32_t *ids, int n, const 
   ok = 100.0 * agree / T >= min_top1 && fabs(diff) <= max_diff;
   printf("%s %-6s top-1 %d/%d (%.2f %%), perplexity %.4f vs reference %.4f (%+.3f %%), largest |log p - ref| %.4f: "
          "%s (%.1f s)\n", dk_device_name(m->ws[0].dev), mode, agree, T, 100.0 * agree / T, ppl, ref_ppl, diff, worst,
-         ok ? "ok" : "FAIL", llm_now() - t0);
+         ok ? "ok" : "FAIL", dk_llm_now() - t0);
   fflush(stdout);
   free(buf);
   return ok ? 0 : 1;
@@ -113,8 +113,8 @@ int main(int argc, char **argv) {
   double min_top1 = 99, max_diff = 1, ref_ppl = 0, *ref_lp = (double *)malloc(sizeof(double) * TF_MAX);
   int32_t *ids = (int32_t *)malloc(sizeof(int32_t) * TF_MAX), *ref_top = (int32_t *)malloc(sizeof(int32_t) * TF_MAX);
   int n = 0, nt = 0, nl = 0, i, rc = 0;
-  llm_options opt;
-  llm_model *m;
+  dk_llm_options opt;
+  dk_llm_model *m;
   FILE *f;
   static char line[1 << 20];
   memset(&opt, 0, sizeof opt);
@@ -147,10 +147,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   opt.n_ctx = n;
-  if (llm_load(model, &opt, &m) != DK_OK) { fprintf(stderr, "teacher_force: %s\n", llm_last_error()); return 2; }
+  if (dk_llm_load(model, &opt, &m) != DK_OK) { fprintf(stderr, "teacher_force: %s\n", dk_last_error()); return 2; }
   if (strcmp(mode, "decode")) rc |= run(m, "batch", ids, n, ref_top, ref_lp, ref_ppl, min_top1, max_diff);
   if (strcmp(mode, "batch")) rc |= run(m, "decode", ids, n, ref_top, ref_lp, ref_ppl, min_top1, max_diff);
-  llm_free(m);
+  dk_llm_free(m);
   dk_shutdown();
   free(ids); free(ref_top); free(ref_lp);
   return rc;

@@ -1,10 +1,10 @@
-/* examples/llama_model.h — a llama-family model on devkit devices, written
+/* models/llama.h — a llama-family model on devkit devices, written
  * only against devkit's public API, so the same code runs on every backend.
  * examples/llama.c (the command-line runner) and tests/test_models.c use it.
  *
  * In exactly one file:
- *     #define LLAMA_MODEL_IMPLEMENTATION
- *     #include "llama_model.h"
+ *     #define DEVKIT_MODELS_IMPLEMENTATION
+ *     #include "models/llama.h"
  *
  * It reads llama GGUF files (f32, f16, bf16, q8_0 and q4_0 weights) and
  * llama2.c checkpoints. Weights go from the file's mapping straight to their
@@ -23,13 +23,13 @@
  * Sampling runs on the last device (dk_argmax or dk_sample); only the chosen
  * id is downloaded.
  */
-#ifndef EXAMPLES_LLAMA_MODEL_H
-#define EXAMPLES_LLAMA_MODEL_H
+#ifndef DK_MODELS_LLAMA_H
+#define DK_MODELS_LLAMA_H
 
 #include "../devkit.h"
 #include <stdio.h>
 
-#define LLM_MAX_DEVICES 16
+#define DK_LLM_MAX_DEVICES 16
 
 typedef struct {
   int dim, hidden, n_layers, n_heads, n_kv_heads, head_dim, vocab;
@@ -37,7 +37,7 @@ typedef struct {
   int rope_dim, rope_mode; /* DK_ROPE_NORMAL for llama GGUF and llama2.c */
   float rope_theta, eps;
   int tied;                /* the classifier is the token embedding */
-} llm_config;
+} dk_llm_config;
 
 typedef struct {
   dk_device dev;
@@ -48,7 +48,7 @@ typedef struct {
    * and one for gate and up (fewer dispatches: what a GPU's decode pays for) */
   dk_tensor *wqkv, *wgu;
   dk_tensor *k_cache, *v_cache;   /* [n_ctx, n_kv_heads, head_dim], on dev */
-} llm_layer;
+} dk_llm_layer;
 
 /* activations for T tokens on one device */
 typedef struct {
@@ -57,12 +57,12 @@ typedef struct {
   dk_tensor *q3, *k3, *v3, *att3;  /* [T, heads, head_dim] views */
   /* T = 1 only: the fused projections' outputs and their views */
   dk_tensor *qkv, *gu, *fq3, *fk3, *fv3, *fqk3, *fg, *fu;
-} llm_acts;
+} dk_llm_acts;
 
 typedef struct {
   dk_device dev;
-  llm_acts one;            /* T = 1, kept for decoding */
-} llm_ws;
+  dk_llm_acts one;            /* T = 1, kept for decoding */
+} dk_llm_ws;
 
 typedef struct {
   const char *devices;     /* "cpu:0"; "cuda:0,cuda:1" splits the layers in proportion to the
@@ -73,57 +73,56 @@ typedef struct {
   int allow_same_gpu;      /* allow two parts on one physical GPU seen through two backends */
   int n_ctx;               /* KV cache length; 0: the file's context length */
   int kv_f16;              /* keep the KV cache in f16 */
-} llm_options;
+} dk_llm_options;
 
 typedef struct {
-  llm_config c;
+  dk_llm_config c;
   char name[256];          /* the file's base name */
   dk_device *layer_dev;    /* where each layer was meant to go */
   int n_ctx, pos;          /* cache length; tokens held in it */
-  llm_layer *layers;
-  llm_ws ws[LLM_MAX_DEVICES];
+  dk_llm_layer *layers;
+  dk_llm_ws ws[DK_LLM_MAX_DEVICES];
   int n_ws;
   dk_tensor *tok_embd, *out_norm, *output;   /* output == tok_embd or a copy of it when tied */
   dk_tensor *ids1, *logits1, *next;          /* decode-sized: ids [1] first device; logits [1,vocab], next [1] last */
   dk_tensor *logits_all;                     /* [T, vocab] of the last all_logits call */
   double load_seconds;
   uint64_t weight_bytes;
-} llm_model;
+} dk_llm_model;
 
 typedef struct {
   float temperature;       /* <= 0: greedy (argmax) */
   int top_k;               /* 0: off */
   float top_p;             /* 1: off */
   uint64_t seed;
-} llm_sampler;
+} dk_llm_sampler;
 
 /* Loads a llama GGUF file or a llama2.c checkpoint (o may be NULL). */
-dk_status llm_load(const char *path, const llm_options *o, llm_model **out);
-void      llm_free(llm_model *m);
-const char *llm_last_error(void);
+dk_status dk_llm_load(const char *path, const dk_llm_options *o, dk_llm_model **out);
+void      dk_llm_free(dk_llm_model *m);
 /* Each layer's device, from o->devices, o->split and the devices' memory. */
-dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev);
+dk_status dk_llm_place(const dk_llm_options *o, int n_layers, dk_device *layer_dev);
 /* Every weight and cache of the model against the device its layer was
  * given: DK_OK, or the message of dk_check_placement naming each misplaced
  * tensor. */
-dk_status llm_check_placement(const llm_model *m);
+dk_status dk_llm_check_placement(const dk_llm_model *m);
 /* The device map: layer ranges and bytes per device, one line each. */
-void llm_print_device_map(const llm_model *m, FILE *out);
+void dk_llm_print_device_map(const dk_llm_model *m, FILE *out);
 
 /* Runs T tokens at positions m->pos..; advances m->pos. *logits (on the last
  * device, owned by the model until the next call) is [1, vocab] for the last
  * token, or [T, vocab] with all_logits. */
-dk_status llm_forward(llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits);
+dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits);
 /* Chooses a token from row `row` of logits on the device; step varies the
  * seed (seed + step), so a run is reproducible. */
-dk_status llm_sample(llm_model *m, const dk_tensor *logits, int row, const llm_sampler *s, uint64_t step, int32_t *token);
-void      llm_reset(llm_model *m);   /* empties the KV cache */
+dk_status dk_llm_sample(dk_llm_model *m, const dk_tensor *logits, int row, const dk_llm_sampler *s, uint64_t step, int32_t *token);
+void      dk_llm_reset(dk_llm_model *m);   /* empties the KV cache */
 
-#endif /* EXAMPLES_LLAMA_MODEL_H */
+#endif /* DK_MODELS_LLAMA_H */
 
 /* ======================================================================== */
-#ifdef LLAMA_MODEL_IMPLEMENTATION
-#undef LLAMA_MODEL_IMPLEMENTATION
+#if defined(DEVKIT_MODELS_IMPLEMENTATION) && !defined(DK_MODELS_LLAMA_IMPL)
+#define DK_MODELS_LLAMA_IMPL
 
 #include <math.h>
 #include <stdarg.h>
@@ -132,25 +131,9 @@ void      llm_reset(llm_model *m);   /* empties the KV cache */
 #include <string.h>
 #include <time.h>
 
-static _Thread_local char llm_err[8192];   /* as large as devkit's own message */
+#define DK_LLM_TRY(expr) do { dk_status dk_llm_s_ = (expr); if (dk_llm_s_ != DK_OK) return dk_llm_s_; } while (0)
 
-const char *llm_last_error(void) { return llm_err; }
-
-static dk_status llm_fail(dk_status s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(llm_err, sizeof llm_err, fmt, ap);
-  va_end(ap);
-  return s;
-}
-/* a devkit call failed: its message is the model's */
-static dk_status llm_dk(dk_status s) {
-  if (s != DK_OK) snprintf(llm_err, sizeof llm_err, "%s", dk_last_error());
-  return s;
-}
-#define LLM_TRY(expr) do { dk_status llm_s_ = (expr); if (llm_s_ != DK_OK) return llm_dk(llm_s_); } while (0)
-
-static double llm_now(void) {
+static double dk_llm_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -158,32 +141,32 @@ static double llm_now(void) {
 
 /* ---- configuration ---------------------------------------------------------- */
 
-static dk_status llm_meta_int(const dk_file *f, const char *key, int required, int64_t def, int *out) {
+static dk_status dk_llm_meta_int(const dk_file *f, const char *key, int required, int64_t def, int *out) {
   int64_t v = def;
   dk_meta m;
   if (dk_file_meta_find(f, key, &m)) {
     if (dk_meta_int(&m, &v) != DK_OK)
-      return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; an integer was expected", dk_file_name(f), key,
+      return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; an integer was expected", dk_file_name(f), key,
                       dk_meta_type_name(m.type));
   } else if (required) {
-    return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is missing", dk_file_name(f), key);
+    return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is missing", dk_file_name(f), key);
   }
-  if (v < 0 || v > (1 << 30)) return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is %lld", dk_file_name(f), key, (long long)v);
+  if (v < 0 || v > (1 << 30)) return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is %lld", dk_file_name(f), key, (long long)v);
   *out = (int)v;
   return DK_OK;
 }
 
-static dk_status llm_meta_float(const dk_file *f, const char *key, double def, float *out) {
+static dk_status dk_llm_meta_float(const dk_file *f, const char *key, double def, float *out) {
   double v = def;
   dk_meta m;
   if (dk_file_meta_find(f, key, &m) && dk_meta_float(&m, &v) != DK_OK)
-    return llm_fail(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; a number was expected", dk_file_name(f), key,
+    return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; a number was expected", dk_file_name(f), key,
                     dk_meta_type_name(m.type));
   *out = (float)v;
   return DK_OK;
 }
 
-static dk_status llm_read_config(const dk_file *f, llm_config *c) {
+static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
   dk_status s;
   memset(c, 0, sizeof *c);
   c->rope_mode = DK_ROPE_NORMAL;   /* llama GGUF and llama2.c rotate adjacent pairs */
@@ -193,7 +176,7 @@ static dk_status llm_read_config(const dk_file *f, llm_config *c) {
                                "llama2c.n_kv_heads", "llama2c.vocab_size", "llama2c.seq_len"};
     int i;
     for (i = 0; i < 7; i++)
-      if (dk_file_meta_int(f, k[i], &h[i]) != DK_OK) return llm_dk(DK_ERR_FORMAT);
+      if (dk_file_meta_int(f, k[i], &h[i]) != DK_OK) return DK_ERR_FORMAT;
     c->dim = (int)h[0]; c->hidden = (int)h[1]; c->n_layers = (int)h[2]; c->n_heads = (int)h[3];
     c->n_kv_heads = (int)h[4]; c->vocab = (int)(h[5] < 0 ? -h[5] : h[5]); c->ctx_train = (int)h[6];
     c->tied = h[5] > 0;
@@ -208,30 +191,30 @@ static dk_status llm_read_config(const dk_file *f, llm_config *c) {
     size_t alen;
     dk_meta m;
     int64_t ti;
-    if (dk_file_meta_string(f, "general.architecture", &arch, &alen) != DK_OK) return llm_dk(DK_ERR_FORMAT);
+    if (dk_file_meta_string(f, "general.architecture", &arch, &alen) != DK_OK) return DK_ERR_FORMAT;
     if (alen != 5 || memcmp(arch, "llama", 5))
-      return llm_fail(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s' is not one this runner runs (it runs 'llama' GGUF "
+      return dk_set_error(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s' is not one this runner runs (it runs 'llama' GGUF "
                       "files and llama2.c checkpoints)", dk_file_name(f), (int)(alen > 40 ? 40 : alen), arch);
-    if ((s = llm_meta_int(f, "llama.embedding_length", 1, 0, &c->dim)) ||
-        (s = llm_meta_int(f, "llama.feed_forward_length", 1, 0, &c->hidden)) ||
-        (s = llm_meta_int(f, "llama.block_count", 1, 0, &c->n_layers)) ||
-        (s = llm_meta_int(f, "llama.attention.head_count", 1, 0, &c->n_heads)) ||
-        (s = llm_meta_int(f, "llama.attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads)) ||
-        (s = llm_meta_int(f, "llama.context_length", 0, 2048, &c->ctx_train)) ||
-        (s = llm_meta_float(f, "llama.rope.freq_base", 10000.0, &c->rope_theta)) ||
-        (s = llm_meta_float(f, "llama.attention.layer_norm_rms_epsilon", 1e-5, &c->eps)))
+    if ((s = dk_llm_meta_int(f, "llama.embedding_length", 1, 0, &c->dim)) ||
+        (s = dk_llm_meta_int(f, "llama.feed_forward_length", 1, 0, &c->hidden)) ||
+        (s = dk_llm_meta_int(f, "llama.block_count", 1, 0, &c->n_layers)) ||
+        (s = dk_llm_meta_int(f, "llama.attention.head_count", 1, 0, &c->n_heads)) ||
+        (s = dk_llm_meta_int(f, "llama.attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads)) ||
+        (s = dk_llm_meta_int(f, "llama.context_length", 0, 2048, &c->ctx_train)) ||
+        (s = dk_llm_meta_float(f, "llama.rope.freq_base", 10000.0, &c->rope_theta)) ||
+        (s = dk_llm_meta_float(f, "llama.attention.layer_norm_rms_epsilon", 1e-5, &c->eps)))
       return s;
     if (dk_file_meta_find(f, "llama.rope.scaling.type", &m)) {
       const char *st;
       size_t sl;
       if (dk_meta_string(&m, &st, &sl) != DK_OK || !(sl == 4 && !memcmp(st, "none", 4)))
-        return llm_fail(DK_ERR_UNSUPPORTED, "%s: RoPE scaling (llama.rope.scaling.type) is not supported", dk_file_name(f));
+        return dk_set_error(DK_ERR_UNSUPPORTED, "%s: RoPE scaling (llama.rope.scaling.type) is not supported", dk_file_name(f));
     }
     if (c->n_heads <= 0 || c->dim % c->n_heads)
-      return llm_fail(DK_ERR_FORMAT, "%s: embedding_length %d is not a multiple of head_count %d", dk_file_name(f), c->dim,
+      return dk_set_error(DK_ERR_FORMAT, "%s: embedding_length %d is not a multiple of head_count %d", dk_file_name(f), c->dim,
                       c->n_heads);
     c->head_dim = c->dim / c->n_heads;
-    if ((s = llm_meta_int(f, "llama.rope.dimension_count", 0, c->head_dim, &c->rope_dim))) return s;
+    if ((s = dk_llm_meta_int(f, "llama.rope.dimension_count", 0, c->head_dim, &c->rope_dim))) return s;
     ti = dk_file_tensor_find(f, "token_embd.weight");
     if (ti >= 0) {
       dk_file_tensor t;
@@ -241,21 +224,21 @@ static dk_status llm_read_config(const dk_file *f, llm_config *c) {
     c->tied = dk_file_tensor_find(f, "output.weight") < 0;
     return DK_OK;
   }
-  return llm_fail(DK_ERR_UNSUPPORTED, "%s: a %s file; this runner runs llama GGUF files and llama2.c checkpoints",
+  return dk_set_error(DK_ERR_UNSUPPORTED, "%s: a %s file; this runner runs llama GGUF files and llama2.c checkpoints",
                   dk_file_name(f), dk_file_format_name(dk_file_format_of(f)));
 }
 
-static dk_status llm_check_config(const char *name, const llm_config *c) {
+static dk_status dk_llm_check_config(const char *name, const dk_llm_config *c) {
   if (c->dim <= 0 || c->hidden <= 0 || c->n_layers <= 0 || c->n_heads <= 0 || c->n_kv_heads <= 0 || c->vocab <= 0)
-    return llm_fail(DK_ERR_FORMAT, "%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d: all must be > 0", name,
+    return dk_set_error(DK_ERR_FORMAT, "%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d: all must be > 0", name,
                     c->dim, c->hidden, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab);
   if (c->dim % c->n_heads || c->n_heads % c->n_kv_heads)
-    return llm_fail(DK_ERR_FORMAT, "%s: dim %d, heads %d, kv heads %d do not divide", name, c->dim, c->n_heads, c->n_kv_heads);
+    return dk_set_error(DK_ERR_FORMAT, "%s: dim %d, heads %d, kv heads %d do not divide", name, c->dim, c->n_heads, c->n_kv_heads);
   if (c->rope_dim <= 0 || c->rope_dim % 2 || c->rope_dim > c->head_dim)
-    return llm_fail(DK_ERR_FORMAT, "%s: rope dimension %d must be even and at most the head size %d", name, c->rope_dim,
+    return dk_set_error(DK_ERR_FORMAT, "%s: rope dimension %d must be even and at most the head size %d", name, c->rope_dim,
                     c->head_dim);
   if (!(c->rope_theta > 0) || !(c->eps >= 0))
-    return llm_fail(DK_ERR_FORMAT, "%s: rope theta %g and eps %g are out of range", name, (double)c->rope_theta, (double)c->eps);
+    return dk_set_error(DK_ERR_FORMAT, "%s: rope theta %g and eps %g are out of range", name, (double)c->rope_theta, (double)c->eps);
   return DK_OK;
 }
 
@@ -263,8 +246,8 @@ static dk_status llm_check_config(const char *name, const llm_config *c) {
 
 /* Layers in proportion to weights w[i] (free memory), at least one each,
  * by largest remainder. */
-static void llm_proportional(int n_layers, int n, const double *w, int *count) {
-  double total = 0, rem[LLM_MAX_DEVICES];
+static void dk_llm_proportional(int n_layers, int n, const double *w, int *count) {
+  double total = 0, rem[DK_LLM_MAX_DEVICES];
   int i, given = 0;
   for (i = 0; i < n; i++) total += w[i] > 0 ? w[i] : 0;
   for (i = 0; i < n; i++) {
@@ -282,17 +265,17 @@ static void llm_proportional(int n_layers, int n, const double *w, int *count) {
   }
 }
 
-dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
+dk_status dk_llm_place(const dk_llm_options *o, int n_layers, dk_device *layer_dev) {
   char item[128];
   const char *text = o ? o->devices : NULL, *p = text;
-  dk_device devs[LLM_MAX_DEVICES];
-  int first[LLM_MAX_DEVICES], last[LLM_MAX_DEVICES], n = 0, ranged = 0, i, j, l;
+  dk_device devs[DK_LLM_MAX_DEVICES];
+  int first[DK_LLM_MAX_DEVICES], last[DK_LLM_MAX_DEVICES], n = 0, ranged = 0, i, j, l;
   if (text && !*text)   /* -d '' is a mistake, not a request for the default */
-    return llm_fail(DK_ERR_INVALID, "devices '': no device named; write cpu:0, vulkan:0, cuda:0, ... or leave the "
+    return dk_set_error(DK_ERR_INVALID, "devices '': no device named; write cpu:0, vulkan:0, cuda:0, ... or leave the "
                     "option out for the default (DEVKIT_DEVICE or the best device)");
   if (!text) {
     dk_device d;
-    if (dk_device_best(&d) != DK_OK) return llm_dk(DK_ERR_NO_DEVICE);
+    if (dk_device_best(&d) != DK_OK) return DK_ERR_NO_DEVICE;
     for (l = 0; l < n_layers; l++) layer_dev[l] = d;
     return DK_OK;
   }
@@ -302,31 +285,31 @@ dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
     while (*p && *p != ',' && k + 1 < sizeof item) item[k++] = *p++;
     item[k] = 0;
     if (*p == ',') p++;
-    if (n == LLM_MAX_DEVICES) return llm_fail(DK_ERR_INVALID, "devices '%s': at most %d parts", text, LLM_MAX_DEVICES);
+    if (n == DK_LLM_MAX_DEVICES) return dk_set_error(DK_ERR_INVALID, "devices '%s': at most %d parts", text, DK_LLM_MAX_DEVICES);
     first[n] = last[n] = -1;
     eq = strchr(item, '=');
     if (eq) {
       *eq = 0;
       if (sscanf(eq + 1, "%d-%d", &first[n], &last[n]) != 2 && sscanf(eq + 1, "%d", &first[n]) == 1) last[n] = first[n];
       if (first[n] < 0 || last[n] < first[n] || last[n] >= n_layers)
-        return llm_fail(DK_ERR_INVALID, "devices '%s': '%s' is not a layer range within 0-%d (write DEVICE=FIRST-LAST)", text,
+        return dk_set_error(DK_ERR_INVALID, "devices '%s': '%s' is not a layer range within 0-%d (write DEVICE=FIRST-LAST)", text,
                         eq + 1, n_layers - 1);
       ranged++;
     }
     {
       dk_status s = dk_device_parse(item, &devs[n]);
-      if (s != DK_OK) return llm_dk(s);
+      if (s != DK_OK) return s;
     }
     for (j = 0; j < n; j++)
       if (dk_device_equal(devs[j], devs[n]) && !ranged)
-        return llm_fail(DK_ERR_INVALID, "devices '%s': %s is named twice", text, dk_device_name(devs[n]));
+        return dk_set_error(DK_ERR_INVALID, "devices '%s': %s is named twice", text, dk_device_name(devs[n]));
     n++;
   }
-  if (n == 0) return llm_fail(DK_ERR_INVALID, "devices '%s': no device named", text);
+  if (n == 0) return dk_set_error(DK_ERR_INVALID, "devices '%s': no device named", text);
   if (ranged && ranged != n)
-    return llm_fail(DK_ERR_INVALID, "devices '%s': give every part a layer range, or none (a split by memory)", text);
+    return dk_set_error(DK_ERR_INVALID, "devices '%s': give every part a layer range, or none (a split by memory)", text);
   if (ranged && o->n_split)
-    return llm_fail(DK_ERR_INVALID, "devices '%s' has layer ranges; --split is for a list of devices without them", text);
+    return dk_set_error(DK_ERR_INVALID, "devices '%s' has layer ranges; --split is for a list of devices without them", text);
   /* one physical GPU seen through two backends (cuda:0 and vulkan:0 of the
    * same card): a split over it only doubles the memory it needs */
   for (i = 0; i < n; i++)
@@ -335,33 +318,33 @@ dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
       if (devs[i].backend == devs[j].backend || o->allow_same_gpu) continue;
       if (dk_device_properties(devs[i], &a) || dk_device_properties(devs[j], &b)) continue;
       if (a.has_uuid && b.has_uuid && !memcmp(a.uuid, b.uuid, 16))
-        return llm_fail(DK_ERR_INVALID,
+        return dk_set_error(DK_ERR_INVALID,
                         "devices '%s': %s and %s are one physical GPU (%s) seen through two backends; a split over them "
                         "gains nothing. Name one of them, or pass --allow-same-gpu",
                         text, dk_device_name(devs[i]), dk_device_name(devs[j]), a.name);
     }
   if (!ranged) {
-    int count[LLM_MAX_DEVICES], total = 0;
-    if (n > n_layers) return llm_fail(DK_ERR_INVALID, "devices '%s': %d devices for %d layers", text, n, n_layers);
+    int count[DK_LLM_MAX_DEVICES], total = 0;
+    if (n > n_layers) return dk_set_error(DK_ERR_INVALID, "devices '%s': %d devices for %d layers", text, n, n_layers);
     if (o->n_split) {
       if (o->n_split != n)
-        return llm_fail(DK_ERR_INVALID, "--split gives %d counts for %d devices", o->n_split, n);
+        return dk_set_error(DK_ERR_INVALID, "--split gives %d counts for %d devices", o->n_split, n);
       for (i = 0; i < n; i++) {
-        if (o->split[i] < 1) return llm_fail(DK_ERR_INVALID, "--split: every device takes at least one layer");
+        if (o->split[i] < 1) return dk_set_error(DK_ERR_INVALID, "--split: every device takes at least one layer");
         count[i] = o->split[i];
         total += count[i];
       }
       if (total != n_layers)
-        return llm_fail(DK_ERR_INVALID, "--split counts add up to %d; the model has %d layers", total, n_layers);
+        return dk_set_error(DK_ERR_INVALID, "--split counts add up to %d; the model has %d layers", total, n_layers);
     } else {
-      double w[LLM_MAX_DEVICES];
+      double w[DK_LLM_MAX_DEVICES];
       for (i = 0; i < n; i++) {
         dk_device_props pr;
         /* logical devices of one physical device report its free memory
          * each; share it among them */
         w[i] = dk_device_properties(devs[i], &pr) == DK_OK ? (double)pr.memory_free / (pr.logical_count > 0 ? pr.logical_count : 1) : 1.0;
       }
-      llm_proportional(n_layers, n, w, count);
+      dk_llm_proportional(n_layers, n, w, count);
     }
     for (i = 0, l = 0; i < n; i++) {
       first[i] = l;
@@ -372,38 +355,38 @@ dk_status llm_place(const llm_options *o, int n_layers, dk_device *layer_dev) {
   for (l = 0; l < n_layers; l++) layer_dev[l].index = -1;
   for (i = 0; i < n; i++)
     for (l = first[i]; l <= last[i]; l++) {
-      if (layer_dev[l].index >= 0) return llm_fail(DK_ERR_INVALID, "devices '%s': layer %d is placed twice", text, l);
+      if (layer_dev[l].index >= 0) return dk_set_error(DK_ERR_INVALID, "devices '%s': layer %d is placed twice", text, l);
       layer_dev[l] = devs[i];
     }
   for (l = 0; l < n_layers; l++)
-    if (layer_dev[l].index < 0) return llm_fail(DK_ERR_INVALID, "devices '%s': layer %d is on no device", text, l);
+    if (layer_dev[l].index < 0) return dk_set_error(DK_ERR_INVALID, "devices '%s': layer %d is on no device", text, l);
   return DK_OK;
 }
 
 /* ---- loading ----------------------------------------------------------------- */
 
 /* a weight of the file on d, checked against the shape the config implies */
-static dk_status llm_weight(const dk_file *f, const char *name, dk_device d, int ndim, int64_t d0, int64_t d1,
+static dk_status dk_llm_weight(const dk_file *f, const char *name, dk_device d, int ndim, int64_t d0, int64_t d1,
                             dk_tensor **out, uint64_t *bytes) {
   int64_t i = dk_file_tensor_find(f, name);
   dk_file_tensor t;
-  if (i < 0) return llm_fail(DK_ERR_FORMAT, "%s: the model has no tensor '%s'", dk_file_name(f), name);
+  if (i < 0) return dk_set_error(DK_ERR_FORMAT, "%s: the model has no tensor '%s'", dk_file_name(f), name);
   dk_file_tensor_at(f, i, &t);
   if (t.ndim != ndim || t.shape[0] != d0 || (ndim == 2 && t.shape[1] != d1)) {
     if (ndim == 2)
-      return llm_fail(DK_ERR_FORMAT, "%s: tensor '%s' is %dD [%lld%s%lld]; the model's dimensions need [%lld,%lld]",
+      return dk_set_error(DK_ERR_FORMAT, "%s: tensor '%s' is %dD [%lld%s%lld]; the model's dimensions need [%lld,%lld]",
                       dk_file_name(f), name, t.ndim, (long long)t.shape[0], t.ndim > 1 ? "," : "",
                       t.ndim > 1 ? (long long)t.shape[1] : 0LL, (long long)d0, (long long)d1);
-    return llm_fail(DK_ERR_FORMAT, "%s: tensor '%s' must be [%lld]", dk_file_name(f), name, (long long)d0);
+    return dk_set_error(DK_ERR_FORMAT, "%s: tensor '%s' must be [%lld]", dk_file_name(f), name, (long long)d0);
   }
   if (!t.supported || (ndim == 1 && !dk_dtype_is_float(t.dtype)) || t.dtype == DK_I32)
-    return llm_fail(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which this runner does not take there", dk_file_name(f), name,
+    return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which this runner does not take there", dk_file_name(f), name,
                     t.type_name);
   *bytes += t.nbytes;
-  return llm_dk(dk_file_load_tensor(f, name, d, out));
+  return dk_file_load_tensor(f, name, d, out);
 }
 
-static void llm_acts_free(llm_acts *a) {
+static void dk_llm_acts_free(dk_llm_acts *a) {
   dk_tensor **all[22];
   int i;
   all[0] = &a->x; all[1] = &a->xn; all[2] = &a->q; all[3] = &a->k; all[4] = &a->v; all[5] = &a->att; all[6] = &a->o;
@@ -415,7 +398,7 @@ static void llm_acts_free(llm_acts *a) {
 }
 
 /* a [1, heads*head_dim] slice of a fused [1, N] row, as [1, heads, head_dim] */
-static dk_status llm_slice3(dk_tensor *row, int64_t start, int64_t heads, int64_t head_dim, dk_tensor **out) {
+static dk_status dk_llm_slice3(dk_tensor *row, int64_t start, int64_t heads, int64_t head_dim, dk_tensor **out) {
   dk_tensor *n = NULL;
   int64_t sh[3];
   dk_status s;
@@ -425,7 +408,7 @@ static dk_status llm_slice3(dk_tensor *row, int64_t start, int64_t heads, int64_
   return s;
 }
 
-static dk_status llm_acts_new(const llm_config *c, dk_device d, int T, llm_acts *a) {
+static dk_status dk_llm_acts_new(const dk_llm_config *c, dk_device d, int T, dk_llm_acts *a) {
   int64_t sx[2], sq[2], skv[2], sh[2], s3q[3], s3kv[3], sp[1];
   dk_status s;
   memset(a, 0, sizeof *a);
@@ -444,8 +427,7 @@ static dk_status llm_acts_new(const llm_config *c, dk_device d, int T, llm_acts 
       (s = dk_tensor_new(d, DK_F32, 2, sh, "ffn_up", &a->u)) || (s = dk_tensor_new(d, DK_I32, 1, sp, "positions", &a->pos)) ||
       (s = dk_reshape(a->q, 3, s3q, &a->q3)) || (s = dk_reshape(a->k, 3, s3kv, &a->k3)) ||
       (s = dk_reshape(a->v, 3, s3kv, &a->v3)) || (s = dk_reshape(a->att, 3, s3q, &a->att3))) {
-    llm_dk(s);
-    llm_acts_free(a);
+    dk_llm_acts_free(a);
     return s;
   }
   if (T == 1) {
@@ -454,25 +436,24 @@ static dk_status llm_acts_new(const llm_config *c, dk_device d, int T, llm_acts 
     sqkv[0] = 1; sqkv[1] = nq + 2 * nkv;
     sgu[0] = 1; sgu[1] = 2 * (int64_t)c->hidden;
     if ((s = dk_tensor_new(d, DK_F32, 2, sqkv, "qkv", &a->qkv)) || (s = dk_tensor_new(d, DK_F32, 2, sgu, "ffn_gate_up", &a->gu)) ||
-        (s = llm_slice3(a->qkv, 0, c->n_heads, c->head_dim, &a->fq3)) ||
-        (s = llm_slice3(a->qkv, nq, c->n_kv_heads, c->head_dim, &a->fk3)) ||
-        (s = llm_slice3(a->qkv, nq + nkv, c->n_kv_heads, c->head_dim, &a->fv3)) ||
-        (s = llm_slice3(a->qkv, 0, c->n_heads + c->n_kv_heads, c->head_dim, &a->fqk3)) ||
+        (s = dk_llm_slice3(a->qkv, 0, c->n_heads, c->head_dim, &a->fq3)) ||
+        (s = dk_llm_slice3(a->qkv, nq, c->n_kv_heads, c->head_dim, &a->fk3)) ||
+        (s = dk_llm_slice3(a->qkv, nq + nkv, c->n_kv_heads, c->head_dim, &a->fv3)) ||
+        (s = dk_llm_slice3(a->qkv, 0, c->n_heads + c->n_kv_heads, c->head_dim, &a->fqk3)) ||
         (s = dk_narrow(a->gu, 1, 0, c->hidden, &a->fg)) || (s = dk_narrow(a->gu, 1, c->hidden, c->hidden, &a->fu))) {
-      llm_dk(s);
-      llm_acts_free(a);
+      dk_llm_acts_free(a);
       return s;
     }
   }
   return DK_OK;
 }
 
-void llm_free(llm_model *m) {
+void dk_llm_free(dk_llm_model *m) {
   int l, i;
   if (!m) return;
   if (m->layers)
     for (l = 0; l < m->c.n_layers; l++) {
-      llm_layer *L = &m->layers[l];
+      dk_llm_layer *L = &m->layers[l];
       dk_tensor_free(L->attn_norm); dk_tensor_free(L->wq); dk_tensor_free(L->wk); dk_tensor_free(L->wv);
       dk_tensor_free(L->wo); dk_tensor_free(L->ffn_norm); dk_tensor_free(L->gate); dk_tensor_free(L->up);
       dk_tensor_free(L->down); dk_tensor_free(L->k_cache); dk_tensor_free(L->v_cache);
@@ -480,7 +461,7 @@ void llm_free(llm_model *m) {
     }
   free(m->layers);
   free(m->layer_dev);
-  for (i = 0; i < m->n_ws; i++) llm_acts_free(&m->ws[i].one);
+  for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&m->ws[i].one);
   if (m->output != m->tok_embd) dk_tensor_free(m->output);
   dk_tensor_free(m->tok_embd);
   dk_tensor_free(m->out_norm);
@@ -495,7 +476,7 @@ void llm_free(llm_model *m) {
  * fused [sum rows, K] tensor when the file stores them in one dtype, each
  * then a view of its rows, named and sited as in the file. Otherwise each
  * is loaded on its own and *fused stays NULL. */
-static dk_status llm_fused(const dk_file *f, int l, int n, const char *const *kinds, const int64_t *rows, int64_t K,
+static dk_status dk_llm_fused(const dk_file *f, int l, int n, const char *const *kinds, const int64_t *rows, int64_t K,
                            dk_device d, dk_tensor **fused, dk_tensor ***outs, uint64_t *bytes) {
   char nm[96], site[400];
   dk_file_tensor info;
@@ -513,10 +494,10 @@ static dk_status llm_fused(const dk_file *f, int l, int n, const char *const *ki
     total += rows[i];
   }
   if (!same) {
-    /* llm_weight reports what is wrong with each, or loads it */
+    /* dk_llm_weight reports what is wrong with each, or loads it */
     for (i = 0; i < n; i++) {
       snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, kinds[i]);
-      if ((s = llm_weight(f, nm, d, 2, rows[i], K, outs[i], bytes))) return s;
+      if ((s = dk_llm_weight(f, nm, d, 2, rows[i], K, outs[i], bytes))) return s;
     }
     return DK_OK;
   }
@@ -525,15 +506,15 @@ static dk_status llm_fused(const dk_file *f, int l, int n, const char *const *ki
     char fname[96];
     sh[0] = total; sh[1] = K;
     snprintf(fname, sizeof fname, "blk.%d.%s+%s", l, kinds[0], kinds[n - 1]);
-    if ((s = dk_tensor_new(d, dt, 2, sh, fname, fused))) return llm_dk(s);
+    if ((s = dk_tensor_new(d, dt, 2, sh, fname, fused))) return s;
   }
   for (i = 0; i < n; i++) {
     dk_tensor *tmp = NULL;
     snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, kinds[i]);
-    if ((s = llm_weight(f, nm, d, 2, rows[i], K, &tmp, bytes))) return s;
+    if ((s = dk_llm_weight(f, nm, d, 2, rows[i], K, &tmp, bytes))) return s;
     if ((s = dk_narrow(*fused, 0, at, rows[i], outs[i])) || (s = dk_copy(*outs[i], tmp))) {
       dk_tensor_free(tmp);
-      return llm_dk(s);
+      return s;
     }
     dk_tensor_set_name(*outs[i], nm);
     snprintf(site, sizeof site, "%s:%s", dk_file_name(f), nm);
@@ -544,7 +525,7 @@ static dk_status llm_fused(const dk_file *f, int l, int n, const char *const *ki
   return DK_OK;
 }
 
-static int llm_ws_of(llm_model *m, dk_device d) {
+static int dk_llm_ws_of(dk_llm_model *m, dk_device d) {
   int i;
   for (i = 0; i < m->n_ws; i++)
     if (dk_device_equal(m->ws[i].dev, d)) return i;
@@ -552,32 +533,32 @@ static int llm_ws_of(llm_model *m, dk_device d) {
   return m->n_ws++;
 }
 
-static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model *m) {
-  llm_config *c = &m->c;
+static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_llm_model *m) {
+  dk_llm_config *c = &m->c;
   dk_device *ldev;
   int l, kvd;
   dk_status s;
   uint64_t *wb = &m->weight_bytes;
   dk_device first, last;
-  if ((s = llm_read_config(f, c)) || (s = llm_check_config(dk_file_name(f), c))) return s;
+  if ((s = dk_llm_read_config(f, c)) || (s = dk_llm_check_config(dk_file_name(f), c))) return s;
   m->n_ctx = o && o->n_ctx > 0 ? o->n_ctx : c->ctx_train;
-  if (m->n_ctx <= 0 || m->n_ctx > (1 << 24)) return llm_fail(DK_ERR_INVALID, "a context of %d tokens is out of range", m->n_ctx);
+  if (m->n_ctx <= 0 || m->n_ctx > (1 << 24)) return dk_set_error(DK_ERR_INVALID, "a context of %d tokens is out of range", m->n_ctx);
   kvd = c->n_kv_heads * c->head_dim;
   ldev = (dk_device *)calloc((size_t)c->n_layers, sizeof *ldev);
-  m->layers = (llm_layer *)calloc((size_t)c->n_layers, sizeof *m->layers);
-  m->layer_dev = ldev;   /* owned by the model from here on: llm_free frees it */
-  if (!ldev || !m->layers) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers);
-  if ((s = llm_place(o, c->n_layers, ldev))) return s;
+  m->layers = (dk_llm_layer *)calloc((size_t)c->n_layers, sizeof *m->layers);
+  m->layer_dev = ldev;   /* owned by the model from here on: dk_llm_free frees it */
+  if (!ldev || !m->layers) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers);
+  if ((s = dk_llm_place(o, c->n_layers, ldev))) return s;
   for (l = 0; l < c->n_layers; l++) {
-    llm_layer *L = &m->layers[l];
+    dk_llm_layer *L = &m->layers[l];
     char nm[96];
     int64_t kv_shape[3];
     L->dev = ldev[l];
-    L->ws = llm_ws_of(m, ldev[l]);
-#define LLM_W(field, kind, nd, a, b)                                                    \
+    L->ws = dk_llm_ws_of(m, ldev[l]);
+#define DK_LLM_W(field, kind, nd, a, b)                                                    \
     snprintf(nm, sizeof nm, "blk.%d." kind ".weight", l);                                \
-    if ((s = llm_weight(f, nm, L->dev, nd, a, b, &L->field, wb))) return s;
-    LLM_W(attn_norm, "attn_norm", 1, c->dim, 0)
+    if ((s = dk_llm_weight(f, nm, L->dev, nd, a, b, &L->field, wb))) return s;
+    DK_LLM_W(attn_norm, "attn_norm", 1, c->dim, 0)
     {
       static const char *const qkv[3] = {"attn_q", "attn_k", "attn_v"}, *const gu[2] = {"ffn_gate", "ffn_up"};
       int64_t qkv_rows[3], gu_rows[2];
@@ -586,110 +567,110 @@ static dk_status llm_load_file(const dk_file *f, const llm_options *o, llm_model
       gu_rows[0] = gu_rows[1] = c->hidden;
       qkv_out[0] = &L->wq; qkv_out[1] = &L->wk; qkv_out[2] = &L->wv;
       gu_out[0] = &L->gate; gu_out[1] = &L->up;
-      if ((s = llm_fused(f, l, 3, qkv, qkv_rows, c->dim, L->dev, &L->wqkv, qkv_out, wb)) ||
-          (s = llm_fused(f, l, 2, gu, gu_rows, c->dim, L->dev, &L->wgu, gu_out, wb)))
+      if ((s = dk_llm_fused(f, l, 3, qkv, qkv_rows, c->dim, L->dev, &L->wqkv, qkv_out, wb)) ||
+          (s = dk_llm_fused(f, l, 2, gu, gu_rows, c->dim, L->dev, &L->wgu, gu_out, wb)))
         return s;
     }
-    LLM_W(wo, "attn_output", 2, c->dim, (int64_t)c->n_heads * c->head_dim)
-    LLM_W(ffn_norm, "ffn_norm", 1, c->dim, 0)
-    LLM_W(down, "ffn_down", 2, c->dim, c->hidden)
-#undef LLM_W
+    DK_LLM_W(wo, "attn_output", 2, c->dim, (int64_t)c->n_heads * c->head_dim)
+    DK_LLM_W(ffn_norm, "ffn_norm", 1, c->dim, 0)
+    DK_LLM_W(down, "ffn_down", 2, c->dim, c->hidden)
+#undef DK_LLM_W
     kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
     snprintf(nm, sizeof nm, "blk.%d.k_cache", l);
-    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) return llm_dk(s);
+    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) return s;
     snprintf(nm, sizeof nm, "blk.%d.v_cache", l);
-    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->v_cache))) return llm_dk(s);
+    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->v_cache))) return s;
   }
   first = ldev[0];
   last = ldev[c->n_layers - 1];
-  if ((s = llm_weight(f, "token_embd.weight", first, 2, c->vocab, c->dim, &m->tok_embd, wb))) return s;
-  if ((s = llm_weight(f, "output_norm.weight", last, 1, c->dim, 0, &m->out_norm, wb))) return s;
+  if ((s = dk_llm_weight(f, "token_embd.weight", first, 2, c->vocab, c->dim, &m->tok_embd, wb))) return s;
+  if ((s = dk_llm_weight(f, "output_norm.weight", last, 1, c->dim, 0, &m->out_norm, wb))) return s;
   if (!c->tied) {
-    if ((s = llm_weight(f, "output.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
+    if ((s = dk_llm_weight(f, "output.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
   } else if (dk_device_equal(first, last)) {
     m->output = m->tok_embd;
   } else {
     /* tied, but the classifier's device is another: it gets its own copy */
-    if ((s = llm_weight(f, "token_embd.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
+    if ((s = dk_llm_weight(f, "token_embd.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
   }
   {
     int64_t one = 1, lg[2];
     int i;
     lg[0] = 1; lg[1] = c->vocab;
     for (i = 0; i < m->n_ws; i++)
-      if ((s = llm_acts_new(c, m->ws[i].dev, 1, &m->ws[i].one))) return s;
+      if ((s = dk_llm_acts_new(c, m->ws[i].dev, 1, &m->ws[i].one))) return s;
     if ((s = dk_tensor_new(first, DK_I32, 1, &one, "token_ids", &m->ids1)) ||
         (s = dk_tensor_new(last, DK_F32, 2, lg, "logits", &m->logits1)) ||
         (s = dk_tensor_new(last, DK_I32, 1, &one, "next_token", &m->next)))
-      return llm_dk(s);
+      return s;
   }
   return DK_OK;
 }
 
-dk_status llm_load(const char *path, const llm_options *o, llm_model **out) {
+dk_status dk_llm_load(const char *path, const dk_llm_options *o, dk_llm_model **out) {
   dk_file *f;
-  llm_model *m;
+  dk_llm_model *m;
   dk_status s;
   const char *b;
-  double t0 = llm_now();
+  double t0 = dk_llm_now();
   *out = NULL;
-  if ((s = dk_file_open(path, &f)) != DK_OK) return llm_dk(s);
-  m = (llm_model *)calloc(1, sizeof *m);
-  if (!m) { dk_file_close(f); return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory for the model"); }
+  if ((s = dk_file_open(path, &f)) != DK_OK) return s;
+  m = (dk_llm_model *)calloc(1, sizeof *m);
+  if (!m) { dk_file_close(f); return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for the model"); }
   b = strrchr(path, '/');
   snprintf(m->name, sizeof m->name, "%s", b ? b + 1 : path);
-  s = llm_load_file(f, o, m);
+  s = dk_llm_load_file(f, o, m);
   dk_file_close(f);
-  if (s != DK_OK) { llm_free(m); return s; }
+  if (s != DK_OK) { dk_llm_free(m); return s; }
   /* weights are uploaded; wait for the devices so the load time is honest */
   {
     int i;
     for (i = 0; i < m->n_ws; i++)
-      if ((s = dk_sync(m->ws[i].dev)) != DK_OK) { llm_free(m); return llm_dk(s); }
+      if ((s = dk_sync(m->ws[i].dev)) != DK_OK) { dk_llm_free(m); return s; }
   }
-  m->load_seconds = llm_now() - t0;
+  m->load_seconds = dk_llm_now() - t0;
   *out = m;
   return DK_OK;
 }
 
-void llm_reset(llm_model *m) { m->pos = 0; }
+void dk_llm_reset(dk_llm_model *m) { m->pos = 0; }
 
 /* ---- placement check and device map --------------------------------------- */
 
 /* every tensor of the model with the device it belongs on; returns the count */
-static int llm_placements(const llm_model *m, dk_placement *p, int max) {
+static int dk_llm_placements(const dk_llm_model *m, dk_placement *p, int max) {
   int l, n = 0;
-#define LLM_P(t, d) do { if ((t) && n < max) { p[n].tensor = (t); p[n].expected = (d); n++; } } while (0)
+#define DK_LLM_P(t, d) do { if ((t) && n < max) { p[n].tensor = (t); p[n].expected = (d); n++; } } while (0)
   for (l = 0; l < m->c.n_layers; l++) {
-    const llm_layer *L = &m->layers[l];
+    const dk_llm_layer *L = &m->layers[l];
     dk_device d = m->layer_dev[l];
-    LLM_P(L->attn_norm, d); LLM_P(L->wq, d); LLM_P(L->wk, d); LLM_P(L->wv, d); LLM_P(L->wo, d);
-    LLM_P(L->ffn_norm, d); LLM_P(L->gate, d); LLM_P(L->up, d); LLM_P(L->down, d);
-    LLM_P(L->k_cache, d); LLM_P(L->v_cache, d);
+    DK_LLM_P(L->attn_norm, d); DK_LLM_P(L->wq, d); DK_LLM_P(L->wk, d); DK_LLM_P(L->wv, d); DK_LLM_P(L->wo, d);
+    DK_LLM_P(L->ffn_norm, d); DK_LLM_P(L->gate, d); DK_LLM_P(L->up, d); DK_LLM_P(L->down, d);
+    DK_LLM_P(L->k_cache, d); DK_LLM_P(L->v_cache, d);
   }
-  LLM_P(m->tok_embd, m->layer_dev[0]);
-  LLM_P(m->out_norm, m->layer_dev[m->c.n_layers - 1]);
-  if (m->output != m->tok_embd) LLM_P(m->output, m->layer_dev[m->c.n_layers - 1]);
-#undef LLM_P
+  DK_LLM_P(m->tok_embd, m->layer_dev[0]);
+  DK_LLM_P(m->out_norm, m->layer_dev[m->c.n_layers - 1]);
+  if (m->output != m->tok_embd) DK_LLM_P(m->output, m->layer_dev[m->c.n_layers - 1]);
+#undef DK_LLM_P
   return n;
 }
 
-dk_status llm_check_placement(const llm_model *m) {
+dk_status dk_llm_check_placement(const dk_llm_model *m) {
   int n = m->c.n_layers * 11 + 3;
   dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
   dk_status s;
-  if (!p) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory");
-  n = llm_placements(m, p, n);
+  if (!p) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  n = dk_llm_placements(m, p, n);
   s = dk_check_placement(p, n, NULL, NULL);
   free(p);
-  return llm_dk(s);
+  return s;
 }
 
-void llm_print_device_map(const llm_model *m, FILE *out) {
+void dk_llm_print_device_map(const dk_llm_model *m, FILE *out) {
   int n = m->c.n_layers * 11 + 3, i, k, l;
   dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
   if (!p) return;
-  n = llm_placements(m, p, n);
+  n = dk_llm_placements(m, p, n);
   fprintf(out, "device map:\n");
   for (i = 0; i < m->n_ws; i++) {
     dk_device d = m->ws[i].dev;
@@ -714,26 +695,26 @@ void llm_print_device_map(const llm_model *m, FILE *out) {
 
 /* ---- the forward pass ------------------------------------------------------- */
 
-static dk_status llm_layer_forward(llm_model *m, llm_layer *L, llm_acts *a, int pos) {
-  const llm_config *c = &m->c;
+static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_acts *a, int pos) {
+  const dk_llm_config *c = &m->c;
   int T = a->T;
   dk_tensor *kslot = NULL, *vslot = NULL, *kall = NULL, *vall = NULL;
   dk_status s;
   dk_tensor *q3 = a->q3, *k3 = a->k3, *v3 = a->v3;
   int fused = T == 1 && L->wqkv;
-  LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
+  DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
   if (fused) {
     /* one token: q, k and v from one linear, and q's and k's heads rotated
      * by one rope (they sit side by side in the fused row) */
-    LLM_TRY(dk_linear(a->qkv, a->xn, L->wqkv, NULL));
-    LLM_TRY(dk_rope(a->fqk3, a->fqk3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    DK_LLM_TRY(dk_linear(a->qkv, a->xn, L->wqkv, NULL));
+    DK_LLM_TRY(dk_rope(a->fqk3, a->fqk3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
     q3 = a->fq3; k3 = a->fk3; v3 = a->fv3;
   } else {
-    LLM_TRY(dk_linear(a->q, a->xn, L->wq, NULL));
-    LLM_TRY(dk_linear(a->k, a->xn, L->wk, NULL));
-    LLM_TRY(dk_linear(a->v, a->xn, L->wv, NULL));
-    LLM_TRY(dk_rope(a->q3, a->q3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
-    LLM_TRY(dk_rope(a->k3, a->k3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    DK_LLM_TRY(dk_linear(a->q, a->xn, L->wq, NULL));
+    DK_LLM_TRY(dk_linear(a->k, a->xn, L->wk, NULL));
+    DK_LLM_TRY(dk_linear(a->v, a->xn, L->wv, NULL));
+    DK_LLM_TRY(dk_rope(a->q3, a->q3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    DK_LLM_TRY(dk_rope(a->k3, a->k3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
   }
   /* the new keys and values go into rows [pos, pos+T) of the cache; the
    * queries attend over rows [0, pos+T) */
@@ -741,85 +722,85 @@ static dk_status llm_layer_forward(llm_model *m, llm_layer *L, llm_acts *a, int 
       (s = dk_narrow(L->k_cache, 0, 0, pos + T, &kall)) || (s = dk_narrow(L->v_cache, 0, 0, pos + T, &vall)) ||
       (s = dk_copy(kslot, k3)) || (s = dk_copy(vslot, v3)) ||
       (s = dk_attention(a->att3, q3, kall, vall, 1.0f / sqrtf((float)c->head_dim), pos))) {
-    llm_dk(s);
+    /* s holds the failure; the views are freed either way */
   }
   dk_tensor_free(kslot); dk_tensor_free(vslot); dk_tensor_free(kall); dk_tensor_free(vall);
   if (s != DK_OK) return s;
-  LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
-  LLM_TRY(dk_add(a->x, a->x, a->o));
-  LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
+  DK_LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
+  DK_LLM_TRY(dk_add(a->x, a->x, a->o));
+  DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
   if (T == 1 && L->wgu) {
-    LLM_TRY(dk_linear(a->gu, a->xn, L->wgu, NULL));
-    LLM_TRY(dk_swiglu(a->g, a->fg, a->fu));
+    DK_LLM_TRY(dk_linear(a->gu, a->xn, L->wgu, NULL));
+    DK_LLM_TRY(dk_swiglu(a->g, a->fg, a->fu));
   } else {
-    LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
-    LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
-    LLM_TRY(dk_swiglu(a->g, a->g, a->u));
+    DK_LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
+    DK_LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
+    DK_LLM_TRY(dk_swiglu(a->g, a->g, a->u));
   }
-  LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
-  LLM_TRY(dk_add(a->x, a->x, a->o));
+  DK_LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
+  DK_LLM_TRY(dk_add(a->x, a->x, a->o));
   return DK_OK;
 }
 
-dk_status llm_forward(llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits) {
-  const llm_config *c = &m->c;
-  llm_acts big[LLM_MAX_DEVICES], *acts[LLM_MAX_DEVICES];
+dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits) {
+  const dk_llm_config *c = &m->c;
+  dk_llm_acts big[DK_LLM_MAX_DEVICES], *acts[DK_LLM_MAX_DEVICES];
   int32_t *pos = NULL;
   dk_tensor *ids_t = NULL, *lg = NULL, *xl = NULL, *xnl = NULL;
   int i, l, cur = -1;
   dk_status s = DK_OK;
   *logits = NULL;
-  if (T <= 0) return llm_fail(DK_ERR_INVALID, "llm_forward: %d tokens", T);
+  if (T <= 0) return dk_set_error(DK_ERR_INVALID, "dk_llm_forward: %d tokens", T);
   if (m->pos + T > m->n_ctx)
-    return llm_fail(DK_ERR_INVALID, "the context holds %d tokens: %d are in it and %d more do not fit (raise it with -c)",
+    return dk_set_error(DK_ERR_INVALID, "the context holds %d tokens: %d are in it and %d more do not fit (raise it with -c)",
                     m->n_ctx, m->pos, T);
   for (i = 0; i < T; i++)
     if (ids[i] < 0 || ids[i] >= c->vocab)
-      return llm_fail(DK_ERR_INVALID, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, c->vocab - 1);
+      return dk_set_error(DK_ERR_INVALID, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, c->vocab - 1);
   memset(big, 0, sizeof big);
   dk_tensor_free(m->logits_all);
   m->logits_all = NULL;
   pos = (int32_t *)malloc(sizeof *pos * (size_t)T);
-  if (!pos) return llm_fail(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  if (!pos) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
   for (i = 0; i < T; i++) pos[i] = m->pos + i;
   /* decode reuses the T=1 activations; a batch gets its own, freed at the end */
   for (i = 0; i < m->n_ws && s == DK_OK; i++) {
     if (T == 1) acts[i] = &m->ws[i].one;
-    else { s = llm_acts_new(c, m->ws[i].dev, T, &big[i]); acts[i] = &big[i]; }
-    if (s == DK_OK) s = llm_dk(dk_tensor_upload(acts[i]->pos, pos, sizeof *pos * (size_t)T));
+    else { s = dk_llm_acts_new(c, m->ws[i].dev, T, &big[i]); acts[i] = &big[i]; }
+    if (s == DK_OK) s = dk_tensor_upload(acts[i]->pos, pos, sizeof *pos * (size_t)T);
   }
   if (s != DK_OK) goto done;
   if (T == 1) ids_t = m->ids1;
   else {
     int64_t st = T;
-    if ((s = llm_dk(dk_tensor_new(m->layers[0].dev, DK_I32, 1, &st, "token_ids", &ids_t)))) goto done;
+    if ((s = dk_tensor_new(m->layers[0].dev, DK_I32, 1, &st, "token_ids", &ids_t))) goto done;
   }
-  if ((s = llm_dk(dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T)))) goto done;
+  if ((s = dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T))) goto done;
   cur = m->layers[0].ws;
-  if ((s = llm_dk(dk_embedding(acts[cur]->x, m->tok_embd, ids_t)))) goto done;
+  if ((s = dk_embedding(acts[cur]->x, m->tok_embd, ids_t))) goto done;
   for (l = 0; l < c->n_layers; l++) {
-    llm_layer *L = &m->layers[l];
+    dk_llm_layer *L = &m->layers[l];
     if (L->ws != cur) {
       /* the hidden state moves to the next layer's device: the one crossing */
-      if ((s = llm_dk(dk_copy_to(acts[L->ws]->x, acts[cur]->x)))) goto done;
+      if ((s = dk_copy_to(acts[L->ws]->x, acts[cur]->x))) goto done;
       cur = L->ws;
     }
-    if ((s = llm_layer_forward(m, L, acts[cur], m->pos))) goto done;
+    if ((s = dk_llm_layer_forward(m, L, acts[cur], m->pos))) goto done;
   }
   if (all_logits || T == 1) {
     int64_t sh[2];
     sh[0] = T; sh[1] = c->vocab;
     if (T == 1) lg = m->logits1;
-    else if ((s = llm_dk(dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg)))) goto done;
+    else if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg))) goto done;
     else m->logits_all = lg;
-    if ((s = llm_dk(dk_rmsnorm(acts[cur]->xn, acts[cur]->x, m->out_norm, c->eps))) ||
-        (s = llm_dk(dk_linear(lg, acts[cur]->xn, m->output, NULL))))
+    if ((s = dk_rmsnorm(acts[cur]->xn, acts[cur]->x, m->out_norm, c->eps)) ||
+        (s = dk_linear(lg, acts[cur]->xn, m->output, NULL)))
       goto done;
   } else {
     /* only the last token's logits are needed */
     lg = m->logits1;
-    if ((s = llm_dk(dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl))) || (s = llm_dk(dk_narrow(acts[cur]->xn, 0, T - 1, 1, &xnl))) ||
-        (s = llm_dk(dk_rmsnorm(xnl, xl, m->out_norm, c->eps))) || (s = llm_dk(dk_linear(lg, xnl, m->output, NULL))))
+    if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) || (s = dk_narrow(acts[cur]->xn, 0, T - 1, 1, &xnl)) ||
+        (s = dk_rmsnorm(xnl, xl, m->out_norm, c->eps)) || (s = dk_linear(lg, xnl, m->output, NULL)))
       goto done;
   }
   m->pos += T;
@@ -828,12 +809,12 @@ done:
   dk_tensor_free(xl);
   dk_tensor_free(xnl);
   if (ids_t != m->ids1) dk_tensor_free(ids_t);
-  for (i = 0; i < m->n_ws; i++) llm_acts_free(&big[i]);
+  for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&big[i]);
   free(pos);
   return s;
 }
 
-dk_status llm_sample(llm_model *m, const dk_tensor *logits, int row, const llm_sampler *sp, uint64_t step, int32_t *token) {
+dk_status dk_llm_sample(dk_llm_model *m, const dk_tensor *logits, int row, const dk_llm_sampler *sp, uint64_t step, int32_t *token) {
   dk_tensor *r = NULL;
   dk_status s;
   if (dk_tensor_dim(logits, 0) == 1) s = DK_OK;
@@ -846,7 +827,7 @@ dk_status llm_sample(llm_model *m, const dk_tensor *logits, int row, const llm_s
   /* the one value that crosses to the host each step */
   if (s == DK_OK) s = dk_tensor_download(m->next, token, sizeof *token);
   dk_tensor_free(r);
-  return llm_dk(s);
+  return s;
 }
 
-#endif /* LLAMA_MODEL_IMPLEMENTATION */
+#endif /* DEVKIT_MODELS_IMPLEMENTATION */

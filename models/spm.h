@@ -1,6 +1,62 @@
-/* examples/tokenizer.c — see tokenizer.h. Written against devkit's public
- * API only (dk_file and its metadata). */
-#include "tokenizer.h"
+/* models/spm.h — the SentencePiece-style tokenizer of llama-family
+ * models, read from a model file through devkit's readers.
+ *
+ * It works from a GGUF vocabulary (tokenizer.ggml.model = "llama": the
+ * tokens, scores and token types, the BOS/EOS ids, add_bos_token and
+ * add_space_prefix) or from a llama2.c tokenizer file (tok512.bin,
+ * tokenizer.bin: scores and byte strings; BOS 1, EOS 2). Both readers expose
+ * the same "tokenizer.ggml.tokens" and "tokenizer.ggml.scores" arrays, so
+ * one algorithm serves both:
+ *
+ *   1. a non-empty text gets the dummy-prefix space; in a GGUF vocabulary
+ *      spaces are written U+2581 "▁" (llama2.c's files keep ' ');
+ *   2. the text is split into UTF-8 characters;
+ *   3. the adjacent pair whose concatenation is a token with the highest
+ *      score is merged (ties: the leftmost), until no pair is a token;
+ *   4. a piece that is not a token is spelled with its bytes' <0xXX> tokens
+ *      (byte fallback), or <unk> where even those are missing.
+ *
+ * This reproduces llama.cpp's SPM tokenizer (its test vectors pass exactly)
+ * and llama2.c's run.c encoder. Decoding strips the space a piece starts with
+ * right after BOS, as run.c does.
+ */
+#ifndef DK_MODELS_SPM_H
+#define DK_MODELS_SPM_H
+
+#include "../devkit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dk_spm dk_spm;
+
+/* The vocabulary of f, copied: f may be closed afterwards. On failure the
+ * message is in dk_last_error(). */
+dk_status   dk_spm_load(const dk_file *f, dk_spm **out);
+void        dk_spm_free(dk_spm *t);
+
+int32_t dk_spm_count(const dk_spm *t);
+int32_t dk_spm_bos(const dk_spm *t);
+int32_t dk_spm_eos(const dk_spm *t);
+int     dk_spm_wants_bos(const dk_spm *t);   /* whether prompts start with BOS */
+
+/* The ids of text[0, len), BOS first when add_bos; *ids is allocated
+ * (free() it), *n the count. */
+dk_status dk_spm_encode(const dk_spm *t, const char *text, size_t len, int add_bos, int32_t **ids, int *n);
+
+/* The bytes id stands for when it follows prev (-1: nothing before), into
+ * buf (NUL-terminated); returns their count. Control tokens are empty. */
+size_t dk_spm_piece(const dk_spm *t, int32_t prev, int32_t id, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DK_MODELS_SPM_H */
+
+/* ======================================================================== */
+#if defined(DEVKIT_MODELS_IMPLEMENTATION) && !defined(DK_MODELS_SPM_IMPL)
+#define DK_MODELS_SPM_IMPL
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +71,7 @@
 #define TOK_UNUSED 5
 #define TOK_BYTE 6
 
-struct tokenizer {
+struct dk_spm {
   int32_t n;
   char *text;          /* every token's bytes, each NUL-terminated */
   uint64_t *off;       /* token i at text + off[i], len[i] bytes */
@@ -31,17 +87,6 @@ struct tokenizer {
   int strip_after_bos;
 };
 
-static _Thread_local char tok_err[1024];
-
-const char *tokenizer_last_error(void) { return tok_err; }
-
-static dk_status tok_fail(dk_status s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(tok_err, sizeof tok_err, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 static uint64_t tok_hash_bytes(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -51,7 +96,7 @@ static uint64_t tok_hash_bytes(const char *s, size_t n) {
 }
 
 /* the id of the token spelled s[0, n), or -1 */
-static int32_t tok_find(const tokenizer *t, const char *s, size_t n) {
+static int32_t tok_find(const dk_spm *t, const char *s, size_t n) {
   uint64_t h = tok_hash_bytes(s, n) & t->hmask;
   for (;;) {
     int32_t id = t->hash[h];
@@ -61,7 +106,7 @@ static int32_t tok_find(const tokenizer *t, const char *s, size_t n) {
   }
 }
 
-static void tok_insert(tokenizer *t, int32_t id) {
+static void tok_insert(dk_spm *t, int32_t id) {
   uint64_t h = tok_hash_bytes(t->text + t->off[id], t->len[id]) & t->hmask;
   for (;;) {
     int32_t o = t->hash[h];
@@ -79,15 +124,15 @@ static int meta_int_or(const dk_file *f, const char *key, int64_t def, int64_t *
   return dk_meta_int(&m, out) == DK_OK;
 }
 
-void tokenizer_free(tokenizer *t) {
+void dk_spm_free(dk_spm *t) {
   if (!t) return;
   free(t->text); free(t->off); free(t->len); free(t->score); free(t->type); free(t->hash);
   free(t);
 }
 
-dk_status tokenizer_load(const dk_file *f, tokenizer **out) {
+dk_status dk_spm_load(const dk_file *f, dk_spm **out) {
   dk_meta toks, scores, types;
-  tokenizer *t;
+  dk_spm *t;
   uint64_t i, total = 0, cap;
   int has_types, l2c = dk_file_format_of(f) == DK_FILE_LLAMA2C_TOKENIZER;
   int64_t v;
@@ -96,29 +141,29 @@ dk_status tokenizer_load(const dk_file *f, tokenizer **out) {
     const char *model;
     size_t mlen;
     if (dk_file_format_of(f) != DK_FILE_GGUF)
-      return tok_fail(DK_ERR_FORMAT, "%s: a %s file holds no tokenizer; use a GGUF file or a llama2.c tokenizer (-z)",
+      return dk_set_error(DK_ERR_FORMAT, "%s: a %s file holds no tokenizer; use a GGUF file or a llama2.c tokenizer (-z)",
                       dk_file_name(f), dk_file_format_name(dk_file_format_of(f)));
     if (dk_file_meta_string(f, "tokenizer.ggml.model", &model, &mlen) != DK_OK)
-      return tok_fail(DK_ERR_FORMAT, "%s", dk_last_error());
+      return dk_set_error(DK_ERR_FORMAT, "%s", dk_last_error());
     if (mlen != 5 || memcmp(model, "llama", 5))
-      return tok_fail(DK_ERR_UNSUPPORTED, "%s: tokenizer.ggml.model is '%.*s'; this tokenizer handles 'llama' (SentencePiece)",
+      return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tokenizer.ggml.model is '%.*s'; this tokenizer handles 'llama' (SentencePiece)",
                       dk_file_name(f), (int)(mlen > 40 ? 40 : mlen), model);
   }
   if (!dk_file_meta_find(f, "tokenizer.ggml.tokens", &toks) || toks.type != DK_META_ARRAY ||
       toks.elem_type != DK_META_STRING)
-    return tok_fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.tokens (an array of strings) is missing", dk_file_name(f));
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.tokens (an array of strings) is missing", dk_file_name(f));
   if (!dk_file_meta_find(f, "tokenizer.ggml.scores", &scores) || scores.type != DK_META_ARRAY ||
       scores.elem_type != DK_META_F32 || scores.count != toks.count)
-    return tok_fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.scores must be an array of %llu f32", dk_file_name(f),
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.scores must be an array of %llu f32", dk_file_name(f),
                     (unsigned long long)toks.count);
   has_types = dk_file_meta_find(f, "tokenizer.ggml.token_type", &types);
   if (has_types && (types.type != DK_META_ARRAY || types.elem_type != DK_META_I32 || types.count != toks.count))
-    return tok_fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.token_type must be an array of %llu i32", dk_file_name(f),
+    return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.token_type must be an array of %llu i32", dk_file_name(f),
                     (unsigned long long)toks.count);
   if (toks.count == 0 || toks.count > 0x7fffffff)
-    return tok_fail(DK_ERR_FORMAT, "%s: the vocabulary has %llu tokens", dk_file_name(f), (unsigned long long)toks.count);
-  t = (tokenizer *)calloc(1, sizeof *t);
-  if (!t) return tok_fail(DK_ERR_OUT_OF_MEMORY, "no memory for the tokenizer");
+    return dk_set_error(DK_ERR_FORMAT, "%s: the vocabulary has %llu tokens", dk_file_name(f), (unsigned long long)toks.count);
+  t = (dk_spm *)calloc(1, sizeof *t);
+  if (!t) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for the tokenizer");
   t->n = (int32_t)toks.count;
   for (i = 0; i < toks.count; i++) {
     dk_meta e;
@@ -133,19 +178,19 @@ dk_status tokenizer_load(const dk_file *f, tokenizer **out) {
   t->type = (uint8_t *)malloc(toks.count);
   t->hash = (int32_t *)malloc(sizeof *t->hash * cap);
   if (!t->text || !t->off || !t->len || !t->score || !t->type || !t->hash) {
-    tokenizer_free(t);
-    return tok_fail(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary of %d tokens", (int)toks.count);
+    dk_spm_free(t);
+    return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary of %d tokens", (int)toks.count);
   }
   t->hmask = cap - 1;
   memset(t->hash, 0xff, sizeof *t->hash * cap);
   for (i = 0, total = 0; i < toks.count; i++) {
     dk_meta e;
-    const char *s;
-    size_t n;
+    const char *s = "";
+    size_t n = 0;
     double sc;
     dk_meta_at(&toks, i, &e);
     dk_meta_string(&e, &s, &n);
-    if (n > 0xffffffffu) { tokenizer_free(t); return tok_fail(DK_ERR_FORMAT, "%s: token %llu is too long", dk_file_name(f), (unsigned long long)i); }
+    if (n > 0xffffffffu) { dk_spm_free(t); return dk_set_error(DK_ERR_FORMAT, "%s: token %llu is too long", dk_file_name(f), (unsigned long long)i); }
     memcpy(t->text + total, s, n);
     t->text[total + n] = 0;
     t->off[i] = total;
@@ -177,15 +222,15 @@ dk_status tokenizer_load(const dk_file *f, tokenizer **out) {
     if (!meta_int_or(f, "tokenizer.ggml.bos_token_id", 1, &bos) || !meta_int_or(f, "tokenizer.ggml.eos_token_id", 2, &eos) ||
         !meta_int_or(f, "tokenizer.ggml.unknown_token_id", 0, &unk) ||
         !meta_int_or(f, "tokenizer.ggml.add_bos_token", 1, &ab) || !meta_int_or(f, "tokenizer.ggml.add_space_prefix", 1, &ap)) {
-      tokenizer_free(t);
-      return tok_fail(DK_ERR_FORMAT, "%s: a tokenizer id or flag is not an integer: %s", dk_file_name(f), dk_last_error());
+      dk_spm_free(t);
+      return dk_set_error(DK_ERR_FORMAT, "%s: a tokenizer id or flag is not an integer: %s", dk_file_name(f), dk_last_error());
     }
     /* an id the file names but the vocabulary lacks is a broken file, not a
      * token to drop without a word (the default, absent key, may be missing) */
     if (dk_file_meta_find(f, "tokenizer.ggml.bos_token_id", NULL) && (bos < 0 || bos >= t->n)) {
       int n = t->n;
-      tokenizer_free(t);
-      return tok_fail(DK_ERR_FORMAT, "%s: tokenizer.ggml.bos_token_id is %lld, outside the vocabulary of %d tokens",
+      dk_spm_free(t);
+      return dk_set_error(DK_ERR_FORMAT, "%s: tokenizer.ggml.bos_token_id is %lld, outside the vocabulary of %d tokens",
                       dk_file_name(f), (long long)bos, n);
     }
     t->bos = bos >= 0 && bos < t->n ? (int32_t)bos : -1;
@@ -200,10 +245,10 @@ dk_status tokenizer_load(const dk_file *f, tokenizer **out) {
   return DK_OK;
 }
 
-int32_t tokenizer_count(const tokenizer *t) { return t->n; }
-int32_t tokenizer_bos(const tokenizer *t) { return t->bos; }
-int32_t tokenizer_eos(const tokenizer *t) { return t->eos; }
-int tokenizer_wants_bos(const tokenizer *t) { return t->add_bos; }
+int32_t dk_spm_count(const dk_spm *t) { return t->n; }
+int32_t dk_spm_bos(const dk_spm *t) { return t->bos; }
+int32_t dk_spm_eos(const dk_spm *t) { return t->eos; }
+int dk_spm_wants_bos(const dk_spm *t) { return t->add_bos; }
 
 /* ---- encoding -------------------------------------------------------------- */
 
@@ -234,7 +279,7 @@ static tok_pair heap_pop(tok_pair *h, int *n) {
   return top;
 }
 
-static void try_pair(const tokenizer *t, const tok_sym *sym, int l, int r, tok_pair *heap, int *nh) {
+static void try_pair(const dk_spm *t, const tok_sym *sym, int l, int r, tok_pair *heap, int *nh) {
   int32_t id;
   tok_pair p;
   if (l < 0 || r < 0) return;
@@ -251,7 +296,7 @@ static size_t utf8_len(unsigned char c) {
   return lens[c >> 4];
 }
 
-dk_status tokenizer_encode(const tokenizer *t, const char *text, size_t len, int add_bos, int32_t **ids, int *n) {
+dk_status dk_spm_encode(const dk_spm *t, const char *text, size_t len, int add_bos, int32_t **ids, int *n) {
   char *buf;
   size_t blen = 0, i, cap;
   tok_sym *sym;
@@ -260,7 +305,7 @@ dk_status tokenizer_encode(const tokenizer *t, const char *text, size_t len, int
   int32_t *out;
   *ids = NULL;
   *n = 0;
-  if (len > ((size_t)1 << 28)) return tok_fail(DK_ERR_INVALID, "the text (%zu bytes) is too long to tokenize", len);
+  if (len > ((size_t)1 << 28)) return dk_set_error(DK_ERR_INVALID, "the text (%zu bytes) is too long to tokenize", len);
   /* every byte may become "▁" (3 bytes); one more for the prefix */
   cap = 3 * len + 4;
   buf = (char *)malloc(cap);
@@ -269,7 +314,7 @@ dk_status tokenizer_encode(const tokenizer *t, const char *text, size_t len, int
   out = (int32_t *)malloc(sizeof *out * (4 * len + 4));   /* bytes of a piece may each become a token */
   if (!buf || !sym || !heap || !out) {
     free(buf); free(sym); free(heap); free(out);
-    return tok_fail(DK_ERR_OUT_OF_MEMORY, "no memory to tokenize %zu bytes", len);
+    return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory to tokenize %zu bytes", len);
   }
   if (add_bos && t->bos >= 0) out[out_n++] = t->bos;
   if (len > 0) {
@@ -321,7 +366,7 @@ dk_status tokenizer_encode(const tokenizer *t, const char *text, size_t len, int
 
 /* ---- decoding ---------------------------------------------------------------- */
 
-size_t tokenizer_piece(const tokenizer *t, int32_t prev, int32_t id, char *buf, size_t cap) {
+size_t dk_spm_piece(const dk_spm *t, int32_t prev, int32_t id, char *buf, size_t cap) {
   const char *s;
   size_t n, o = 0, i;
   if (!cap) return 0;
@@ -353,3 +398,5 @@ size_t tokenizer_piece(const tokenizer *t, int32_t prev, int32_t id, char *buf, 
   }
   return o;
 }
+
+#endif /* DEVKIT_MODELS_IMPLEMENTATION */
