@@ -2,7 +2,7 @@
 # devkit's one build command.
 #   ./build.sh          install what is missing (a warning where it cannot), regenerate kernel/shader
 #                       blobs where the tools exist, build what changed (progress: [i/N]), write
-#                       dist/devkit.h (the single-file header)
+#                       dist/devkit.h (the single-file header) and dist/devkit_models.h
 #   ./build.sh test     build, then run every test on every device present
 #   ./build.sh asan     the suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   ./build.sh tsan     the concurrency tests under ThreadSanitizer
@@ -233,12 +233,18 @@ build() {
 
 # dist/devkit.h: the single file users copy (core, backends, GPU code), from
 # the in-tree headers by tools/amalgamate.c; rewritten only if it changed.
+# dist/devkit_models.h: the model layer (models/) as one file beside it.
 write_single_header() {
   mkdir -p dist
   "$BUILD/amalgamate" devkit.h "$BUILD/devkit.single.h" 2>/dev/null
   if ! cmp -s "$BUILD/devkit.single.h" dist/devkit.h; then
     cp "$BUILD/devkit.single.h" dist/devkit.h
     say "wrote dist/devkit.h ($(wc -c < dist/devkit.h) bytes)"
+  fi
+  "$BUILD/amalgamate" models/models.h "$BUILD/devkit_models.single.h" --keep devkit.h 2>/dev/null
+  if ! cmp -s "$BUILD/devkit_models.single.h" dist/devkit_models.h; then
+    cp "$BUILD/devkit_models.single.h" dist/devkit_models.h
+    say "wrote dist/devkit_models.h ($(wc -c < dist/devkit_models.h) bytes)"
   fi
 }
 

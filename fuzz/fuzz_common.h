@@ -8,6 +8,8 @@
 #define _DEFAULT_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/file.h"
 
 #include <stdlib.h>
 

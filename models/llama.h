@@ -26,7 +26,7 @@
 #ifndef DK_MODELS_LLAMA_H
 #define DK_MODELS_LLAMA_H
 
-#include "../devkit.h"
+#include "file.h"
 #include <stdio.h>
 
 #define DK_LLM_MAX_DEVICES 16
@@ -133,9 +133,12 @@ void      dk_llm_reset(dk_llm_model *m);   /* empties the KV cache */
 
 #define DK_LLM_TRY(expr) do { dk_status dk_llm_s_ = (expr); if (dk_llm_s_ != DK_OK) return dk_llm_s_; } while (0)
 
+/* timespec_get is C11's own clock: clock_gettime would need POSIX feature
+ * macros the including program may not define (the load time it measures is
+ * informational) */
 static double dk_llm_now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (!timespec_get(&ts, TIME_UTC)) return 0;
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 

@@ -23,7 +23,7 @@
 #ifndef DK_MODELS_SPM_H
 #define DK_MODELS_SPM_H
 
-#include "../devkit.h"
+#include "file.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -25,7 +25,7 @@
 #ifndef DK_MODELS_VOCAB_H
 #define DK_MODELS_VOCAB_H
 
-#include "../devkit.h"
+#include "file.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -232,7 +232,7 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
     if (has_types) {
       dk_meta_at(&types, i, &e);
       dk_meta_int(&e, &x);
-      v->type[i] = (uint8_t)(x >= 0 && x <= 7 ? x : DK_TOKEN_NORMAL);
+      v->type[i] = (uint8_t)(x >= 0 && x <= 7 ? x : (int64_t)DK_TOKEN_NORMAL);
     }
   }
   for (i = 0; i < toks.count; i++) dk_vocab__insert(v, (int32_t)i);

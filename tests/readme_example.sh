@@ -66,4 +66,33 @@ if ( cd "$TMP/single" && $CC -std=c99 -Wall -Wextra -Werror -DDEVKIT_NO_CUDA -DD
 else
   echo "the single header does not build with -DDEVKIT_NO_CUDA -DDEVKIT_NO_VULKAN"; status=1
 fi
+# the model layer's single file, beside devkit.h's, alone: it builds as C and
+# C++ and reports a malformed file through dk_last_error()
+if [ -f "$ROOT/dist/devkit_models.h" ]; then
+  cp "$ROOT/dist/devkit_models.h" "$TMP/single/"
+  cat > "$TMP/single/models.c" <<'C'
+#define DEVKIT_IMPLEMENTATION
+#include "devkit.h"
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "devkit_models.h"
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+  static const unsigned char junk[8] = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
+  dk_file *f = NULL;
+  if (dk_file_open_memory(junk, sizeof junk, "junk.gguf", DK_FILE_GGUF, &f) != DK_ERR_FORMAT) return 1;
+  if (!strstr(dk_last_error(), "junk.gguf")) return 1;
+  puts(dk_last_error());
+  return 0;
+}
+C
+  if ( cd "$TMP/single" && $CC -std=c11 -Wall -Wextra -Werror models.c -o models_c -ldl -lm -lpthread && ./models_c ) &&
+     ( cd "$TMP/single" && $CXX -x c++ -std=c++11 -Wall -Wextra -Werror models.c -o models_cpp -ldl -lm -lpthread && ./models_cpp ); then
+    echo "dist/devkit_models.h: builds beside dist/devkit.h alone (C11, C++11) and reports errors"
+  else
+    echo "dist/devkit_models.h does not build or run beside dist/devkit.h alone"; status=1
+  fi
+else
+  echo "no $ROOT/dist/devkit_models.h: run ./build.sh"; status=1
+fi
 exit $status

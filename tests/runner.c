@@ -13,6 +13,9 @@
 #define _GNU_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "test.h"
+/* the model layer's implementation, once for every test file */
+#define DEVKIT_MODELS_IMPLEMENTATION
+#include "../models/models.h"
 
 #include <errno.h>
 #include <poll.h>

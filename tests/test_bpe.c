@@ -9,7 +9,6 @@
 #pragma GCC diagnostic ignored "-Wunused-function"   /* the writer has more than this file uses */
 #include "../tools/gguf_writer.h"
 #pragma GCC diagnostic pop
-#define DEVKIT_MODELS_IMPLEMENTATION
 #include "../models/bpe.h"
 
 #include <unistd.h>

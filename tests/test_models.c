@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "test.h"
 #include "../tools/gguf_writer.h"
-#define DEVKIT_MODELS_IMPLEMENTATION
 #include "../models/spm.h"
 #include "../models/llama.h"
 
