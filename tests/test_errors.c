@@ -382,6 +382,18 @@ DKT_TEST(errors_tensor_new_and_transfer_args, 0) {
   DKT_MSG_HAS(t, "20 bytes given, the tensor (f32 [2,3]) holds 24");
   DKT_REFUSED(t, dk_tensor_download(x, buf, 28), DK_ERR_INVALID);
   DKT_OK(t, dk_tensor_upload(x, buf, 24));
+  {
+    /* a range: the bytes land where asked and nowhere else; past the end is refused */
+    float two[2] = {-7, -8}, back[6];
+    DKT_OK(t, dk_tensor_upload_range(x, 8, two, 8));
+    DKT_OK(t, dk_tensor_download(x, back, 24));
+    DKT_CHECK(t, back[0] == 1 && back[1] == 2 && back[2] == -7 && back[3] == -8 && back[4] == 5 && back[5] == 6,
+              "upload_range wrote %g %g %g %g %g %g", back[0], back[1], back[2], back[3], back[4], back[5]);
+    DKT_REFUSED(t, dk_tensor_upload_range(x, 20, two, 8), DK_ERR_INVALID);
+    DKT_MSG_HAS(t, "outside the tensor's 24");
+    DKT_REFUSED(t, dk_tensor_upload_range(x, (size_t)-4, two, 8), DK_ERR_INVALID);
+    DKT_OK(t, dk_tensor_upload_range(x, 24, two, 0));
+  }
   DKT_OK(t, dk_tensor_new(t->dev, DK_F16, 2, s, "y", &y));
   DKT_REFUSED(t, dk_copy_to(y, x), DK_ERR_SHAPE);
   DKT_MSG_HAS(t, "same dtype and shape");
