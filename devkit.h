@@ -686,7 +686,8 @@ static dk_status dk__error(dk_status s, const char *fmt, ...) {
 DEVKIT_API dk_status dk_set_error(dk_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(dk__msg, sizeof dk__msg, fmt ? fmt : "", ap);
+  if (fmt) vsnprintf(dk__msg, sizeof dk__msg, fmt, ap);
+  else dk__msg[0] = 0;
   va_end(ap);
   return dk__raise(s);
 }

@@ -267,10 +267,12 @@ static int fz_new(dk_dtype dt, int ndim, const int64_t *shape, const char *name)
     unsigned char *b;
     if (n > MAX_ELEMS * 4) { fz_drop(i); return -1; }
     b = (unsigned char *)malloc(nb + 1);
-    if (dt == DK_Q8_0 || dt == DK_Q4_0) {
+    if (dk_dtype_is_quant(dt)) {
+      /* every block format (a random dtype id may name q4_1 or a K-quant) */
       float *f = (float *)malloc(sizeof(float) * (size_t)(n + 1));
       for (k = 0; k < n; k++) f[k] = fz_unif(-2, 2);
-      dk_quantize(dt, f, n, b);
+      if (n && dk_quantize(dt, f, n, b) == 0) fz_finding("dk_quantize %s of %lld values: %s", dk_dtype_name(dt), (long long)n,
+                                                       dk_last_error());
       free(f);
     } else {
       for (k = 0; k < n; k++) {
