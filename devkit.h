@@ -205,7 +205,8 @@ DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else 
  * process (NULL: the best one; for tests and benchmarks, between ops, never
  * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it.
  * DEVKIT_CPU_F32_DECODE=1 keeps the activations of 1-4-row products against
- * q8_0/q4_0 weights in f32 rather than q8 (slower; for f32 reference checks). */
+ * q8_0/q4_0 weights in f32 rather than q8 (slower; for f32 reference checks);
+ * dk_tensor_set_precise does it for one weight. */
 DEVKIT_API const char *dk_cpu_isa(void);
 DEVKIT_API dk_status   dk_cpu_set_isa(const char *name);
 DEVKIT_API dk_status   dk_sync(dk_device d);
@@ -276,6 +277,13 @@ DEVKIT_API const char *dk_tensor_name(const dk_tensor *t);
 DEVKIT_API const char *dk_tensor_site(const dk_tensor *t);       /* "examples/llama.c:212" */
 DEVKIT_API void      dk_tensor_set_name(dk_tensor *t, const char *name);
 DEVKIT_API void      dk_tensor_set_site(dk_tensor *t, const char *site);
+/* A weight whose products keep their activations at full precision where a
+ * backend would otherwise round them for speed (the CPU's q8 dot for 1-4-row
+ * dk_linear against q8_0/q4_0 weights): for a classifier, where an error of a
+ * quarter of a logit picks another token. Results stay within the op's
+ * documented tolerance either way; this only chooses the exact path. */
+DEVKIT_API void      dk_tensor_set_precise(dk_tensor *w, int on);
+DEVKIT_API int       dk_tensor_precise(const dk_tensor *w);
 DEVKIT_API int       dk_tensor_is_contiguous(const dk_tensor *t);
 DEVKIT_API int       dk_tensor_is_view(const dk_tensor *t);
 /* Views: share storage with x; free them with dk_tensor_free like any tensor. */
@@ -515,6 +523,7 @@ struct dk_tensor {
   size_t offset;                    /* bytes from the start of the storage */
   dk_storage *st;
   int is_view;
+  int precise;                      /* dk_tensor_set_precise */
   char name[DK_NAME_LEN];
   char site[DK_SITE_LEN];
 };
@@ -1548,6 +1557,8 @@ DEVKIT_API const char *dk_tensor_name(const dk_tensor *t) { return t ? t->name :
 DEVKIT_API const char *dk_tensor_site(const dk_tensor *t) { return t ? t->site : ""; }
 DEVKIT_API void dk_tensor_set_name(dk_tensor *t, const char *name) { if (t) dk__copy_str(t->name, sizeof t->name, name); }
 DEVKIT_API void dk_tensor_set_site(dk_tensor *t, const char *site) { if (t) dk__copy_str(t->site, sizeof t->site, site); }
+DEVKIT_API void dk_tensor_set_precise(dk_tensor *w, int on) { if (w) w->precise = on != 0; }
+DEVKIT_API int dk_tensor_precise(const dk_tensor *w) { return w ? w->precise : 0; }
 DEVKIT_API int dk_tensor_is_view(const dk_tensor *t) { return t ? t->is_view : 0; }
 
 static dk_status dk__view_of(const dk_tensor *x, const char *site, const char *what, dk_tensor **out) {

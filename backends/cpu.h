@@ -1249,7 +1249,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
     g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL;
-    if (dk__cpu_k->rowdot_q8[w->dtype] && !dk__cpu_f32_decode) {
+    if (dk__cpu_k->rowdot_q8[w->dtype] && !dk__cpu_f32_decode && !w->precise) {
       /* x to q8 once for all N rows (slot 4: the tasks do not touch it) */
       dk__cpu_q8x *xq = (dk__cpu_q8x *)dk__cpu_scratch(4, (size_t)(M * (K / 32)) * sizeof(dk__cpu_q8x) / sizeof(float) + 1);
       if (!xq) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");

@@ -58,6 +58,7 @@ static const char *usage =
   "  --print-ids    print the token ids (prompt and generated) instead of text\n"
   "  --ignore-eos   do not stop at the end-of-text token\n"
   "  --kv-f16       keep the KV cache in f16\n"
+  "  --fast-logits  let the classifier round its input to q8 on the CPU (faster, not exact; see dk_tensor_set_precise)\n"
   "  --split LIST   layers per device for a -d list, e.g. --split 10,22\n"
   "  --allow-same-gpu  allow a split over one GPU seen through two backends (cuda:0 and vulkan:0)\n"
   "  --list-devices print the devices present and exit\n"
@@ -251,6 +252,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--chat")) chat = 1;
     else if (!strcmp(a, "--system")) system = VAL();
     else if (!strcmp(a, "--kv-f16")) opt.kv_f16 = 1;
+    else if (!strcmp(a, "--fast-logits")) opt.fast_logits = 1;
     else if (!strcmp(a, "--allow-same-gpu")) opt.allow_same_gpu = 1;
     else if (!strcmp(a, "--split")) {
       const char *v = VAL();

@@ -73,6 +73,7 @@ typedef struct {
   int allow_same_gpu;      /* allow two parts on one physical GPU seen through two backends */
   int n_ctx;               /* KV cache length; 0: the file's context length */
   int kv_f16;              /* keep the KV cache in f16 */
+  int fast_logits;         /* let the classifier round its input for speed (see dk_tensor_set_precise) */
 } dk_llm_options;
 
 typedef struct {
@@ -596,6 +597,11 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
     /* tied, but the classifier's device is another: it gets its own copy */
     if ((s = dk_llm_weight(f, "token_embd.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
   }
+  /* the classifier picks the token: its products keep f32 activations (a
+   * q8-rounded input moves SmolLM2's logits by up to a quarter and flips
+   * near-ties against an f32 reference; it is a fifth of that model's
+   * weights, so decode loses little). o->fast_logits keeps the fast path. */
+  dk_tensor_set_precise(m->output, !(o && o->fast_logits));
   {
     int64_t one = 1, lg[2];
     int i;
