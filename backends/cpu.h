@@ -246,8 +246,12 @@ typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, i
 /* An activation block quantized to 8 bits, once per token (decode), so a
  * quantized weight block is dotted in integers: scale * (sum of int8 x int8).
  * The scale stays f32 (no f16 rounding on the activation side). */
-typedef struct { float d; int8_t qs[32]; } dk__cpu_q8x;
+/* 32 activations rounded to int8 with one scale; s = d * (their codes' sum),
+ * for the min term of the formats whose weights are d*q + m (q4_1, q5_1) */
+typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
+/* the weight dtypes whose decode products may round activations to q8 */
+#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1))
 typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out);
 typedef struct {
   const char *name;
@@ -907,9 +911,48 @@ static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x
     const float *v = x + b * 32;
     float amax = 0.0f, id;
     for (j = 0; j < 32; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+    int sum = 0;
     xq[b].d = amax / 127.0f;
     id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    for (j = 0; j < 32; j++) xq[b].qs[j] = (int8_t)lrintf(v[j] * id);
+    for (j = 0; j < 32; j++) { xq[b].qs[j] = (int8_t)lrintf(v[j] * id); sum += xq[b].qs[j]; }
+    xq[b].s = xq[b].d * (float)sum;
+  }
+}
+
+/* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
+ * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m) */
+static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t *q, float *d, float *mn) {
+  const uint8_t *qs = NULL;
+  uint32_t qh = 0;
+  int j, off = 0;
+  *mn = 0.0f;
+  switch (wdt) {
+  case DK_Q8_0: {
+    const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
+    for (j = 0; j < 32; j++) q[j] = p->qs[j];
+    *d = dk_f16_to_f32(p->d);
+    return;
+  }
+  case DK_Q4_0: { const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b; qs = p->qs; *d = dk_f16_to_f32(p->d); off = 8; break; }
+  case DK_Q4_1: {
+    const dk_block_q4_1 *p = (const dk_block_q4_1 *)w + b;
+    qs = p->qs; *d = dk_f16_to_f32(p->d); *mn = dk_f16_to_f32(p->m);
+    break;
+  }
+  case DK_Q5_0: {
+    const dk_block_q5_0 *p = (const dk_block_q5_0 *)w + b;
+    qs = p->qs; memcpy(&qh, p->qh, 4); *d = dk_f16_to_f32(p->d); off = 16;
+    break;
+  }
+  default: {
+    const dk_block_q5_1 *p = (const dk_block_q5_1 *)w + b;
+    qs = p->qs; memcpy(&qh, p->qh, 4); *d = dk_f16_to_f32(p->d); *mn = dk_f16_to_f32(p->m);
+    break;
+  }
+  }
+  for (j = 0; j < 16; j++) {
+    q[j] = (int8_t)((qs[j] & 15) + (((qh >> j) & 1) << 4) - off);
+    q[j + 16] = (int8_t)((qs[j] >> 4) + (((qh >> (j + 16)) & 1) << 4) - off);
   }
 }
 
@@ -921,19 +964,13 @@ static void dk__cpu_rowdot_q8_generic(dk_dtype wdt, const char *w, const dk__cpu
   for (m = 0; m < M; m++) {
     float acc = 0.0f;
     for (b = 0; b < nb; b++) {
-      const int8_t *xs = xq[m * nb + b].qs;
+      const dk__cpu_q8x *xb = &xq[m * nb + b];
+      int8_t q[32];
       int32_t s = 0;
-      float dw;
-      if (wdt == DK_Q8_0) {
-        const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
-        for (j = 0; j < 32; j++) s += p->qs[j] * xs[j];
-        dw = dk_f16_to_f32(p->d);
-      } else {
-        const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
-        for (j = 0; j < 16; j++) s += ((p->qs[j] & 15) - 8) * xs[j] + ((p->qs[j] >> 4) - 8) * xs[j + 16];
-        dw = dk_f16_to_f32(p->d);
-      }
-      acc += dw * xq[m * nb + b].d * (float)s;
+      float dw, mn;
+      dk__cpu_wblock_codes(wdt, w, b, q, &dw, &mn);
+      for (j = 0; j < 32; j++) s += q[j] * xb->qs[j];
+      acc += dw * xb->d * (float)s + mn * xb->s;
     }
     out[m] = acc;
   }
@@ -1039,18 +1076,41 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
 
 /* the 32 weights of a q8_0/q4_0 block as signed bytes (q4_0: low nibbles
  * are values 0-15, high nibbles 16-31, both minus 8), and its scale */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_t b, float *d) {
-  if (wdt == DK_Q8_0) {
+/* the codes of dk__cpu_wblock_codes in a register (mn: the min, or 0) */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_t b, float *d, float *mn) {
+  const __m128i lo4 = _mm_set1_epi8(15);
+  const uint8_t *qs;
+  __m128i raw;
+  __m256i v;
+  uint32_t h;
+  *mn = 0.0f;
+  switch (wdt) {
+  case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
     *d = _cvtsh_ss(p->d);
     return _mm256_loadu_si256((const __m256i *)p->qs);
-  } else {
-    const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b;
-    __m128i raw = _mm_loadu_si128((const __m128i *)p->qs), lo4 = _mm_set1_epi8(15);
-    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4), _mm_and_si128(raw, lo4));
-    *d = _cvtsh_ss(p->d);
-    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
   }
+  case DK_Q4_0: { const dk_block_q4_0 *p = (const dk_block_q4_0 *)w + b; qs = p->qs; *d = _cvtsh_ss(p->d); break; }
+  case DK_Q4_1: {
+    const dk_block_q4_1 *p = (const dk_block_q4_1 *)w + b;
+    qs = p->qs; *d = _cvtsh_ss(p->d); *mn = _cvtsh_ss(p->m);
+    break;
+  }
+  case DK_Q5_0: { const dk_block_q5_0 *p = (const dk_block_q5_0 *)w + b; qs = p->qs; *d = _cvtsh_ss(p->d); break; }
+  default: {
+    const dk_block_q5_1 *p = (const dk_block_q5_1 *)w + b;
+    qs = p->qs; *d = _cvtsh_ss(p->d); *mn = _cvtsh_ss(p->m);
+    break;
+  }
+  }
+  raw = _mm_loadu_si128((const __m128i *)qs);
+  v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4), _mm_and_si128(raw, lo4));
+  if (wdt == DK_Q4_0) return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
+  if (wdt == DK_Q4_1) return v;
+  /* the fifth bit: value j's is bit j of qh */
+  memcpy(&h, wdt == DK_Q5_0 ? ((const dk_block_q5_0 *)w + b)->qh : ((const dk_block_q5_1 *)w + b)->qh, 4);
+  v = _mm256_or_si256(v, dk__cpu_q_bits32(h));
+  return wdt == DK_Q5_0 ? _mm256_sub_epi8(v, _mm256_set1_epi8(16)) : v;
 }
 
 /* int8 . int8 in 8 lanes of 4 products as f32. maddubs wants one unsigned
@@ -1066,22 +1126,25 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
 }
 
 /* one weight row against M quantized activation rows: the weight block is
- * loaded once for all of them; two chains per row hide the FMA latency */
+ * loaded once for all of them; two chains per row hide the FMA latency; the
+ * min term of q4_1/q5_1 (m * the block's activation sum) is a scalar chain */
 #define DK__ROWDOT_Q8_BODY(IDOT)                                               \
   __m256 acc[DK_CPU_GEMV_MAXM][2];                                             \
+  float macc[DK_CPU_GEMV_MAXM];                                                \
   int64_t b;                                                                   \
   int m;                                                                       \
-  for (m = 0; m < DK_CPU_GEMV_MAXM; m++) acc[m][0] = acc[m][1] = _mm256_setzero_ps(); \
+  for (m = 0; m < DK_CPU_GEMV_MAXM; m++) { acc[m][0] = acc[m][1] = _mm256_setzero_ps(); macc[m] = 0.0f; } \
   for (b = 0; b < nb; b++) {                                                   \
-    float dw;                                                                  \
-    __m256i wv = dk__cpu_wblock_i8(wdt, w, b, &dw);                            \
+    float dw, mn;                                                              \
+    __m256i wv = dk__cpu_wblock_i8(wdt, w, b, &dw, &mn);                       \
     for (m = 0; m < M; m++) {                                                  \
       const dk__cpu_q8x *xb = xq + m * nb + b;                                 \
       __m256 p = IDOT(wv, _mm256_loadu_si256((const __m256i *)xb->qs));        \
       acc[m][b & 1] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * xb->d), acc[m][b & 1]); \
+      macc[m] += mn * xb->s;                                                   \
     }                                                                          \
   }                                                                            \
-  for (m = 0; m < M; m++) out[m] = dk__cpu_hsum(_mm256_add_ps(acc[m][0], acc[m][1]));
+  for (m = 0; m < M; m++) out[m] = dk__cpu_hsum(_mm256_add_ps(acc[m][0], acc[m][1])) + macc[m];
 
 DK_CPU_AVX2 static void dk__cpu_rowdot_q8_avx2(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
   DK__ROWDOT_Q8_BODY(dk__cpu_idot_avx2)
@@ -1174,8 +1237,9 @@ static int dk__cpu_best_class(void) {
       ((b >> 31) & 1))
     best = DK__CPU_AVX512;   /* F, DQ, BW, VL */
   if (best == DK__CPU_AVX512 && ((c >> 11) & 1)) {   /* VNNI: the quantized decode dot in one instruction */
-    dk__cpu_avx512.rowdot_q8[DK_Q8_0] = dk__cpu_rowdot_q8_avx512vnni;
-    dk__cpu_avx512.rowdot_q8[DK_Q4_0] = dk__cpu_rowdot_q8_avx512vnni;
+    int dt;
+    for (dt = 0; dt < DK_DTYPE_COUNT; dt++)
+      if ((DK__CPU_Q8_DOT >> dt) & 1) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rowdot_q8_avx512vnni;
   }
   (void)hi;
   return best;
@@ -1211,6 +1275,13 @@ static void dk__cpu_pick_kernels(void) {
     dk__cpu_portable.rowdot[dt] = dk__cpu_rowdot_more;
 #ifdef DK_CPU_X86
     dk__cpu_avx2.rowdot[dt] = dk__cpu_avx512.rowdot[dt] = dk__cpu_rowdot_more_avx2;
+#endif
+    if (!((DK__CPU_Q8_DOT >> dt) & 1)) continue;
+    /* the 32-value formats also take the q8 integer dot in decode */
+    dk__cpu_portable.rowdot_q8[dt] = dk__cpu_rowdot_q8_generic;
+#ifdef DK_CPU_X86
+    dk__cpu_avx2.rowdot_q8[dt] = dk__cpu_rowdot_q8_avx2;
+    if (!dk__cpu_avx512.rowdot_q8[dt]) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rowdot_q8_avx512;   /* VNNI's stays */
 #endif
   }
   env = getenv("DEVKIT_CPU_ISA");

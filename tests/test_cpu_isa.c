@@ -112,7 +112,7 @@ static void isa_linear(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N,
     c.atol = c.rtol * sqrt((double)K) * 1.5;
     c.prtol = c.rtol;
     c.patol = c.atol;   /* q8 activations: exact integer sums in every class, so portable stays this close */
-    if ((wdt == DK_Q8_0 || wdt == DK_Q4_0) && M <= 4) c.atol += dkt_q8_act_bound(xv, wv, M, N, K);
+    if (dkt_q8_acts(wdt, M)) c.atol += dkt_q8_act_bound(xv, wv, M, N, K);
     isa_compare(t, &c, lin_run, &l);
   }
   dk_tensor_free(l.x); dk_tensor_free(l.w); dk_tensor_free(l.b); dk_tensor_free(l.o);

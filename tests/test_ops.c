@@ -349,7 +349,7 @@ static void linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N
       /* decode-sized products with q8_0/q4_0 weights may quantize x to q8 */
       dkt_close(t, what, got, want, M * N,
                 dkt_tol(xdt, K) * sqrt((double)K) * 1.5 +
-                    ((wdt == DK_Q8_0 || wdt == DK_Q4_0) && M <= 4 && !linear_precise ? dkt_q8_act_bound(xv, wv, M, N, K) : 0),
+                    (dkt_q8_acts(wdt, M) && !linear_precise ? dkt_q8_act_bound(xv, wv, M, N, K) : 0),
                 dkt_tol(xdt, K));
     }
   }
