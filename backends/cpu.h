@@ -251,7 +251,8 @@ typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, i
 typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
 /* the weight dtypes whose decode products may round activations to q8 */
-#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1))
+#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | \
+                        DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K))
 typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out);
 typedef struct {
   const char *name;
@@ -921,11 +922,36 @@ static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x
 
 /* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
  * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m) */
+/* q4_K/q5_K: 32-value block b is group b % 8 of super-block b / 8, its
+ * 6-bit scale and min unpacked from the 12 scale bytes */
+static void dk__cpu_k45_group(const uint8_t *sc12, int g, int *s, int *m) {
+  if (g < 4) { *s = sc12[g] & 63; *m = sc12[g + 4] & 63; }
+  else { *s = (sc12[g + 4] & 15) | ((sc12[g - 4] >> 6) << 4); *m = (sc12[g + 4] >> 4) | ((sc12[g] >> 6) << 4); }
+}
+
 static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t *q, float *d, float *mn) {
   const uint8_t *qs = NULL;
   uint32_t qh = 0;
   int j, off = 0;
   *mn = 0.0f;
+  if (wdt == DK_Q4_K || wdt == DK_Q5_K) {
+    int g = (int)(b & 7), sc, mi, sh = 4 * (g & 1);
+    const uint8_t *sc12, *hb = NULL;
+    uint16_t d16, m16;
+    if (wdt == DK_Q4_K) {
+      const dk_block_q4_K *p = (const dk_block_q4_K *)w + b / 8;
+      sc12 = p->scales; qs = p->qs; d16 = p->d; m16 = p->dmin;
+    } else {
+      const dk_block_q5_K *p = (const dk_block_q5_K *)w + b / 8;
+      sc12 = p->scales; qs = p->qs; hb = p->qh; d16 = p->d; m16 = p->dmin;
+    }
+    dk__cpu_k45_group(sc12, g, &sc, &mi);
+    for (j = 0; j < 32; j++)
+      q[j] = (int8_t)(((qs[32 * (g >> 1) + j] >> sh) & 15) | (hb ? ((hb[j] >> g) & 1) << 4 : 0));
+    *d = dk_f16_to_f32(d16) * (float)sc;
+    *mn = -dk_f16_to_f32(m16) * (float)mi;
+    return;
+  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
@@ -1084,6 +1110,32 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
   __m256i v;
   uint32_t h;
   *mn = 0.0f;
+  if (wdt == DK_Q4_K || wdt == DK_Q5_K) {
+    int g = (int)(b & 7), sc, mi;
+    const uint8_t *sc12;
+    const __m256i lo = _mm256_set1_epi8(15);
+    uint16_t d16, m16;
+    if (wdt == DK_Q4_K) {
+      const dk_block_q4_K *p = (const dk_block_q4_K *)w + b / 8;
+      sc12 = p->scales; qs = p->qs; d16 = p->d; m16 = p->dmin;
+      v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1)));
+    } else {
+      const dk_block_q5_K *p = (const dk_block_q5_K *)w + b / 8;
+      __m256i hb = _mm256_loadu_si256((const __m256i *)p->qh);
+      sc12 = p->scales; qs = p->qs; d16 = p->d; m16 = p->dmin;
+      v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1)));
+      hb = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, g), _mm256_set1_epi8(1)), 4);
+      v = _mm256_or_si256(_mm256_and_si256(g & 1 ? _mm256_srli_epi16(v, 4) : v, lo), hb);
+      dk__cpu_k45_group(sc12, g, &sc, &mi);
+      *d = _cvtsh_ss(d16) * (float)sc;
+      *mn = -_cvtsh_ss(m16) * (float)mi;
+      return v;
+    }
+    dk__cpu_k45_group(sc12, g, &sc, &mi);
+    *d = _cvtsh_ss(d16) * (float)sc;
+    *mn = -_cvtsh_ss(m16) * (float)mi;
+    return _mm256_and_si256(g & 1 ? _mm256_srli_epi16(v, 4) : v, lo);
+  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
