@@ -44,7 +44,8 @@
  *     max_position_embeddings, type_vocab_size, vocab_size, layer_norm_eps,
  *     hidden_act gelu), model.safetensors (BertModel names, an optional
  *     "bert." prefix), the tokenizer (tokenizer.json or vocab.txt), and
- *     sentence-transformers' 1_Pooling/config.json for the pooling (absent: mean).
+ *     sentence-transformers' 1_Pooling/config.json for the pooling (absent:
+ *     mean) and sentence_bert_config.json's max_seq_length for truncation.
  * Weights: f32, f16, bf16 and the block formats dk_linear takes; norms and biases float.
  *
  * Devices: as models/llama.h, with the same options and messages
@@ -67,6 +68,7 @@ typedef struct {
   int vocab, dim, n_layers, n_heads, head_dim, ffn, max_pos, n_types;
   float eps;
   int pooling;             /* dk_bert_pooling */
+  int max_seq;             /* sentence-transformers' max_seq_length (tokens per sentence), 0: none given */
 } dk_bert_config;
 
 typedef struct {
@@ -76,7 +78,8 @@ typedef struct {
   int allow_same_gpu;
   int pooling;             /* 0: the model's; DK_BERT_POOL_MEAN or DK_BERT_POOL_CLS */
   int no_normalize;        /* 1: leave the pooled vectors as they are */
-  int max_tokens;          /* per sentence with [CLS] and [SEP]; 0: the model's positions */
+  int max_tokens;          /* per sentence with [CLS] and [SEP]; 0: max_seq_length of
+                              sentence_bert_config.json, else the model's positions */
 } dk_bert_options;
 
 typedef struct {
@@ -227,6 +230,19 @@ static dk_status dk_bert__hf_config(const char *dir, dk_bert_config *c) {
   }
   dk_json_free(j);
   c->pooling = DK_BERT_POOL_MEAN;
+  /* sentence-transformers truncates to its own max_seq_length (all-MiniLM-L6-v2:
+   * 256 of 512 positions) */
+  snprintf(path, sizeof path, "%s/sentence_bert_config.json", dir);
+  {
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      fclose(f);
+      if ((s = dk_json_load(path, &p))) return s;
+      s = dk_bert__json_int(p, "sentence_bert_config.json", "max_seq_length", 0, 0, &c->max_seq);
+      dk_json_free(p);
+      if (s) return s;
+    }
+  }
   snprintf(path, sizeof path, "%s/1_Pooling/config.json", dir);
   {
     FILE *f = fopen(path, "rb");
@@ -421,7 +437,8 @@ static dk_status dk_bert__load(const char *path, const dk_bert_options *o, dk_be
     return s;
   }
   m->normalize = !(o && o->no_normalize);
-  m->max_tokens = o && o->max_tokens > 0 && o->max_tokens < m->c.max_pos ? o->max_tokens : m->c.max_pos;
+  m->max_tokens = o && o->max_tokens > 0 ? o->max_tokens : m->c.max_seq > 0 ? m->c.max_seq : m->c.max_pos;
+  if (m->max_tokens > m->c.max_pos) m->max_tokens = m->c.max_pos;
   if (m->max_tokens < 2) m->max_tokens = 2;
   if ((s = dk_bert__place(o, m)) || (s = dk_bert__load_weights(f, kind, prefix, m))) { dk_file_close(f); return s; }
   dk_file_close(f);

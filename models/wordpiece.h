@@ -40,7 +40,8 @@
  *   - a Hugging Face directory: tokenizer.json's WordPiece model
  *     (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word)
  *     and BertNormalizer (lowercase, strip_accents, handle_chinese_chars,
- *     clean_text); without it vocab.txt (one token a line, id = line) with
+ *     clean_text); without it (or when its normalizer is another) vocab.txt
+ *     (one token a line, id = line) with
  *     tokenizer_config.json's do_lower_case (default true, as BertTokenizer),
  *     strip_accents and tokenize_chinese_chars.
  *
@@ -425,8 +426,15 @@ DK_MODELS_API dk_status dk_wordpiece_load_dir(const char *dir, dk_wordpiece **ou
   *out = NULL;
   snprintf(path, sizeof path, "%s/tokenizer.json", dir);
   if ((f = fopen(path, "rb"))) {
+    char vt[4096];
     fclose(f);
-    return dk_wp__from_tokenizer_json(path, out);
+    s = dk_wp__from_tokenizer_json(path, out);
+    /* a tokenizer.json this reader does not run (another normalizer): the
+     * vocab.txt beside it, with tokenizer_config.json, still describes a
+     * BERT tokenizer */
+    snprintf(vt, sizeof vt, "%s/vocab.txt", dir);
+    if (s != DK_ERR_UNSUPPORTED || !(f = fopen(vt, "rb"))) return s;
+    fclose(f);
   }
   snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
   if ((f = fopen(path, "rb"))) {

@@ -42,6 +42,7 @@ REAL = [
     "Café déjà vu, naïve façade: 日本語のテキスト.",
     "Embeddings on every device: cpu, vulkan and cuda.",
     "",
+    "A long document is cut at max_seq_length (256 tokens for all-MiniLM-L6-v2). " * 30,
 ]
 
 

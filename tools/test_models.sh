@@ -127,6 +127,7 @@ vocab.txt 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3
 tokenizer.json be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
 tokenizer_config.json acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b
 1_Pooling/config.json 4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23
+sentence_bert_config.json fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7
 EOF
   say "all-MiniLM-L6-v2 ($dir)"
   for dev in $(devices); do
