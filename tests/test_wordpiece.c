@@ -203,6 +203,22 @@ DKT_TEST(wordpiece_hf_directory, DKT_ONCE) {
   DKT_OK(t, dk_wordpiece_load_dir(dir, &w));
   wp_check(t, w, "cased", "vocab.txt+tokenizer_config.json");
   dk_wordpiece_free(w);
+  /* a tokenizer.json with a normalizer this reader does not run: vocab.txt
+   * and tokenizer_config.json beside it are used instead */
+  {
+    char tj[600];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", dir);
+    o = fopen(tj, "wb");
+    fprintf(o, "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": []}, \"model\": {\"type\": \"WordPiece\", "
+               "\"vocab\": {\"[CLS]\": 0, \"[SEP]\": 1, \"[UNK]\": 2}}}\n");
+    fclose(o);
+    w = NULL;
+    DKT_OK(t, dk_wordpiece_load_dir(dir, &w));
+    DKT_CHECK(t, dk_wordpiece_vocab_size(w) == 30522, "the fallback read %d tokens", dk_wordpiece_vocab_size(w));
+    wp_check(t, w, "cased", "tokenizer.json (Sequence) -> vocab.txt");
+    dk_wordpiece_free(w);
+    remove(tj);
+  }
   /* broken JSON: an error with the offset, not a crash */
   o = fopen(file, "wb");
   fprintf(o, "{\"do_lower_case\": fals}\n");
