@@ -325,3 +325,33 @@ DKT_TEST(bert_bad_files, DKT_ONCE) {
   DKT_REFUSED(t, dk_bert_load("/nonexistent/model", NULL, &m), DK_ERR_IO);
   bt_rmdir(dir);
 }
+
+/* layers split over two backends (cpu:0 and vulkan:0 here): the hidden
+ * state crosses with dk_copy_to, the embeddings are the reference's */
+DKT_TEST(bert_split_backends, DKT_MULTI_BACKEND) {
+  bt_ref r[BT_MAX];
+  char dir[256], spec[128];
+  dk_bert_options o;
+  dk_bert_model *m = NULL;
+  const char *texts[BT_MAX] = {0};
+  float out[BT_MAX * 32];
+  dk_device other;
+  int n, i;
+  other.backend = t->dev.backend == DK_CPU ? DK_VULKAN : DK_CPU;
+  other.index = 0;
+  if (dk_device_count(other.backend) < 1) { dkt_skip(t, "skipped: no %s device beside %s", dk_backend_name(other.backend), dk_device_name(t->dev)); return; }
+  n = bt_read_ref(t, r);
+  if (n < 5) return;
+  bt_model_dir(dir, sizeof dir);
+  snprintf(spec, sizeof spec, "%s=0-0,%s=1-1", dk_device_name(t->dev), dk_device_name(other));
+  memset(&o, 0, sizeof o);
+  o.devices = spec;
+  o.no_normalize = 1;
+  DKT_OK(t, dk_bert_load(dir, &o, &m));
+  DKT_OK(t, dk_bert_check_placement(m));
+  for (i = 0; i < n; i++) texts[i] = r[i].text;
+  DKT_OK(t, dk_bert_embed(m, texts, n, out));
+  for (i = 0; i < n; i++) bt_compare(t, spec, r[i].text, out + i * 32, r[i].mean, 32, 0);
+  dk_bert_free(m);
+  bt_rmdir(dir);
+}
