@@ -135,8 +135,8 @@ void      dk_llm_reset(dk_llm_model *m);   /* empties the KV cache */
 #define DK_LLM_TRY(expr) do { dk_status dk_llm_s_ = (expr); if (dk_llm_s_ != DK_OK) return dk_llm_s_; } while (0)
 
 /* timespec_get is C11's own clock: clock_gettime would need POSIX feature
- * macros the including program may not define (the load time it measures is
- * informational) */
+ * macros the including program may not define (the load times it measures
+ * are informational). bert.h uses it too (it includes this header). */
 static double dk_llm_now(void) {
   struct timespec ts;
   if (!timespec_get(&ts, TIME_UTC)) return 0;

@@ -1,6 +1,7 @@
 /* models/models.h — the whole model layer in one include: model files
- * (file.h: GGUF, safetensors, llama2.c), vocabularies and tokenizers
- * (vocab.h, bpe.h, spm.h) and the model families (llama.h).
+ * (file.h: GGUF, safetensors, llama2.c; json.h: a Hugging Face directory's
+ * config files), vocabularies and tokenizers (vocab.h, bpe.h, spm.h,
+ * wordpiece.h) and the model families (llama.h, bert.h).
  *
  * The model layer is devkit's second layer: header-only, written only
  * against devkit.h's public API, so every model runs on every device the kit
@@ -22,6 +23,9 @@
 #include "bpe.h"
 #include "spm.h"
 #include "llama.h"
+#include "json.h"
+#include "wordpiece.h"
+#include "bert.h"
 #endif
 
 /* the implementations: each header guards its own (DK_MODELS_<NAME>_IMPL), so
@@ -32,4 +36,7 @@
 #include "bpe.h"
 #include "spm.h"
 #include "llama.h"
+#include "json.h"
+#include "wordpiece.h"
+#include "bert.h"
 #endif

