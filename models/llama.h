@@ -223,14 +223,13 @@ static const dk_llm_arch dk_llm_archs[] = {
   {"gemma3", DK_ROPE_NEOX, 0, 1, 1, 1, 1, 6, 1e-6f},
 };
 
-/* "llama, qwen2, qwen3 and gemma3", for messages */
-static const char *dk_llm_arch_list(void) {
-  static char text[128];
+/* "'llama', 'qwen2', 'qwen3' and 'gemma3'", for messages, into buf */
+static const char *dk_llm_arch_list(char *buf, size_t cap) {
   size_t i, n = sizeof dk_llm_archs / sizeof dk_llm_archs[0], at = 0;
-  if (text[0]) return text;
-  for (i = 0; i < n; i++)
-    at += (size_t)snprintf(text + at, sizeof text - at, "%s'%s'", i == 0 ? "" : i + 1 == n ? " and " : ", ", dk_llm_archs[i].name);
-  return text;
+  buf[0] = 0;
+  for (i = 0; i < n && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s'%s'", i == 0 ? "" : i + 1 == n ? " and " : ", ", dk_llm_archs[i].name);
+  return buf;
 }
 
 static dk_status dk_llm_meta_int(const dk_file *f, const char *key, int required, int64_t def, int *out) {
@@ -260,6 +259,7 @@ static dk_status dk_llm_meta_float(const dk_file *f, const char *key, double def
 
 static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
   dk_status s;
+  char names[128];
   memset(c, 0, sizeof *c);
   c->rope_mode = DK_ROPE_NORMAL;   /* llama GGUF and llama2.c rotate adjacent pairs */
   if (dk_file_format_of(f) == DK_FILE_LLAMA2C) {
@@ -294,7 +294,8 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
       if (strlen(dk_llm_archs[i].name) == alen && !memcmp(arch, dk_llm_archs[i].name, alen)) c->arch = &dk_llm_archs[i];
     if (!c->arch)
       return dk_set_error(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s' is not one this runner knows (it runs %s GGUF files "
-                      "and llama2.c checkpoints)", dk_file_name(f), (int)(alen > 40 ? 40 : alen), arch, dk_llm_arch_list());
+                      "and llama2.c checkpoints)", dk_file_name(f), (int)(alen > 40 ? 40 : alen), arch,
+                      dk_llm_arch_list(names, sizeof names));
     a = c->arch->name;
     c->rope_mode = c->arch->rope_mode;
 #define DK_LLM_K(suffix) (snprintf(k, sizeof k, "%s." suffix, a), k)
@@ -349,7 +350,7 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
     return DK_OK;
   }
   return dk_set_error(DK_ERR_UNSUPPORTED, "%s: a %s file; this runner runs %s GGUF files and llama2.c checkpoints",
-                  dk_file_name(f), dk_file_format_name(dk_file_format_of(f)), dk_llm_arch_list());
+                  dk_file_name(f), dk_file_format_name(dk_file_format_of(f)), dk_llm_arch_list(names, sizeof names));
 }
 
 static dk_status dk_llm_check_config(const char *name, const dk_llm_config *c) {
