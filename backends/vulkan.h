@@ -1289,7 +1289,12 @@ static dk_status dk_vk_arg(dk_vk_device *d, dk_vk_args *a, int slot, const dk_te
                           role, t->name, dk_device_name(t->device), (unsigned long long)n,
                           (unsigned long long)d->max_range);
   dk_vk_arg_raw(a, slot, blk->buf, base, range);
-  dk_vk_track(a, blk->buf, boff, boff + n, write, m);
+  /* the hazard is the bound range, not just the bytes used: the binding
+   * starts aligned down, and the validation layer (rightly: the shader may
+   * touch any of it) counts the whole range as accessed. Two views side by
+   * side in one row (a fused q|k|v output with a head boundary off the
+   * alignment) otherwise meet with no barrier between them. */
+  dk_vk_track(a, blk->buf, base, base + range, write, m);
   *elem = (uint32_t)((boff - base) / unit);
   return DK_OK;
 }

@@ -38,7 +38,9 @@ static const char *usage =
   "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [--print-ids]\n"
   "             [--ignore-eos] [--kv-f16] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
   "             [--chat] [--system TEXT]\n"
-  "  -m MODEL       a llama GGUF file (f32, f16, bf16, q8_0, q4_0..q5_1, q2_K..q6_K, any mix) or a llama2.c checkpoint\n"
+  "  -m MODEL       a GGUF file of the llama family: general.architecture llama (Llama 1-3, SmolLM2,\n"
+  "                 TinyLlama, Mistral), qwen2, qwen3 or gemma3 (f32, f16, bf16, q8_0, q4_0..q5_1,\n"
+  "                 q2_K..q6_K, any mix); or a llama2.c checkpoint\n"
   "  -z TOKENIZER   the llama2.c tokenizer file (tok512.bin) for a llama2.c checkpoint\n"
   "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cuda:0,cuda:1' splits the layers in proportion\n"
   "                 to the devices' free memory (--split 10,22 gives the counts);\n"
@@ -275,7 +277,7 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "llama: error: unknown option '%s'\n%s", a, usage); return 2; }
 #undef VAL
   }
-  if (!model_path) { fprintf(stderr, "llama: error: no model: give -m MODEL (a llama GGUF file or a llama2.c checkpoint)\n"); return 2; }
+  if (!model_path) { fprintf(stderr, "llama: error: no model: give -m MODEL (a GGUF file: llama, qwen2, qwen3, gemma3; or a llama2.c checkpoint)\n"); return 2; }
   if (ids_arg) { n_prompt = parse_ids(ids_arg, &ids); g_ids = ids; }
   if (chat && (ids_arg || tok_path)) die("--chat takes the message as -p TEXT, with the model file's own vocabulary%s%s", "", "");
   if (system && !chat) die("--system goes with --chat%s%s", "", "");

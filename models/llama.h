@@ -1,24 +1,63 @@
-/* models/llama.h — a llama-family model on devkit devices, written
- * only against devkit's public API, so the same code runs on every backend.
- * examples/llama.c (the command-line runner) and tests/test_models.c use it.
+/* models/llama.h — the llama family of decoder-only transformers on devkit
+ * devices, written only against devkit's public API, so the same code runs
+ * on every backend. examples/llama.c (the command-line runner),
+ * tests/test_models.c, tests/test_arch.c, bench/bench.c and
+ * tools/teacher_force.c use it.
  *
  * In exactly one file:
  *     #define DEVKIT_MODELS_IMPLEMENTATION
  *     #include "models/llama.h"
  *
- * It reads llama GGUF files (f32, f16, bf16, q8_0 and q4_0 weights) and
- * llama2.c checkpoints. Weights go from the file's mapping straight to their
- * device. Placement is per layer: every layer has its own device, and its KV
- * cache lives there; the token embedding sits on the first layer's device,
- * the final norm and classifier on the last one's. The hidden state crosses
+ * ARCHITECTURES. GGUF files whose general.architecture is
+ *     llama   Llama 1-3.x, SmolLM2, TinyLlama, Mistral (llama.cpp writes
+ *             them all as 'llama'); Llama 3 RoPE scaling (rope_freqs.weight,
+ *             or llama.rope.scaling.type = llama3 with its factors) and
+ *             linear RoPE scaling
+ *     qwen2   Qwen2 / Qwen2.5: biases on q, k and v; NeoX RoPE
+ *     qwen3   Qwen3: RMSNorm of each q and k head before RoPE; head size
+ *             from qwen3.attention.key_length (need not be dim / heads)
+ *     gemma3  Gemma 3 (text): GeGLU (tanh GELU), embedding times sqrt(dim),
+ *             q/k norms, norms before and after attention and FFN, sliding-
+ *             window layers (every 6th layer global) with their own RoPE base
+ * and llama2.c checkpoints. Weights may be f32, f16, bf16 or any block type
+ * the kit loads.
+ *
+ * WHY ONE FILE AND ONE BLOCK FUNCTION. These families differ from llama in
+ * a handful of switches, each one or two ops in the block: biases on the
+ * projections, a norm of each q/k head, norms after the attention and FFN,
+ * GELU instead of SiLU, a scale after the embedding, sliding-window layers
+ * with a second RoPE base. They share everything else: the GGUF tensor
+ * names, the loader, per-layer placement over devices, the KV cache, the
+ * fused decode projections, sampling. So one table (dk_llm_archs below: one
+ * row per general.architecture, a column per switch) and one block forward
+ * with an `if` per switch serve all four; a file per family would copy ~600
+ * lines of loader, placement and cache code to change ~20. The config is
+ * read from the GGUF keys `<arch>.*` for whatever arch the row names, so a
+ * new member of the family (the keys and tensor names llama.cpp gives it) is
+ * one row in that table. A family whose block is really different (an
+ * encoder, a mixture of experts, a state-space model) gets its own file.
+ *
+ * ROPE. Plain RoPE (one base) is dk_rope. RoPE with a frequency of its own
+ * per pair (Llama 3's scaling, linear scaling) is done without a new op: the
+ * rotation of each position is a [D, D] matrix, built on the host once per
+ * forward (in double, then f32) and applied to all heads of a token with one
+ * batched dk_matmul ([T, H, D] x [T, D, D]).
+ *
+ * PLACEMENT. Weights go from the file's mapping straight to their device.
+ * Placement is per layer: every layer has its own device, and its KV cache
+ * lives there; the token embedding sits on the first layer's device, the
+ * final norm and classifier on the last one's. The hidden state crosses
  * devices with dk_copy_to where consecutive layers differ, and nowhere else.
  *
  * One forward pass takes T tokens at positions pos..pos+T-1 (the prompt in
  * one batch, then one token at a time):
- *     x = embedding(ids)
- *     per layer: h = rmsnorm(x); q, k, v = h·Wq, h·Wk, h·Wv; rope(q, k);
- *       K/V cache rows [pos, pos+T) = k, v; a = attention(q, cache[0, pos+T));
- *       x += a·Wo; h = rmsnorm(x); x += swiglu(h·Wgate, h·Wup)·Wdown
+ *     x = embedding(ids)                       (gemma: x *= sqrt(dim))
+ *     per layer: h = rmsnorm(x); q, k, v = h·Wq (+bq), h·Wk (+bk), h·Wv (+bv);
+ *       (q, k = rmsnorm per head); rope(q, k);
+ *       K/V cache rows [pos, pos+T) = k, v; a = attention(q, cache[0, pos+T))
+ *       (sliding-window layers: keys within the window only);
+ *       x += a·Wo (gemma: rmsnorm first); h = rmsnorm(x);
+ *       x += swiglu(h·Wgate, h·Wup)·Wdown (gemma: geglu, then rmsnorm)
  *     logits = rmsnorm(x)·Wout   (Wout may be the embedding: tied)
  * Sampling runs on the last device (dk_argmax or dk_sample); only the chosen
  * id is downloaded.
@@ -31,18 +70,49 @@
 
 #define DK_LLM_MAX_DEVICES 16
 
+/* What sets one family apart from llama: one row per general.architecture.
+ * A new member of the family is a row here (see the header comment). */
+typedef struct {
+  const char *name;        /* general.architecture, and the prefix of its keys */
+  int rope_mode;           /* DK_ROPE_NORMAL (llama.cpp permutes llama's q/k rows for it) or DK_ROPE_NEOX */
+  int qkv_bias;            /* blk.N.attn_{q,k,v}.bias */
+  int qk_norm;             /* blk.N.attn_{q,k}_norm: RMSNorm of each q and k head before RoPE */
+  int post_norms;          /* blk.N.post_attention_norm and post_ffw_norm on each block's output (Gemma) */
+  int geglu;               /* gelu_tanh(gate) * up instead of silu(gate) * up */
+  int embed_scale;         /* x *= sqrt(dim) after the embedding */
+  int swa_pattern;         /* sliding-window layers, every n-th layer global; 0: none */
+  float eps_default;       /* when <arch>.attention.layer_norm_rms_epsilon is absent */
+} dk_llm_arch;
+
+/* RoPE of one kind of layer: base theta over rope_dim, and, when inv_freq is
+ * set, a frequency of its own per pair (Llama 3 and linear scaling) */
+typedef struct {
+  float theta;
+  double *inv_freq;        /* [rope_dim / 2] or NULL: dk_rope does it */
+} dk_llm_rope;
+
 typedef struct {
   int dim, hidden, n_layers, n_heads, n_kv_heads, head_dim, vocab;
   int ctx_train;           /* the context the file declares */
   int rope_dim, rope_mode; /* DK_ROPE_NORMAL for llama GGUF and llama2.c */
   float rope_theta, eps;
   int tied;                /* the classifier is the token embedding */
+  const dk_llm_arch *arch; /* the family's switches */
+  float attn_scale;        /* softmax scale: <arch>.attention.scale, else 1/sqrt(head_dim) */
+  int swa_window;          /* sliding-window layers see keys (p - window, p]; 0: none */
+  float rope_theta_swa;    /* RoPE base of the sliding-window layers */
+  char rope_scaling[16];   /* "", "linear" or "llama3", as the file says */
+  float rope_factor;       /* <arch>.rope.scaling.factor */
 } dk_llm_config;
 
 typedef struct {
   dk_device dev;
   int ws;                  /* index of this device's workspace */
   dk_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+  dk_tensor *bq, *bk, *bv, *bqkv;     /* qkv_bias: views of bqkv when the weights are fused */
+  dk_tensor *q_norm, *k_norm;         /* qk_norm: [head_dim] */
+  dk_tensor *post_attn_norm, *post_ffn_norm;  /* post_norms */
+  int swa;                 /* a sliding-window layer: its window and the local RoPE */
   /* wq, wk, wv are views of wqkv, and gate, up views of wgu, when the file's
    * weights share a dtype: one token then takes one linear for q, k and v
    * and one for gate and up (fewer dispatches: what a GPU's decode pays for) */
@@ -57,6 +127,9 @@ typedef struct {
   dk_tensor *q3, *k3, *v3, *att3;  /* [T, heads, head_dim] views */
   /* T = 1 only: the fused projections' outputs and their views */
   dk_tensor *qkv, *gu, *fq3, *fk3, *fv3, *fqk3, *fg, *fu;
+  /* RoPE by rotation matrices (dk_llm_rope.inv_freq set): rot[kind] is
+   * [T, D, D], kind 0 global, 1 sliding-window; qr3, kr3 the rotated q, k */
+  dk_tensor *rot[2], *qr3, *kr3;
 } dk_llm_acts;
 
 typedef struct {
@@ -87,6 +160,7 @@ typedef struct {
   dk_tensor *tok_embd, *out_norm, *output;   /* output == tok_embd or a copy of it when tied */
   dk_tensor *ids1, *logits1, *next;          /* decode-sized: ids [1] first device; logits [1,vocab], next [1] last */
   dk_tensor *logits_all;                     /* [T, vocab] of the last all_logits call */
+  dk_llm_rope rope[2];                       /* 0: global layers, 1: sliding-window layers */
   double load_seconds;
   uint64_t weight_bytes;
 } dk_llm_model;
@@ -145,6 +219,23 @@ static double dk_llm_now(void) {
 
 /* ---- configuration ---------------------------------------------------------- */
 
+/* name, rope_mode, qkv_bias, qk_norm, post_norms, geglu, embed_scale, swa_pattern, eps */
+static const dk_llm_arch dk_llm_archs[] = {
+  {"llama", DK_ROPE_NORMAL, 0, 0, 0, 0, 0, 0, 1e-5f},
+  {"qwen2", DK_ROPE_NEOX, 1, 0, 0, 0, 0, 0, 1e-6f},
+  {"qwen3", DK_ROPE_NEOX, 0, 1, 0, 0, 0, 0, 1e-6f},
+  {"gemma3", DK_ROPE_NEOX, 0, 1, 1, 1, 1, 6, 1e-6f},
+};
+
+/* "'llama', 'qwen2', 'qwen3' and 'gemma3'", for messages, into buf */
+static const char *dk_llm_arch_list(char *buf, size_t cap) {
+  size_t i, n = sizeof dk_llm_archs / sizeof dk_llm_archs[0], at = 0;
+  buf[0] = 0;
+  for (i = 0; i < n && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s'%s'", i == 0 ? "" : i + 1 == n ? " and " : ", ", dk_llm_archs[i].name);
+  return buf;
+}
+
 static dk_status dk_llm_meta_int(const dk_file *f, const char *key, int required, int64_t def, int *out) {
   int64_t v = def;
   dk_meta m;
@@ -172,6 +263,7 @@ static dk_status dk_llm_meta_float(const dk_file *f, const char *key, double def
 
 static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
   dk_status s;
+  char names[128];
   memset(c, 0, sizeof *c);
   c->rope_mode = DK_ROPE_NORMAL;   /* llama GGUF and llama2.c rotate adjacent pairs */
   if (dk_file_format_of(f) == DK_FILE_LLAMA2C) {
@@ -184,41 +276,74 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
     c->dim = (int)h[0]; c->hidden = (int)h[1]; c->n_layers = (int)h[2]; c->n_heads = (int)h[3];
     c->n_kv_heads = (int)h[4]; c->vocab = (int)(h[5] < 0 ? -h[5] : h[5]); c->ctx_train = (int)h[6];
     c->tied = h[5] > 0;
+    c->arch = &dk_llm_archs[0];
     c->rope_theta = 10000.0f;   /* run.c's constants */
     c->eps = 1e-5f;
     c->head_dim = c->dim / c->n_heads;
     c->rope_dim = c->head_dim;
+    c->attn_scale = 1.0f / sqrtf((float)c->head_dim);
+    c->rope_theta_swa = c->rope_theta;
+    c->rope_factor = 1.0f;
     return DK_OK;
   }
   if (dk_file_format_of(f) == DK_FILE_GGUF) {
     const char *arch;
-    size_t alen;
+    size_t alen, i;
     dk_meta m;
     int64_t ti;
+    char k[128];
+    const char *a;
     if (dk_file_meta_string(f, "general.architecture", &arch, &alen) != DK_OK) return DK_ERR_FORMAT;
-    if (alen != 5 || memcmp(arch, "llama", 5))
-      return dk_set_error(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s' is not one this runner runs (it runs 'llama' GGUF "
-                      "files and llama2.c checkpoints)", dk_file_name(f), (int)(alen > 40 ? 40 : alen), arch);
-    if ((s = dk_llm_meta_int(f, "llama.embedding_length", 1, 0, &c->dim)) ||
-        (s = dk_llm_meta_int(f, "llama.feed_forward_length", 1, 0, &c->hidden)) ||
-        (s = dk_llm_meta_int(f, "llama.block_count", 1, 0, &c->n_layers)) ||
-        (s = dk_llm_meta_int(f, "llama.attention.head_count", 1, 0, &c->n_heads)) ||
-        (s = dk_llm_meta_int(f, "llama.attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads)) ||
-        (s = dk_llm_meta_int(f, "llama.context_length", 0, 2048, &c->ctx_train)) ||
-        (s = dk_llm_meta_float(f, "llama.rope.freq_base", 10000.0, &c->rope_theta)) ||
-        (s = dk_llm_meta_float(f, "llama.attention.layer_norm_rms_epsilon", 1e-5, &c->eps)))
+    for (i = 0; i < sizeof dk_llm_archs / sizeof dk_llm_archs[0]; i++)
+      if (strlen(dk_llm_archs[i].name) == alen && !memcmp(arch, dk_llm_archs[i].name, alen)) c->arch = &dk_llm_archs[i];
+    if (!c->arch)
+      return dk_set_error(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s' is not one this runner knows (it runs %s GGUF files "
+                      "and llama2.c checkpoints)", dk_file_name(f), (int)(alen > 40 ? 40 : alen), arch,
+                      dk_llm_arch_list(names, sizeof names));
+    a = c->arch->name;
+    c->rope_mode = c->arch->rope_mode;
+#define DK_LLM_K(suffix) (snprintf(k, sizeof k, "%s." suffix, a), k)
+    if ((s = dk_llm_meta_int(f, DK_LLM_K("embedding_length"), 1, 0, &c->dim)) ||
+        (s = dk_llm_meta_int(f, DK_LLM_K("feed_forward_length"), 1, 0, &c->hidden)) ||
+        (s = dk_llm_meta_int(f, DK_LLM_K("block_count"), 1, 0, &c->n_layers)) ||
+        (s = dk_llm_meta_int(f, DK_LLM_K("attention.head_count"), 1, 0, &c->n_heads)) ||
+        (s = dk_llm_meta_int(f, DK_LLM_K("attention.head_count_kv"), 0, c->n_heads, &c->n_kv_heads)) ||
+        (s = dk_llm_meta_int(f, DK_LLM_K("context_length"), 0, 2048, &c->ctx_train)) ||
+        (s = dk_llm_meta_float(f, DK_LLM_K("rope.freq_base"), 10000.0, &c->rope_theta)) ||
+        (s = dk_llm_meta_float(f, DK_LLM_K("rope.freq_base_swa"), 10000.0, &c->rope_theta_swa)) ||
+        (s = dk_llm_meta_float(f, DK_LLM_K("attention.layer_norm_rms_epsilon"), c->arch->eps_default, &c->eps)))
       return s;
-    if (dk_file_meta_find(f, "llama.rope.scaling.type", &m)) {
-      const char *st;
-      size_t sl;
-      if (dk_meta_string(&m, &st, &sl) != DK_OK || !(sl == 4 && !memcmp(st, "none", 4)))
-        return dk_set_error(DK_ERR_UNSUPPORTED, "%s: RoPE scaling (llama.rope.scaling.type) is not supported", dk_file_name(f));
-    }
-    if (c->n_heads <= 0 || c->dim % c->n_heads)
+    if (c->n_heads <= 0 || (!dk_file_meta_find(f, DK_LLM_K("attention.key_length"), &m) && c->dim % c->n_heads))
       return dk_set_error(DK_ERR_FORMAT, "%s: embedding_length %d is not a multiple of head_count %d", dk_file_name(f), c->dim,
                       c->n_heads);
-    c->head_dim = c->dim / c->n_heads;
-    if ((s = dk_llm_meta_int(f, "llama.rope.dimension_count", 0, c->head_dim, &c->rope_dim))) return s;
+    /* the head size: key_length where the file gives it (Qwen3, Gemma 3), else dim / heads */
+    if ((s = dk_llm_meta_int(f, DK_LLM_K("attention.key_length"), 0, c->dim / c->n_heads, &c->head_dim))) return s;
+    {
+      int vlen;
+      if ((s = dk_llm_meta_int(f, DK_LLM_K("attention.value_length"), 0, c->head_dim, &vlen))) return s;
+      if (vlen != c->head_dim)
+        return dk_set_error(DK_ERR_UNSUPPORTED, "%s: %s.attention.value_length %d differs from key_length %d; this runner "
+                        "takes one head size", dk_file_name(f), a, vlen, c->head_dim);
+    }
+    if ((s = dk_llm_meta_int(f, DK_LLM_K("rope.dimension_count"), 0, c->head_dim, &c->rope_dim))) return s;
+    c->attn_scale = 1.0f / sqrtf((float)c->head_dim);
+    if ((s = dk_llm_meta_float(f, DK_LLM_K("attention.scale"), c->attn_scale, &c->attn_scale))) return s;
+    if (c->arch->swa_pattern && (s = dk_llm_meta_int(f, DK_LLM_K("attention.sliding_window"), 0, 0, &c->swa_window)))
+      return s;
+    c->rope_factor = 1.0f;
+    if (dk_file_meta_find(f, DK_LLM_K("rope.scaling.type"), &m)) {
+      const char *st;
+      size_t sl;
+      if (dk_meta_string(&m, &st, &sl) != DK_OK) return dk_set_error(DK_ERR_FORMAT, "%s: %s is not a string", dk_file_name(f), k);
+      if (!(sl == 4 && !memcmp(st, "none", 4)) && !(sl == 6 && !memcmp(st, "linear", 6)) && !(sl == 6 && !memcmp(st, "llama3", 6)))
+        return dk_set_error(DK_ERR_UNSUPPORTED, "%s: RoPE scaling '%.*s' (%s) is not supported (none, linear and llama3 are)",
+                        dk_file_name(f), (int)(sl > 20 ? 20 : sl), st, k);
+      if (!(sl == 4 && !memcmp(st, "none", 4))) snprintf(c->rope_scaling, sizeof c->rope_scaling, "%.*s", (int)sl, st);
+      if ((s = dk_llm_meta_float(f, DK_LLM_K("rope.scaling.factor"), 1.0, &c->rope_factor))) return s;
+      if (!(c->rope_factor > 0))
+        return dk_set_error(DK_ERR_FORMAT, "%s: %s.rope.scaling.factor %g is out of range", dk_file_name(f), a, (double)c->rope_factor);
+    }
+#undef DK_LLM_K
     ti = dk_file_tensor_find(f, "token_embd.weight");
     if (ti >= 0) {
       dk_file_tensor t;
@@ -228,22 +353,117 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
     c->tied = dk_file_tensor_find(f, "output.weight") < 0;
     return DK_OK;
   }
-  return dk_set_error(DK_ERR_UNSUPPORTED, "%s: a %s file; this runner runs llama GGUF files and llama2.c checkpoints",
-                  dk_file_name(f), dk_file_format_name(dk_file_format_of(f)));
+  return dk_set_error(DK_ERR_UNSUPPORTED, "%s: a %s file; this runner runs %s GGUF files and llama2.c checkpoints",
+                  dk_file_name(f), dk_file_format_name(dk_file_format_of(f)), dk_llm_arch_list(names, sizeof names));
 }
 
 static dk_status dk_llm_check_config(const char *name, const dk_llm_config *c) {
   if (c->dim <= 0 || c->hidden <= 0 || c->n_layers <= 0 || c->n_heads <= 0 || c->n_kv_heads <= 0 || c->vocab <= 0)
     return dk_set_error(DK_ERR_FORMAT, "%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d: all must be > 0", name,
                     c->dim, c->hidden, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab);
-  if (c->dim % c->n_heads || c->n_heads % c->n_kv_heads)
-    return dk_set_error(DK_ERR_FORMAT, "%s: dim %d, heads %d, kv heads %d do not divide", name, c->dim, c->n_heads, c->n_kv_heads);
+  if (c->n_heads % c->n_kv_heads || c->head_dim <= 0 || c->head_dim > 4096)
+    return dk_set_error(DK_ERR_FORMAT, "%s: heads %d, kv heads %d, head size %d do not fit together", name, c->n_heads,
+                    c->n_kv_heads, c->head_dim);
+  if (c->swa_window < 0 || !(c->rope_theta_swa > 0) || !(c->attn_scale > 0))
+    return dk_set_error(DK_ERR_FORMAT, "%s: sliding window %d, local rope theta %g, attention scale %g are out of range", name,
+                    c->swa_window, (double)c->rope_theta_swa, (double)c->attn_scale);
   if (c->rope_dim <= 0 || c->rope_dim % 2 || c->rope_dim > c->head_dim)
     return dk_set_error(DK_ERR_FORMAT, "%s: rope dimension %d must be even and at most the head size %d", name, c->rope_dim,
                     c->head_dim);
   if (!(c->rope_theta > 0) || !(c->eps >= 0))
     return dk_set_error(DK_ERR_FORMAT, "%s: rope theta %g and eps %g are out of range", name, (double)c->rope_theta, (double)c->eps);
   return DK_OK;
+}
+
+/* The per-pair RoPE frequencies of the global layers when they are not
+ * plain theta^(-2i/d): the file's rope_freqs.weight (what llama.cpp's
+ * converter writes for Llama 3: the divisor of each pair's frequency),
+ * else Llama 3's formula from the rope.scaling keys, else linear scaling. */
+static dk_status dk_llm_rope_setup(const dk_file *f, dk_llm_model *m) {
+  const dk_llm_config *c = &m->c;
+  int n = c->rope_dim / 2, i, llama3 = !strcmp(c->rope_scaling, "llama3"), linear = !strcmp(c->rope_scaling, "linear");
+  int64_t ti = dk_file_format_of(f) == DK_FILE_GGUF ? dk_file_tensor_find(f, "rope_freqs.weight") : -1;
+  const float *ff = NULL;
+  double *inv;
+  m->rope[0].theta = c->rope_theta;
+  m->rope[1].theta = c->arch->swa_pattern ? c->rope_theta_swa : c->rope_theta;
+  if (ti >= 0) {
+    dk_file_tensor t;
+    dk_file_tensor_at(f, ti, &t);
+    if (!t.supported || t.dtype != DK_F32 || t.ndim != 1 || t.shape[0] != n)
+      return dk_set_error(DK_ERR_FORMAT, "%s: rope_freqs.weight is %s with %lld values; f32 [%d] (rope dimension / 2) was "
+                      "expected", dk_file_name(f), t.type_name, (long long)t.shape[0], n);
+    ff = (const float *)dk_file_tensor_data(f, ti);
+    if (!ff) return dk_set_error(DK_ERR_IO, "%s: rope_freqs.weight cannot be read", dk_file_name(f));
+  } else if (!llama3 && !(linear && c->rope_factor != 1.0f)) {
+    return DK_OK;   /* plain RoPE: dk_rope */
+  }
+  inv = (double *)malloc(sizeof *inv * (size_t)n);
+  if (!inv) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  m->rope[0].inv_freq = inv;
+  {
+    float lo = 1.0f, hi = 4.0f;
+    int orig = 8192;
+    dk_status s;
+    char k[128];
+    if (llama3 && !ff) {
+      snprintf(k, sizeof k, "%s.rope.scaling.low_freq_factor", c->arch->name);
+      if ((s = dk_llm_meta_float(f, k, 1.0, &lo))) return s;
+      snprintf(k, sizeof k, "%s.rope.scaling.high_freq_factor", c->arch->name);
+      if ((s = dk_llm_meta_float(f, k, 4.0, &hi))) return s;
+      snprintf(k, sizeof k, "%s.rope.scaling.original_context_length", c->arch->name);
+      if ((s = dk_llm_meta_int(f, k, 0, 8192, &orig))) return s;
+      if (!(hi > lo) || orig <= 0)
+        return dk_set_error(DK_ERR_FORMAT, "%s: llama3 RoPE scaling with low_freq_factor %g, high_freq_factor %g, original "
+                        "context %d", dk_file_name(f), (double)lo, (double)hi, orig);
+    }
+    for (i = 0; i < n; i++) {
+      double fr = pow((double)c->rope_theta, -2.0 * i / c->rope_dim);
+      if (ff) {
+        if (!(ff[i] > 0)) return dk_set_error(DK_ERR_FORMAT, "%s: rope_freqs.weight[%d] is %g", dk_file_name(f), i, (double)ff[i]);
+        fr /= ff[i];
+      } else if (llama3) {
+        /* Meta's rule: short wavelengths kept, long ones divided by the
+         * factor, a smooth blend between the two bounds */
+        double wavelen = 2.0 * 3.14159265358979323846 / fr, lo_wl = orig / lo, hi_wl = orig / hi;
+        if (wavelen > lo_wl) fr /= c->rope_factor;
+        else if (wavelen >= hi_wl) {
+          double sm = (orig / wavelen - lo) / (hi - lo);
+          fr = (1.0 - sm) * fr / c->rope_factor + sm * fr;
+        }
+      } else {
+        fr /= c->rope_factor;
+      }
+      inv[i] = fr;
+    }
+  }
+  return DK_OK;
+}
+
+/* The rotation of each of T positions as a [D, D] matrix M (row i: input
+ * dim i), so that x[t] (H x D) · M[t] is the rotated heads; dims past
+ * rope_dim pass through. */
+static dk_status dk_llm_rot_fill(const dk_llm_config *c, const dk_llm_rope *r, int pos, int T, dk_tensor *rot) {
+  int D = c->head_dim, n = c->rope_dim / 2, t, i;
+  size_t per = (size_t)D * D;
+  float *M = (float *)calloc(per * (size_t)T, sizeof *M);
+  dk_status s;
+  if (!M) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for %d RoPE matrices", T);
+  for (t = 0; t < T; t++) {
+    float *A = M + per * (size_t)t;
+    for (i = n * 2; i < D; i++) A[(size_t)i * D + i] = 1.0f;
+    for (i = 0; i < n; i++) {
+      double ang = (double)(pos + t) * r->inv_freq[i];
+      float cs = (float)cos(ang), sn = (float)sin(ang);
+      int a = c->rope_mode == DK_ROPE_NEOX ? i : 2 * i, b = c->rope_mode == DK_ROPE_NEOX ? i + n : 2 * i + 1;
+      /* out_a = x_a cos - x_b sin, out_b = x_a sin + x_b cos */
+      A[(size_t)a * D + a] = cs; A[(size_t)b * D + a] = -sn;
+      A[(size_t)a * D + b] = sn; A[(size_t)b * D + b] = cs;
+    }
+  }
+  s = dk_tensor_upload(rot, M, per * (size_t)T * sizeof *M);
+  free(M);
+  return s;
 }
 
 /* ---- placement -------------------------------------------------------------- */
@@ -391,13 +611,13 @@ static dk_status dk_llm_weight(const dk_file *f, const char *name, dk_device d, 
 }
 
 static void dk_llm_acts_free(dk_llm_acts *a) {
-  dk_tensor **all[22];
+  dk_tensor **all[26];
   int i;
   all[0] = &a->x; all[1] = &a->xn; all[2] = &a->q; all[3] = &a->k; all[4] = &a->v; all[5] = &a->att; all[6] = &a->o;
   all[7] = &a->g; all[8] = &a->u; all[9] = &a->pos; all[10] = &a->q3; all[11] = &a->k3; all[12] = &a->v3; all[13] = &a->att3;
   all[14] = &a->qkv; all[15] = &a->gu; all[16] = &a->fq3; all[17] = &a->fk3; all[18] = &a->fv3; all[19] = &a->fqk3;
-  all[20] = &a->fg; all[21] = &a->fu;
-  for (i = 0; i < 22; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
+  all[20] = &a->fg; all[21] = &a->fu; all[22] = &a->rot[0]; all[23] = &a->rot[1]; all[24] = &a->qr3; all[25] = &a->kr3;
+  for (i = 0; i < 26; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
   a->T = 0;
 }
 
@@ -412,7 +632,8 @@ static dk_status dk_llm_slice3(dk_tensor *row, int64_t start, int64_t heads, int
   return s;
 }
 
-static dk_status dk_llm_acts_new(const dk_llm_config *c, dk_device d, int T, dk_llm_acts *a) {
+static dk_status dk_llm_acts_new(const dk_llm_model *m, dk_device d, int T, dk_llm_acts *a) {
+  const dk_llm_config *c = &m->c;
   int64_t sx[2], sq[2], skv[2], sh[2], s3q[3], s3kv[3], sp[1];
   dk_status s;
   memset(a, 0, sizeof *a);
@@ -433,6 +654,20 @@ static dk_status dk_llm_acts_new(const dk_llm_config *c, dk_device d, int T, dk_
       (s = dk_reshape(a->v, 3, s3kv, &a->v3)) || (s = dk_reshape(a->att, 3, s3q, &a->att3))) {
     dk_llm_acts_free(a);
     return s;
+  }
+  if (m->rope[0].inv_freq || m->rope[1].inv_freq) {
+    int64_t sr[3];
+    int k;
+    sr[0] = T; sr[1] = sr[2] = c->head_dim;
+    if ((s = dk_tensor_new(d, DK_F32, 3, s3q, "q_rotated", &a->qr3)) || (s = dk_tensor_new(d, DK_F32, 3, s3kv, "k_rotated", &a->kr3))) {
+      dk_llm_acts_free(a);
+      return s;
+    }
+    for (k = 0; k < 2; k++)
+      if (m->rope[k].inv_freq && (s = dk_tensor_new(d, DK_F32, 3, sr, k ? "rope_rot_local" : "rope_rot", &a->rot[k]))) {
+        dk_llm_acts_free(a);
+        return s;
+      }
   }
   if (T == 1) {
     /* one row: narrowing it along dim 1 keeps every slice contiguous */
@@ -462,6 +697,8 @@ void dk_llm_free(dk_llm_model *m) {
       dk_tensor_free(L->wo); dk_tensor_free(L->ffn_norm); dk_tensor_free(L->gate); dk_tensor_free(L->up);
       dk_tensor_free(L->down); dk_tensor_free(L->k_cache); dk_tensor_free(L->v_cache);
       dk_tensor_free(L->wqkv); dk_tensor_free(L->wgu);
+      dk_tensor_free(L->bq); dk_tensor_free(L->bk); dk_tensor_free(L->bv); dk_tensor_free(L->bqkv);
+      dk_tensor_free(L->q_norm); dk_tensor_free(L->k_norm); dk_tensor_free(L->post_attn_norm); dk_tensor_free(L->post_ffn_norm);
     }
   free(m->layers);
   free(m->layer_dev);
@@ -473,6 +710,8 @@ void dk_llm_free(dk_llm_model *m) {
   dk_tensor_free(m->logits1);
   dk_tensor_free(m->next);
   dk_tensor_free(m->logits_all);
+  free(m->rope[0].inv_freq);
+  free(m->rope[1].inv_freq);
   free(m);
 }
 
@@ -529,6 +768,36 @@ static dk_status dk_llm_fused(const dk_file *f, int l, int n, const char *const 
   return DK_OK;
 }
 
+/* q, k and v biases; one [nq + 2 nkv] tensor with three views when the
+ * weights are fused, so the fused linear adds all three at once */
+static dk_status dk_llm_qkv_bias(const dk_file *f, int l, const dk_llm_config *c, dk_llm_layer *L, uint64_t *bytes) {
+  static const char *const kinds[3] = {"attn_q", "attn_k", "attn_v"};
+  dk_tensor **outs[3];
+  int64_t rows[3], at = 0, total;
+  char nm[96];
+  int i;
+  dk_status s;
+  rows[0] = (int64_t)c->n_heads * c->head_dim; rows[1] = rows[2] = (int64_t)c->n_kv_heads * c->head_dim;
+  total = rows[0] + rows[1] + rows[2];
+  outs[0] = &L->bq; outs[1] = &L->bk; outs[2] = &L->bv;
+  if (L->wqkv) {
+    snprintf(nm, sizeof nm, "blk.%d.attn_qkv.bias", l);
+    if ((s = dk_tensor_new(L->dev, DK_F32, 1, &total, nm, &L->bqkv))) return s;
+  }
+  for (i = 0; i < 3; i++) {
+    dk_tensor *tmp = NULL;
+    snprintf(nm, sizeof nm, "blk.%d.%s.bias", l, kinds[i]);
+    if ((s = dk_llm_weight(f, nm, L->dev, 1, rows[i], 0, L->bqkv ? &tmp : outs[i], bytes))) return s;
+    if (!L->bqkv) continue;
+    if ((s = dk_narrow(L->bqkv, 0, at, rows[i], outs[i])) == DK_OK) s = dk_copy(*outs[i], tmp);
+    dk_tensor_free(tmp);
+    if (s) return s;
+    dk_tensor_set_name(*outs[i], nm);
+    at += rows[i];
+  }
+  return DK_OK;
+}
+
 static int dk_llm_ws_of(dk_llm_model *m, dk_device d) {
   int i;
   for (i = 0; i < m->n_ws; i++)
@@ -544,7 +813,8 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
   dk_status s;
   uint64_t *wb = &m->weight_bytes;
   dk_device first, last;
-  if ((s = dk_llm_read_config(f, c)) || (s = dk_llm_check_config(dk_file_name(f), c))) return s;
+  if ((s = dk_llm_read_config(f, c)) || (s = dk_llm_check_config(dk_file_name(f), c)) || (s = dk_llm_rope_setup(f, m)))
+    return s;
   m->n_ctx = o && o->n_ctx > 0 ? o->n_ctx : c->ctx_train;
   if (m->n_ctx <= 0 || m->n_ctx > (1 << 24)) return dk_set_error(DK_ERR_INVALID, "a context of %d tokens is out of range", m->n_ctx);
   kvd = c->n_kv_heads * c->head_dim;
@@ -578,7 +848,18 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
     DK_LLM_W(wo, "attn_output", 2, c->dim, (int64_t)c->n_heads * c->head_dim)
     DK_LLM_W(ffn_norm, "ffn_norm", 1, c->dim, 0)
     DK_LLM_W(down, "ffn_down", 2, c->dim, c->hidden)
+    if (c->arch->qk_norm) {
+      DK_LLM_W(q_norm, "attn_q_norm", 1, c->head_dim, 0)
+      DK_LLM_W(k_norm, "attn_k_norm", 1, c->head_dim, 0)
+    }
+    if (c->arch->post_norms) {
+      DK_LLM_W(post_attn_norm, "post_attention_norm", 1, c->dim, 0)
+      DK_LLM_W(post_ffn_norm, "post_ffw_norm", 1, c->dim, 0)
+    }
 #undef DK_LLM_W
+    if (c->arch->qkv_bias && (s = dk_llm_qkv_bias(f, l, c, L, wb))) return s;
+    /* llama.cpp's rule: with a pattern of n, layer l is global when (l + 1) % n == 0 */
+    L->swa = c->arch->swa_pattern > 0 && c->swa_window > 0 && (l + 1) % c->arch->swa_pattern != 0;
     kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
     snprintf(nm, sizeof nm, "blk.%d.k_cache", l);
     if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) return s;
@@ -607,7 +888,7 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
     int i;
     lg[0] = 1; lg[1] = c->vocab;
     for (i = 0; i < m->n_ws; i++)
-      if ((s = dk_llm_acts_new(c, m->ws[i].dev, 1, &m->ws[i].one))) return s;
+      if ((s = dk_llm_acts_new(m, m->ws[i].dev, 1, &m->ws[i].one))) return s;
     if ((s = dk_tensor_new(first, DK_I32, 1, &one, "token_ids", &m->ids1)) ||
         (s = dk_tensor_new(last, DK_F32, 2, lg, "logits", &m->logits1)) ||
         (s = dk_tensor_new(last, DK_I32, 1, &one, "next_token", &m->next)))
@@ -656,6 +937,8 @@ static int dk_llm_placements(const dk_llm_model *m, dk_placement *p, int max) {
     DK_LLM_P(L->attn_norm, d); DK_LLM_P(L->wq, d); DK_LLM_P(L->wk, d); DK_LLM_P(L->wv, d); DK_LLM_P(L->wo, d);
     DK_LLM_P(L->ffn_norm, d); DK_LLM_P(L->gate, d); DK_LLM_P(L->up, d); DK_LLM_P(L->down, d);
     DK_LLM_P(L->k_cache, d); DK_LLM_P(L->v_cache, d);
+    DK_LLM_P(L->bq, d); DK_LLM_P(L->bk, d); DK_LLM_P(L->bv, d); DK_LLM_P(L->q_norm, d); DK_LLM_P(L->k_norm, d);
+    DK_LLM_P(L->post_attn_norm, d); DK_LLM_P(L->post_ffn_norm, d);
   }
   DK_LLM_P(m->tok_embd, m->layer_dev[0]);
   DK_LLM_P(m->out_norm, m->layer_dev[m->c.n_layers - 1]);
@@ -665,7 +948,7 @@ static int dk_llm_placements(const dk_llm_model *m, dk_placement *p, int max) {
 }
 
 dk_status dk_llm_check_placement(const dk_llm_model *m) {
-  int n = m->c.n_layers * 11 + 3;
+  int n = m->c.n_layers * 18 + 3;
   dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
   dk_status s;
   if (!p) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
@@ -676,7 +959,7 @@ dk_status dk_llm_check_placement(const dk_llm_model *m) {
 }
 
 void dk_llm_print_device_map(const dk_llm_model *m, FILE *out) {
-  int n = m->c.n_layers * 11 + 3, i, k, l;
+  int n = m->c.n_layers * 18 + 3, i, k, l;
   dk_placement *p = (dk_placement *)malloc(sizeof *p * (size_t)n);
   if (!p) return;
   n = dk_llm_placements(m, p, n);
@@ -704,49 +987,104 @@ void dk_llm_print_device_map(const dk_llm_model *m, FILE *out) {
 
 /* ---- the forward pass ------------------------------------------------------- */
 
+/* attention of T queries at positions pos.. over the cache; a sliding-
+ * window layer sees only keys (p - window, p] from position p */
+static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_acts *a, dk_tensor *q3, int pos) {
+  int T = a->T, W = L->swa ? c->swa_window : 0, t;
+  dk_tensor *k = NULL, *v = NULL, *qr = NULL, *ar = NULL;
+  dk_status s = DK_OK;
+  if (!W || pos + T <= W) {
+    /* no query reaches past its window: plain causal attention */
+    if ((s = dk_narrow(L->k_cache, 0, 0, pos + T, &k)) == DK_OK && (s = dk_narrow(L->v_cache, 0, 0, pos + T, &v)) == DK_OK)
+      s = dk_attention(a->att3, q3, k, v, c->attn_scale, pos);
+    dk_tensor_free(k); dk_tensor_free(v);
+    return s;
+  }
+  if (T == 1) {
+    if ((s = dk_narrow(L->k_cache, 0, pos + 1 - W, W, &k)) == DK_OK && (s = dk_narrow(L->v_cache, 0, pos + 1 - W, W, &v)) == DK_OK)
+      s = dk_attention(a->att3, q3, k, v, c->attn_scale, W - 1);
+    dk_tensor_free(k); dk_tensor_free(v);
+    return s;
+  }
+  /* a batch that runs past the window: each query over its own keys (the
+   * op's mask is causal only); prompts longer than the window pay this */
+  for (t = 0; t < T && s == DK_OK; t++) {
+    int p = pos + t, start = p + 1 - W > 0 ? p + 1 - W : 0;
+    if ((s = dk_narrow(L->k_cache, 0, start, p + 1 - start, &k)) == DK_OK &&
+        (s = dk_narrow(L->v_cache, 0, start, p + 1 - start, &v)) == DK_OK && (s = dk_narrow(q3, 0, t, 1, &qr)) == DK_OK &&
+        (s = dk_narrow(a->att3, 0, t, 1, &ar)) == DK_OK)
+      s = dk_attention(ar, qr, k, v, c->attn_scale, p - start);
+    dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(qr); dk_tensor_free(ar);
+    k = v = qr = ar = NULL;
+  }
+  return s;
+}
+
 static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_acts *a, int pos) {
   const dk_llm_config *c = &m->c;
+  const dk_llm_arch *ar = c->arch;
+  const dk_llm_rope *rp = &m->rope[L->swa];
   int T = a->T;
-  dk_tensor *kslot = NULL, *vslot = NULL, *kall = NULL, *vall = NULL;
+  dk_tensor *kslot = NULL, *vslot = NULL;
   dk_status s;
   dk_tensor *q3 = a->q3, *k3 = a->k3, *v3 = a->v3;
   int fused = T == 1 && L->wqkv;
   DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
   if (fused) {
-    /* one token: q, k and v from one linear, and q's and k's heads rotated
-     * by one rope (they sit side by side in the fused row) */
-    DK_LLM_TRY(dk_linear(a->qkv, a->xn, L->wqkv, NULL));
-    DK_LLM_TRY(dk_rope(a->fqk3, a->fqk3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    /* one token: q, k and v (and their biases) from one linear */
+    DK_LLM_TRY(dk_linear(a->qkv, a->xn, L->wqkv, L->bqkv));
     q3 = a->fq3; k3 = a->fk3; v3 = a->fv3;
   } else {
-    DK_LLM_TRY(dk_linear(a->q, a->xn, L->wq, NULL));
-    DK_LLM_TRY(dk_linear(a->k, a->xn, L->wk, NULL));
-    DK_LLM_TRY(dk_linear(a->v, a->xn, L->wv, NULL));
-    DK_LLM_TRY(dk_rope(a->q3, a->q3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
-    DK_LLM_TRY(dk_rope(a->k3, a->k3, a->pos, c->rope_dim, c->rope_theta, c->rope_mode));
+    DK_LLM_TRY(dk_linear(a->q, a->xn, L->wq, L->bq));
+    DK_LLM_TRY(dk_linear(a->k, a->xn, L->wk, L->bk));
+    DK_LLM_TRY(dk_linear(a->v, a->xn, L->wv, L->bv));
   }
-  /* the new keys and values go into rows [pos, pos+T) of the cache; the
-   * queries attend over rows [0, pos+T) */
-  if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) || (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) ||
-      (s = dk_narrow(L->k_cache, 0, 0, pos + T, &kall)) || (s = dk_narrow(L->v_cache, 0, 0, pos + T, &vall)) ||
-      (s = dk_copy(kslot, k3)) || (s = dk_copy(vslot, v3)) ||
-      (s = dk_attention(a->att3, q3, kall, vall, 1.0f / sqrtf((float)c->head_dim), pos))) {
-    /* s holds the failure; the views are freed either way */
+  if (ar->qk_norm) {
+    /* rmsnorm over the last axis of [T, H, D]: each head on its own */
+    DK_LLM_TRY(dk_rmsnorm(q3, q3, L->q_norm, c->eps));
+    DK_LLM_TRY(dk_rmsnorm(k3, k3, L->k_norm, c->eps));
   }
-  dk_tensor_free(kslot); dk_tensor_free(vslot); dk_tensor_free(kall); dk_tensor_free(vall);
+  if (rp->inv_freq) {
+    /* a frequency per pair: this forward's rotation matrices (see ROPE) */
+    DK_LLM_TRY(dk_matmul(a->qr3, q3, a->rot[L->swa]));
+    DK_LLM_TRY(dk_matmul(a->kr3, k3, a->rot[L->swa]));
+    q3 = a->qr3; k3 = a->kr3;
+  } else if (fused) {
+    /* q's and k's heads sit side by side in the fused row: one rope */
+    DK_LLM_TRY(dk_rope(a->fqk3, a->fqk3, a->pos, c->rope_dim, rp->theta, c->rope_mode));
+  } else {
+    DK_LLM_TRY(dk_rope(q3, q3, a->pos, c->rope_dim, rp->theta, c->rope_mode));
+    DK_LLM_TRY(dk_rope(k3, k3, a->pos, c->rope_dim, rp->theta, c->rope_mode));
+  }
+  /* the new keys and values go into rows [pos, pos+T) of the cache */
+  if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) == DK_OK && (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) == DK_OK &&
+      (s = dk_copy(kslot, k3)) == DK_OK)
+    s = dk_copy(vslot, v3);
+  dk_tensor_free(kslot); dk_tensor_free(vslot);
   if (s != DK_OK) return s;
+  DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
   DK_LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
+  if (ar->post_norms) DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_attn_norm, c->eps));
   DK_LLM_TRY(dk_add(a->x, a->x, a->o));
   DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
-  if (T == 1 && L->wgu) {
-    DK_LLM_TRY(dk_linear(a->gu, a->xn, L->wgu, NULL));
-    DK_LLM_TRY(dk_swiglu(a->g, a->fg, a->fu));
-  } else {
-    DK_LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
-    DK_LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
-    DK_LLM_TRY(dk_swiglu(a->g, a->g, a->u));
+  {
+    dk_tensor *g = a->g, *u = a->u;
+    if (T == 1 && L->wgu) {
+      DK_LLM_TRY(dk_linear(a->gu, a->xn, L->wgu, NULL));
+      g = a->fg; u = a->fu;
+    } else {
+      DK_LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
+      DK_LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
+    }
+    if (ar->geglu) {
+      DK_LLM_TRY(dk_gelu_tanh(a->g, g));
+      DK_LLM_TRY(dk_mul(a->g, a->g, u));
+    } else {
+      DK_LLM_TRY(dk_swiglu(a->g, g, u));
+    }
   }
   DK_LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
+  if (ar->post_norms) DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_ffn_norm, c->eps));
   DK_LLM_TRY(dk_add(a->x, a->x, a->o));
   return DK_OK;
 }
@@ -775,8 +1113,10 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   /* decode reuses the T=1 activations; a batch gets its own, freed at the end */
   for (i = 0; i < m->n_ws && s == DK_OK; i++) {
     if (T == 1) acts[i] = &m->ws[i].one;
-    else { s = dk_llm_acts_new(c, m->ws[i].dev, T, &big[i]); acts[i] = &big[i]; }
+    else { s = dk_llm_acts_new(m, m->ws[i].dev, T, &big[i]); acts[i] = &big[i]; }
     if (s == DK_OK) s = dk_tensor_upload(acts[i]->pos, pos, sizeof *pos * (size_t)T);
+    for (l = 0; l < 2 && s == DK_OK; l++)
+      if (m->rope[l].inv_freq) s = dk_llm_rot_fill(c, &m->rope[l], m->pos, T, acts[i]->rot[l]);
   }
   if (s != DK_OK) goto done;
   if (T == 1) ids_t = m->ids1;
@@ -787,6 +1127,7 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   if ((s = dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T))) goto done;
   cur = m->layers[0].ws;
   if ((s = dk_embedding(acts[cur]->x, m->tok_embd, ids_t))) goto done;
+  if (c->arch->embed_scale && (s = dk_scale(acts[cur]->x, acts[cur]->x, sqrtf((float)c->dim)))) goto done;
   for (l = 0; l < c->n_layers; l++) {
     dk_llm_layer *L = &m->layers[l];
     if (L->ws != cur) {

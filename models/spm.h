@@ -15,6 +15,11 @@
  *      score is merged (ties: the leftmost), until no pair is a token;
  *   4. a piece that is not a token is spelled with its bytes' <0xXX> tokens
  *      (byte fallback), or <unk> where even those are missing.
+ * Before step 3, the text is cut at user-defined and control tokens
+ * (token types 4 and 3: Gemma's runs of spaces and tabs, <start_of_turn>),
+ * leftmost-longest: each is one token of its own and nothing merges across
+ * it, as SentencePiece's user-defined symbols and transformers' added tokens
+ * behave (so a prompt may spell a control token; llama-cli parses them too).
  *
  * This reproduces llama.cpp's SPM tokenizer (its test vectors pass exactly)
  * and llama2.c's run.c encoder. Decoding strips the space a piece starts with
@@ -85,6 +90,8 @@ struct dk_spm {
   int add_bos, add_prefix;
   int spm_space;       /* spaces are written U+2581 (GGUF) rather than ' ' (llama2.c) */
   int strip_after_bos;
+  uint8_t sp_len[64];  /* sp_len[n]: some user-defined or control token is n bytes long */
+  int sp_max;          /* the longest such token, at most 63 bytes; 0: none */
 };
 
 
@@ -206,7 +213,14 @@ dk_status dk_spm_load(const dk_file *f, dk_spm **out) {
       t->type[i] = (uint8_t)(v >= 0 && v <= 7 ? v : TOK_NORMAL);
     }
   }
-  for (i = 0; i < toks.count; i++) tok_insert(t, (int32_t)i);
+  for (i = 0; i < toks.count; i++) {
+    tok_insert(t, (int32_t)i);
+    /* the lengths worth trying when the text is cut at these tokens */
+    if (!l2c && (t->type[i] == TOK_USER || t->type[i] == TOK_CONTROL) && t->len[i] > 0 && t->len[i] < 64) {
+      t->sp_len[t->len[i]] = 1;
+      if ((int)t->len[i] > t->sp_max) t->sp_max = (int)t->len[i];
+    }
+  }
   /* byte-fallback tokens are found by spelling, wherever the vocabulary has them */
   for (i = 0; i < 256; i++) {
     char b[8];
@@ -252,7 +266,7 @@ int dk_spm_wants_bos(const dk_spm *t) { return t->add_bos; }
 
 /* ---- encoding -------------------------------------------------------------- */
 
-typedef struct { int prev, next; const char *s; size_t n; } tok_sym;
+typedef struct { int prev, next; const char *s; size_t n; int fixed; } tok_sym;
 typedef struct { int left, right; float score; size_t n; } tok_pair;
 
 /* a max-heap of pairs: higher score first, then the leftmost */
@@ -282,7 +296,7 @@ static tok_pair heap_pop(tok_pair *h, int *n) {
 static void try_pair(const dk_spm *t, const tok_sym *sym, int l, int r, tok_pair *heap, int *nh) {
   int32_t id;
   tok_pair p;
-  if (l < 0 || r < 0) return;
+  if (l < 0 || r < 0 || sym[l].fixed || sym[r].fixed) return;
   /* the two symbols are adjacent in the text, so their concatenation is contiguous */
   id = tok_find(t, sym[l].s, sym[l].n + sym[r].n);
   if (id < 0) return;
@@ -317,25 +331,37 @@ dk_status dk_spm_encode(const dk_spm *t, const char *text, size_t len, int add_b
     return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory to tokenize %zu bytes", len);
   }
   if (add_bos && t->bos >= 0) out[out_n++] = t->bos;
-  if (len > 0) {
-    if (t->add_prefix) {
-      if (t->spm_space) { memcpy(buf, "\xe2\x96\x81", 3); blen = 3; }
-      else buf[blen++] = ' ';
-    }
-    for (i = 0; i < len; i++) {
-      if (text[i] == ' ' && t->spm_space) { memcpy(buf + blen, "\xe2\x96\x81", 3); blen += 3; }
-      else buf[blen++] = text[i];
-    }
+  /* the text becomes symbols (characters, and the special tokens it spells,
+   * matched on the raw text: Gemma's space runs are stored with ' ') while
+   * its spaces become "▁" */
+  if (len > 0 && t->add_prefix) {
+    if (t->spm_space) { memcpy(buf, "\xe2\x96\x81", 3); blen = 3; }
+    else buf[blen++] = ' ';
+    sym[nsym].s = buf; sym[nsym].n = blen; sym[nsym].fixed = 0;
+    nsym++;
   }
-  for (i = 0; i < blen;) {
-    size_t cl = utf8_len((unsigned char)buf[i]);
-    if (cl > blen - i) cl = blen - i;
-    sym[nsym].s = buf + i;
-    sym[nsym].n = cl;
-    sym[nsym].prev = nsym - 1;
-    sym[nsym].next = i + cl < blen ? nsym + 1 : -1;
+  for (i = 0; i < len;) {
+    size_t cl = utf8_len((unsigned char)text[i]), L, at = blen;
+    int fixed = 0;
+    if (cl > len - i) cl = len - i;
+    /* the longest user-defined or control token that starts here */
+    for (L = (size_t)t->sp_max < len - i ? (size_t)t->sp_max : len - i; L > 0 && !fixed; L--) {
+      int32_t id;
+      if (!t->sp_len[L]) continue;
+      id = tok_find(t, text + i, L);
+      if (id >= 0 && (t->type[id] == TOK_USER || t->type[id] == TOK_CONTROL)) { cl = L; fixed = 1; }
+    }
+    if (!fixed && text[i] == ' ' && t->spm_space) { memcpy(buf + blen, "\xe2\x96\x81", 3); blen += 3; }
+    else { memcpy(buf + blen, text + i, cl); blen += cl; }
+    sym[nsym].s = buf + at;
+    sym[nsym].n = blen - at;
+    sym[nsym].fixed = fixed;
     nsym++;
     i += cl;
+  }
+  for (k = 0; k < nsym; k++) {
+    sym[k].prev = k - 1;
+    sym[k].next = k + 1 < nsym ? k + 1 : -1;
   }
   for (k = 0; k + 1 < nsym; k++) try_pair(t, sym, k, k + 1, heap, &nh);
   while (nh > 0) {

@@ -1,0 +1,162 @@
+/* tests/test_arch.c — the architectures of models/llama.h beyond plain
+ * llama (Llama 3 RoPE scaling, Qwen2, Qwen3, Gemma 3) against transformers'
+ * own model classes: tiny random-weight models written to GGUF and their
+ * float64 reference outputs, made by tools/ref_arch.py into tests/data/arch/.
+ * On every device present: the logits of every position of a 24-token
+ * teacher-forced batch, and 16 greedy ids decoded one at a time after an
+ * 8-token prompt (sliding-window layers of window 8 cross their window in
+ * both). */
+#include "test.h"
+#include "../models/llama.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* tests/data/arch from the working directory (build.sh runs in the repo
+ * root) or from the test binary's place (build/tests) */
+static const char *arch_dir(void) {
+  static char dir[1100];
+  char exe[1000], probe[1200];
+  ssize_t n;
+  snprintf(dir, sizeof dir, "tests/data/arch");
+  snprintf(probe, sizeof probe, "%s/qwen2.gguf", dir);
+  if (access(probe, R_OK) == 0) return dir;
+  n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = 0;
+  if (strrchr(exe, '/')) *strrchr(exe, '/') = 0;
+  snprintf(dir, sizeof dir, "%.990s/../tests/data/arch", exe);
+  snprintf(probe, sizeof probe, "%s/qwen2.gguf", dir);
+  return access(probe, R_OK) == 0 ? dir : NULL;
+}
+
+typedef struct {
+  int n_seq, vocab, n_prompt, n_gen;
+  int32_t *ids, *gen;
+  float *logits;   /* [n_seq][vocab] */
+  float margin;    /* smallest top-1/top-2 gap on the greedy path */
+} arch_ref;
+
+static void ref_free(arch_ref *r) { free(r->ids); free(r->gen); free(r->logits); }
+
+static int ref_read(const char *path, arch_ref *r) {
+  FILE *f = fopen(path, "rb");
+  char magic[8];
+  int32_t h[4];
+  int ok = 0;
+  memset(r, 0, sizeof *r);
+  if (!f) return 0;
+  if (fread(magic, 1, 8, f) == 8 && !memcmp(magic, "DKARCHR1", 8) && fread(h, 4, 4, f) == 4 && h[0] > 0 && h[0] <= 4096 &&
+      h[1] > 0 && h[1] <= 1 << 20 && h[2] > 0 && h[2] <= h[0] && h[3] > 0 && h[3] <= 4096) {
+    r->n_seq = h[0]; r->vocab = h[1]; r->n_prompt = h[2]; r->n_gen = h[3];
+    r->ids = (int32_t *)malloc(sizeof *r->ids * (size_t)r->n_seq);
+    r->gen = (int32_t *)malloc(sizeof *r->gen * (size_t)r->n_gen);
+    r->logits = (float *)malloc(sizeof *r->logits * (size_t)r->n_seq * (size_t)r->vocab);
+    ok = r->ids && r->gen && r->logits && fread(r->ids, 4, (size_t)r->n_seq, f) == (size_t)r->n_seq &&
+         fread(r->gen, 4, (size_t)r->n_gen, f) == (size_t)r->n_gen &&
+         fread(r->logits, 4, (size_t)r->n_seq * r->vocab, f) == (size_t)r->n_seq * r->vocab && fread(&r->margin, 4, 1, f) == 1;
+  }
+  fclose(f);
+  if (!ok) ref_free(r);
+  return ok;
+}
+
+/* One model file against its reference on t->dev; `name` the reference's
+ * base name. Tolerance: f32 arithmetic over f16 weights against float64 on
+ * the same weights; the measured error is ~1e-5 of the logits' range. */
+static void arch_check(dkt *t, const char *file, const char *name, const char *want_arch) {
+  const char *dir = arch_dir();
+  char path[1300], dev[32];
+  arch_ref r;
+  dk_llm_model *m = NULL;
+  dk_llm_options o;
+  dk_tensor *lg = NULL;
+  float *got = NULL;
+  double maxerr = 0, maxref = 0;
+  int i, bad_at = -1;
+  int32_t tok;
+  if (!dir) { dkt_fail_at(t, __FILE__, __LINE__, "tests/data/arch is missing (tools/ref_arch.py writes it)"); return; }
+  snprintf(path, sizeof path, "%s/%s.ref", dir, name);
+  if (!ref_read(path, &r)) { dkt_fail_at(t, __FILE__, __LINE__, "%s: missing or malformed", path); return; }
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  snprintf(dev, sizeof dev, "%s", dk_device_name(t->dev));
+  memset(&o, 0, sizeof o);
+  o.devices = dev;
+  o.n_ctx = 64;
+  if (dk_llm_load(path, &o, &m) != DK_OK) {
+    dkt_fail_at(t, __FILE__, __LINE__, "%s: %s", file, dk_last_error());
+    ref_free(&r);
+    return;
+  }
+  DKT_CHECK(t, !strcmp(m->c.arch->name, want_arch), "%s: architecture %s, expected %s", file, m->c.arch->name, want_arch);
+  DKT_CHECK(t, m->c.vocab == r.vocab, "%s: vocab %d, the reference has %d", file, m->c.vocab, r.vocab);
+  /* every position's logits, one batch */
+  got = (float *)malloc(sizeof *got * (size_t)r.n_seq * r.vocab);
+  if (got && m->c.vocab == r.vocab && dk_llm_forward(m, r.ids, r.n_seq, 1, &lg) == DK_OK &&
+      dk_tensor_download(lg, got, sizeof *got * (size_t)r.n_seq * r.vocab) == DK_OK) {
+    for (i = 0; i < r.n_seq * r.vocab; i++) {
+      double e = fabs((double)got[i] - r.logits[i]);
+      if (!(e <= maxerr)) { maxerr = e; bad_at = i; }   /* NaN counts */
+      if (fabs(r.logits[i]) > maxref) maxref = fabs(r.logits[i]);
+    }
+    DKT_CHECK(t, maxerr <= 1e-4 * (1 + maxref), "%s on %s: logits differ by up to %.3g (position %d, token %d: %.6f vs %.6f; "
+              "max |logit| %.3f)", file, dev, maxerr, bad_at / r.vocab, bad_at % r.vocab, got[bad_at], r.logits[bad_at], maxref);
+    dkt_note(t, "%s: teacher-forced logits max abs error %.2e (max |logit| %.2f)", file, maxerr, maxref);
+  } else {
+    dkt_fail_at(t, __FILE__, __LINE__, "%s: the teacher-forced forward failed: %s", file, dk_last_error());
+  }
+  /* greedy: the prompt in one batch, then one token at a time */
+  dk_llm_reset(m);
+  if (dk_llm_forward(m, r.ids, r.n_prompt, 0, &lg) == DK_OK) {
+    for (i = 0; i < r.n_gen; i++) {
+      if (dk_llm_sample(m, lg, 0, NULL, 0, &tok) != DK_OK) {
+        dkt_fail_at(t, __FILE__, __LINE__, "%s: sampling failed: %s", file, dk_last_error());
+        break;
+      }
+      if (tok != r.gen[i]) {
+        dkt_fail_at(t, __FILE__, __LINE__, "%s on %s: greedy token %d is %d, the reference's is %d (smallest gap %.4f)", file,
+                    dev, i, tok, r.gen[i], r.margin);
+        break;
+      }
+      if (i + 1 < r.n_gen && dk_llm_forward(m, &tok, 1, 0, &lg) != DK_OK) {
+        dkt_fail_at(t, __FILE__, __LINE__, "%s: decode step %d failed: %s", file, i, dk_last_error());
+        break;
+      }
+    }
+  } else {
+    dkt_fail_at(t, __FILE__, __LINE__, "%s: the prompt failed: %s", file, dk_last_error());
+  }
+  DKT_CHECK(t, dk_llm_check_placement(m) == DK_OK, "%s: placement: %s", file, dk_last_error());
+  free(got);
+  dk_llm_free(m);
+  ref_free(&r);
+}
+
+/* Llama 3 RoPE scaling from the file's rope_freqs.weight, and the same
+ * model from the rope.scaling keys alone (Meta's formula here) */
+DKT_TEST(models_arch_llama3, 0) {
+  arch_check(t, "llama3.gguf", "llama3", "llama");
+  arch_check(t, "llama3_keys.gguf", "llama3", "llama");
+}
+DKT_TEST(models_arch_qwen2, 0) { arch_check(t, "qwen2.gguf", "qwen2", "qwen2"); }
+DKT_TEST(models_arch_qwen3, 0) { arch_check(t, "qwen3.gguf", "qwen3", "qwen3"); }
+DKT_TEST(models_arch_gemma3, 0) { arch_check(t, "gemma3.gguf", "gemma3", "gemma3"); }
+
+/* a file of an architecture the runner does not know is refused, by name */
+DKT_TEST(models_arch_unknown, DKT_ONCE) {
+  const char *dir = arch_dir();
+  char path[1300];
+  dk_llm_model *m = NULL;
+  dk_llm_options o;
+  if (!dir) { dkt_fail_at(t, __FILE__, __LINE__, "tests/data/arch is missing"); return; }
+  snprintf(path, sizeof path, "%s/unknown_arch.gguf", dir);
+  memset(&o, 0, sizeof o);
+  o.devices = "cpu:0";
+  DKT_REFUSED(t, dk_llm_load(path, &o, &m), DK_ERR_UNSUPPORTED);
+  DKT_MSG_HAS(t, "architecture 'mamba9'");
+  DKT_MSG_HAS(t, "'qwen3'");
+  DKT_CHECK(t, m == NULL, "a refused model came back");
+}
