@@ -275,25 +275,6 @@ static dk_status dk_bert__check_config(const char *name, dk_bert_config *c) {
 /* the file's names for each weight: GGUF (llama.cpp) and BertModel's */
 enum { DK_BERT__GGUF = 0, DK_BERT__HF = 1 };
 
-static dk_status dk_bert__weight(const dk_file *f, const char *name, dk_device d, int ndim, int64_t d0, int64_t d1,
-                                 dk_tensor **out, uint64_t *bytes) {
-  int64_t i = dk_file_tensor_find(f, name);
-  dk_file_tensor t;
-  if (i < 0) return dk_set_error(DK_ERR_FORMAT, "%s: the model has no tensor '%s'", dk_file_name(f), name);
-  dk_file_tensor_at(f, i, &t);
-  if (t.ndim != ndim || t.shape[0] != d0 || (ndim == 2 && t.shape[1] != d1)) {
-    if (ndim == 2)
-      return dk_set_error(DK_ERR_FORMAT, "%s: tensor '%s' is %dD [%lld%s%lld]; the model's dimensions need [%lld,%lld]",
-                          dk_file_name(f), name, t.ndim, (long long)t.shape[0], t.ndim > 1 ? "," : "",
-                          t.ndim > 1 ? (long long)t.shape[1] : 0LL, (long long)d0, (long long)d1);
-    return dk_set_error(DK_ERR_FORMAT, "%s: tensor '%s' must be [%lld]", dk_file_name(f), name, (long long)d0);
-  }
-  if (!t.supported || (ndim == 1 && !dk_dtype_is_float(t.dtype)) || t.dtype == DK_I32)
-    return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which this runner does not take there", dk_file_name(f),
-                        name, t.type_name);
-  *bytes += t.nbytes;
-  return dk_file_load_tensor(f, name, d, out);
-}
 
 /* a float 1-D weight is used in f32 (layernorm and bias arguments share the
  * activations' dtype): an f16 one from a GGUF is converted on its device */
@@ -319,7 +300,7 @@ static dk_status dk_bert__load_weights(const dk_file *f, int kind, const char *p
   do {                                                                                                \
     if (kind == DK_BERT__GGUF) snprintf(nm, sizeof nm, "%s", gg);                                    \
     else snprintf(nm, sizeof nm, "%s%s", prefix, hf);                                                \
-    DK_BERT_TRY(dk_bert__weight(f, nm, dev, nd, a, b, &(dst), wb));                                  \
+    DK_BERT_TRY(dk_llm_weight(f, nm, dev, nd, a, b, &(dst), wb));                                  \
     if ((nd) == 1) DK_BERT_TRY(dk_bert__f32(&(dst)));                                                \
   } while (0)
   DK_BERT_W(m->tok_embd, 2, c->vocab, c->dim, first, "token_embd.weight", "embeddings.word_embeddings.weight");
