@@ -62,8 +62,10 @@
  * The reductions over axes, arg reductions on an axis, sqrt/rsqrt/log/abs/
  * neg/erf/clamp/pow, softmax and log-softmax on an axis, where, cumsum and
  * top-k (kernels/reduce.cu, kernels/math.cu) ran on an H100 on 2026-11-25;
- * DEVKIT_CUDA_NEWOPS=0 switches them off. dk_index_select has no CUDA
- * kernel yet.
+ * DEVKIT_CUDA_NEWOPS=0 switches them off. dk_index_select's kernels
+ * (kernels/embedding.cu: the ids checked on the device as dk_embedding's,
+ * then the gather) have compiled but never run: DEVKIT_CUDA_GATHER=1 turns
+ * them on until a GPU session verifies them.
  *
  * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
  * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
@@ -198,6 +200,7 @@ typedef char dk__cuda_abi_softmax[sizeof(dk_kp_softmax) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_gemv[sizeof(dk_kp_gemv) == 88 ? 1 : -1];
 typedef char dk__cuda_abi_gemm[sizeof(dk_kp_gemm) == 304 ? 1 : -1];
 typedef char dk__cuda_abi_embedding[sizeof(dk_kp_embedding) == 72 ? 1 : -1];
+typedef char dk__cuda_abi_gather[sizeof(dk_kp_gather) == 72 ? 1 : -1];
 typedef char dk__cuda_abi_rope[sizeof(dk_kp_rope) == 72 ? 1 : -1];
 typedef char dk__cuda_abi_concat[sizeof(dk_kp_concat) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_copy[sizeof(dk_kp_copy) == 232 ? 1 : -1];
@@ -235,6 +238,7 @@ typedef struct dk__cuda_block {
 typedef struct {
   char ids_name[DK_NAME_LEN], ids_site[DK_SITE_LEN], table_name[DK_NAME_LEN];
   long long rows;
+  int axis;                  /* dk_index_select's axis (rows: its size); -1 for dk_embedding */
 } dk__cuda_emb_note;
 
 typedef struct {
@@ -761,6 +765,14 @@ static int dk__cuda_scan_status(dk_device d, char *msg, size_t cap, dk_cu_result
     const dk__cuda_emb_note *e = &ld->notes[i];
     unsigned long long pos = slots[i] >> 32;
     int id = (int)(int32_t)(uint32_t)(slots[i] & 0xffffffffu);
+    if (e->axis >= 0)
+      snprintf(msg, cap,
+               "dk_index_select on cuda:%d: ids '%s' holds %d at position %llu%s, outside [-%lld, %lld) for axis %d of "
+               "'x' '%s' (size %lld; %s); found on the device and reported at this sync; that dk_index_select wrote "
+               "nothing",
+               d.index, e->ids_name, id, pos, pos == 0xffffffffull ? " or later" : "", e->rows, e->rows, e->axis,
+               e->table_name, e->rows, e->ids_site[0] ? e->ids_site : "site unknown");
+    else
     snprintf(msg, cap,
              "dk_embedding: ids '%s' holds %d at position %llu%s, outside table '%s' of %lld rows (%s); found by "
              "cuda:%d and reported at this sync; that dk_embedding wrote nothing",
@@ -1212,40 +1224,54 @@ static dk_status dk__cuda_matmul(const dk_call *c) {
                                                DK_CUDA_K_dk_gemm_tc_bf16_nn), &p);
 }
 
-static dk_status dk__cuda_embedding(const dk_call *c) {
-  const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
+/* A status slot for an op whose ids the device checks (dk_embedding,
+ * dk_index_select), with what its message will name; *status: the slot's
+ * device address */
+static dk_status dk__cuda_id_slot(const dk_call *c, const dk_tensor *ids, const dk_tensor *table, long long rows, int axis,
+                                  uint64_t *status) {
   dk__cuda_dev *ld = dk__cuda_ld(c->dev);
   dk__cuda_emb_note *note;
-  dk_kp_embedding p;
-  dk_status s;
+  const char *op = dk__op_name(c->op);
+  char what[96];
   int slot;
-  memset(&p, 0, sizeof p);
-  p.n_ids = dk_tensor_numel(ids);
-  if (p.n_ids == 0) return DK_OK;
   if (ld->status_used == DK_CUDA_STATUS_SLOTS) {
     /* every slot is taken since the last sync: read them now (this waits for
      * the stream). A bad id found here belongs to an earlier op: it is kept
      * and reported by the next call that synchronizes, not by this one. */
     dk_cu_result r = dk__cu.api.StreamSynchronize(ld->stream);
-    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, "dk_embedding (waiting to reuse the status slots)", r);
+    snprintf(what, sizeof what, "%s (waiting to reuse the status slots)", op);
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, what, r);
     if (ld->pending[0]) {
       char later[1024];
       (void)dk__cuda_scan_status(c->dev, later, sizeof later, &r);   /* the first bad id is the one kept */
     } else {
       dk__cuda_scan_status(c->dev, ld->pending, sizeof ld->pending, &r);
     }
-    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, "dk_embedding (reading the status slots)", r);
+    snprintf(what, sizeof what, "%s (reading the status slots)", op);
+    if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, what, r);
   }
   slot = ld->status_used++;
   note = &ld->notes[slot];
   dk__copy_str(note->ids_name, sizeof note->ids_name, ids->name);
   dk__copy_str(note->ids_site, sizeof note->ids_site, ids->site);
-  dk__copy_str(note->table_name, sizeof note->table_name, tab->name);
-  note->rows = (long long)tab->shape[0];
+  dk__copy_str(note->table_name, sizeof note->table_name, table->name);
+  note->rows = rows;
+  note->axis = axis;
+  *status = ld->status + 8 * (uint64_t)slot;
+  return DK_OK;
+}
+
+static dk_status dk__cuda_embedding(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *tab = c->t[1], *ids = c->t[2];
+  dk_kp_embedding p;
+  dk_status s;
+  memset(&p, 0, sizeof p);
+  p.n_ids = dk_tensor_numel(ids);
+  if (p.n_ids == 0) return DK_OK;
+  if ((s = dk__cuda_id_slot(c, ids, tab, (long long)tab->shape[0], -1, &p.status)) != DK_OK) return s;
   p.out = dk__cuda_addr(o);
   p.table = dk__cuda_addr(tab);
   p.ids = dk__cuda_addr(ids);
-  p.status = ld->status + 8 * (uint64_t)slot;
   p.D = tab->shape[1];
   p.rows = tab->shape[0];
   p.row_bytes = (int64_t)dk__row_bytes(tab->dtype, p.D);
@@ -1255,6 +1281,31 @@ static dk_status dk__cuda_embedding(const dk_call *c) {
     return s;
   if (p.D == 0) return DK_OK;
   return dk__cuda_launch(c, DK_CUDA_K_dk_embedding_gather, dk__cuda_grid(p.n_ids, 1), 1, 1, DK_EW_THREADS, &p);
+}
+
+/* index_select: out [outer, nids, inner] from x [outer, n, inner]; the ids
+ * are checked on the device first (dk__cuda_id_slot), as dk_embedding's */
+static dk_status dk__cuda_index_select(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  int a = (int)c->i[0], i;
+  dk_kp_gather p;
+  dk_status s;
+  memset(&p, 0, sizeof p);
+  p.outer = p.inner = 1;
+  for (i = 0; i < a; i++) p.outer *= x->shape[i];
+  for (i = a + 1; i < x->ndim; i++) p.inner *= x->shape[i];
+  p.n = x->shape[a];
+  p.nids = dk_tensor_numel(ids);
+  if (p.nids == 0) return DK_OK;
+  if ((s = dk__cuda_id_slot(c, ids, x, (long long)p.n, a, &p.status)) != DK_OK) return s;
+  p.out = dk__cuda_addr(o);
+  p.x = dk__cuda_addr(x);
+  p.ids = dk__cuda_addr(ids);
+  p.esize = (int32_t)dk_dtype_block_bytes(x->dtype);   /* a float dtype: its element size */
+  if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_index_select_check, dk__cuda_grid(p.nids, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p)) != DK_OK)
+    return s;
+  if (p.outer * p.inner == 0) return DK_OK;
+  return dk__cuda_launch(c, DK_CUDA_K_dk_index_select_gather, dk__cuda_grid(p.outer * p.nids, 1), 1, 1, DK_EW_THREADS, &p);
 }
 
 static dk_status dk__cuda_rope(const dk_call *c) {
@@ -1593,9 +1644,16 @@ static const dk_backend_impl *dk__cuda_backend(void) {
     const char *e = getenv("DEVKIT_CUDA_NEWOPS");
     for (op = DK_OP_REDUCE_SUM; op <= DK_OP_INDEX_SELECT; op++) {
       if (op == DK_OP_INDEX_SELECT) {
-        /* needs the device-side id check (as dk_embedding's): not written yet */
-        dk__cuda_ops[op] = NULL;
-        b->missing[op] = "dk_index_select has no CUDA kernel yet; run it on cpu or vulkan";
+        /* kernels/embedding.cu's gather has compiled but never run on a GPU:
+         * off until a GPU session verifies it (DEVKIT_CUDA_GATHER=1 turns it on) */
+        const char *g = getenv("DEVKIT_CUDA_GATHER");
+        if (g && g[0] == '1') {
+          dk__cuda_ops[op] = dk__cuda_index_select;
+        } else {
+          dk__cuda_ops[op] = NULL;
+          b->missing[op] = "dk_index_select's CUDA kernel is off until verified on a GPU (DEVKIT_CUDA_GATHER=1 turns it "
+                           "on); run it on cpu or vulkan";
+        }
       } else if (!(e && e[0] == '0')) {
         dk__cuda_ops[op] = op == DK_OP_REDUCE_SUM || op == DK_OP_REDUCE_MEAN || op == DK_OP_REDUCE_MAX ||
                                    op == DK_OP_REDUCE_MIN || op == DK_OP_ARGMAX_AXIS || op == DK_OP_ARGMIN_AXIS ||

@@ -147,6 +147,14 @@ typedef struct {
   int32_t tdt, odt;
 } dk_kp_embedding;
 
+/* dk_index_select: out [outer, nids, inner] from x [outer, n, inner], same dtype */
+typedef struct {
+  uint64_t out, x, ids, status;      /* status: as dk_kp_embedding's */
+  int64_t outer, n, nids, inner;
+  int32_t esize;                     /* bytes per element: 4 or 2 */
+  int32_t pad_;
+} dk_kp_gather;
+
 typedef struct {
   uint64_t out, x, pos;
   int64_t rows, D, H, T;
@@ -272,6 +280,7 @@ typedef struct {
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \
   X(dk_embedding_check, dk_kp_embedding) X(dk_embedding_gather, dk_kp_embedding) \
+  X(dk_index_select_check, dk_kp_gather) X(dk_index_select_gather, dk_kp_gather) \
   X(dk_rope_f32, dk_kp_rope) X(dk_rope_f16, dk_kp_rope) X(dk_rope_bf16, dk_kp_rope) \
   X(dk_concat_2, dk_kp_concat) X(dk_concat_4, dk_kp_concat)                  \
   X(dk_copy_raw2, dk_kp_copy) X(dk_copy_raw4, dk_kp_copy)                    \

@@ -16,6 +16,13 @@
 //      nothing is written at all, as on the CPU, where the op refuses before
 //      writing.
 //
+// dk_index_select (dk_index_select_check, dk_index_select_gather) works the
+// same way over out [outer, nids, inner] from x [outer, n, inner]: ids in
+// [-n, n), a negative one counting from the end; the gather gives each
+// block output rows (grid-stride over the outer * nids rows), its threads the
+// row's inner elements, copying their bytes (out and x share the dtype), and
+// writes nothing when the check found a bad id.
+//
 // Indexing invariants: ids contiguous i32 [n_ids]; out contiguous
 // [n_ids, D]; table row id starts at byte id * row_bytes (row_bytes = D *
 // size, or (D / 32) * block bytes, D % 32 == 0 for the block formats).
@@ -51,5 +58,33 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_gather(
     const uint8_t *row = table + (int64_t)ids[i] * p.row_bytes;
     for (int64_t d = threadIdx.x; d < p.D; d += blockDim.x)
       dk_st_rt((void *)p.out, i * p.D + d, dk_table_value(row, d, p.tdt), p.odt);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_check(const __grid_constant__ dk_kp_gather p) {
+  const int32_t *ids = (const int32_t *)p.ids;
+  for (int64_t k = dk_gtid(); k < p.nids; k += dk_gstride()) {
+    const int64_t id = ids[k];
+    if (id < -p.n || id >= p.n) {
+      const unsigned long long pos = k < 0xffffffffll ? (unsigned long long)k : 0xffffffffull;
+      atomicMin((unsigned long long *)p.status, (pos << 32) | (unsigned long long)(uint32_t)ids[k]);
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_gather(const __grid_constant__ dk_kp_gather p) {
+  if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
+  const int32_t *ids = (const int32_t *)p.ids;
+  // block g copies output rows r = (q, k) = g, g + gridDim.x, ...; threads
+  // stride over the row's inner elements (one division per row, not per element)
+  for (int64_t r = blockIdx.x; r < p.outer * p.nids; r += gridDim.x) {
+    const int64_t q = r / p.nids, k = r - q * p.nids;
+    int64_t row = ids[k];
+    if (row < 0) row += p.n;
+    const int64_t src = (q * p.n + row) * p.inner, dst = r * p.inner;
+    for (int64_t j = threadIdx.x; j < p.inner; j += blockDim.x) {
+      if (p.esize == 4) ((uint32_t *)p.out)[dst + j] = ((const uint32_t *)p.x)[src + j];
+      else ((uint16_t *)p.out)[dst + j] = ((const uint16_t *)p.x)[src + j];
+    }
   }
 }

@@ -35,7 +35,7 @@ static int lacks(dkt *t, const char *op) {
   if (dk_op_supported(t->dev.backend, op, DK_F32, 0)) return 0;
   dkt_skip(t, "%s is not on the %s backend here%s", op, dk_backend_name(t->dev.backend),
            t->dev.backend != DK_CUDA ? "" : strcmp(op, "dk_index_select") ? " (DEVKIT_CUDA_NEWOPS=0 turned CUDA's off)"
-                                                                           : " (no CUDA kernel yet)");
+                                                                           : " (its CUDA kernel is off until verified: DEVKIT_CUDA_GATHER=1)");
   return 1;
 }
 

@@ -302,6 +302,14 @@ static CUresult check_params(const char *k, void *param) {
     RANGE("status", p->status, 8);
     RANGE("out", p->out, p->n_ids * p->D * (int64_t)es_of(p->odt));
     RANGE("table", p->table, p->rows * p->row_bytes);
+  } else if (!strncmp(k, "dk_index_select_", 16)) {
+    const dk_kp_gather *p = (const dk_kp_gather *)param;
+    RANGE("ids", p->ids, p->nids * 4);
+    RANGE("status", p->status, 8);
+    if (!strcmp(k, "dk_index_select_gather")) {
+      RANGE("out", p->out, p->outer * p->nids * p->inner * (int64_t)p->esize);
+      RANGE("x", p->x, p->outer * p->n * p->inner * (int64_t)p->esize);
+    }
   } else if (!strncmp(k, "dk_attention_", 13)) {
     const dk_kp_attention *p = (const dk_kp_attention *)param;
     RANGE("q", p->q, p->T * p->Hq * p->D * (int64_t)es_of(p->qdt));
@@ -351,8 +359,33 @@ static CUresult check_params(const char *k, void *param) {
   return r;
 }
 
-/* the two emulated kernels (f32 table and output only) */
+/* the emulated kernels: dk_embedding's (f32 table and output only) and
+ * dk_index_select's (any element size), the device-side id checks with them */
 static void emulate(const char *k, void *param) {
+  if (!strcmp(k, "dk_index_select_check")) {
+    const dk_kp_gather *p = (const dk_kp_gather *)param;
+    const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
+    unsigned long long *st = (unsigned long long *)(uintptr_t)p->status;
+    int64_t i;
+    for (i = 0; i < p->nids; i++)
+      if (ids[i] < -p->n || ids[i] >= p->n) {
+        unsigned long long v = ((unsigned long long)i << 32) | (uint32_t)ids[i];
+        if (v < *st) *st = v;
+      }
+    return;
+  }
+  if (!strcmp(k, "dk_index_select_gather")) {
+    const dk_kp_gather *p = (const dk_kp_gather *)param;
+    const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
+    int64_t e, total = p->outer * p->nids * p->inner;
+    if (*(unsigned long long *)(uintptr_t)p->status != ~0ull) return;
+    for (e = 0; e < total; e++) {
+      int64_t j = e % p->inner, r = e / p->inner, kk = r % p->nids, q = r / p->nids, row = ids[kk] < 0 ? ids[kk] + p->n : ids[kk];
+      memcpy((char *)(uintptr_t)p->out + e * p->esize, (const char *)(uintptr_t)p->x + ((q * p->n + row) * p->inner + j) * p->esize,
+             (size_t)p->esize);
+    }
+    return;
+  }
   if (!strcmp(k, "dk_embedding_check")) {
     const dk_kp_embedding *p = (const dk_kp_embedding *)param;
     const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
