@@ -28,7 +28,7 @@
 #ifndef DK_MODELS_SPM_H
 #define DK_MODELS_SPM_H
 
-#include "file.h"
+#include "vocab.h"   /* the spelling table (dk_spelling_find) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,26 +95,13 @@ struct dk_spm {
 };
 
 
-static uint64_t tok_hash_bytes(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  size_t i;
-  for (i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return h;
-}
-
 /* the id of the token spelled s[0, n), or -1 */
 static int32_t tok_find(const dk_spm *t, const char *s, size_t n) {
-  uint64_t h = tok_hash_bytes(s, n) & t->hmask;
-  for (;;) {
-    int32_t id = t->hash[h];
-    if (id < 0) return -1;
-    if (t->len[id] == n && !memcmp(t->text + t->off[id], s, n)) return id;
-    h = (h + 1) & t->hmask;
-  }
+  return dk_spelling_find(t->hash, t->hmask, t->text, t->off, t->len, s, n);
 }
 
 static void tok_insert(dk_spm *t, int32_t id) {
-  uint64_t h = tok_hash_bytes(t->text + t->off[id], t->len[id]) & t->hmask;
+  uint64_t h = dk_spelling_hash(t->text + t->off[id], t->len[id]) & t->hmask;
   for (;;) {
     int32_t o = t->hash[h];
     if (o < 0) { t->hash[h] = id; return; }

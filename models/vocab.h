@@ -68,6 +68,13 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out);
 DK_MODELS_API void      dk_vocab_free(dk_vocab *v);
 /* The id spelled s[0, n), or -1. */
 DK_MODELS_API int32_t   dk_vocab_find(const dk_vocab *v, const char *s, size_t n);
+/* The table every vocabulary of the layer keeps (this one, spm.h's,
+ * wordpiece.h's): token spellings in one text, hashed with FNV-1a into open
+ * addressing over ids (-1 empty). dk_spelling_find: the id spelled s[0, n),
+ * or -1. */
+DK_MODELS_API uint64_t  dk_spelling_hash(const char *s, size_t n);
+DK_MODELS_API int32_t   dk_spelling_find(const int32_t *hash, uint64_t hmask, const char *text, const uint64_t *off,
+                                         const uint32_t *len, const char *s, size_t n);
 /* Token id's bytes (NUL-terminated; *n their count), or NULL for a bad id. */
 DK_MODELS_API const char *dk_vocab_text(const dk_vocab *v, int32_t id, size_t *n);
 /* Whether generation ends at id (EOS, end of turn). */
@@ -87,25 +94,30 @@ DK_MODELS_API int       dk_vocab_is_eog(const dk_vocab *v, int32_t id);
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t dk_vocab__hash(const char *s, size_t n) {
+DK_MODELS_API uint64_t dk_spelling_hash(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ull;   /* FNV-1a */
   size_t i;
   for (i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
   return h;
 }
 
-DK_MODELS_API int32_t dk_vocab_find(const dk_vocab *v, const char *s, size_t n) {
-  uint64_t h = dk_vocab__hash(s, n) & v->hmask;
+DK_MODELS_API int32_t dk_spelling_find(const int32_t *hash, uint64_t hmask, const char *text, const uint64_t *off,
+                                       const uint32_t *len, const char *s, size_t n) {
+  uint64_t h = dk_spelling_hash(s, n) & hmask;
   for (;;) {
-    int32_t id = v->hash[h];
+    int32_t id = hash[h];
     if (id < 0) return -1;
-    if (v->len[id] == n && !memcmp(v->text + v->off[id], s, n)) return id;
-    h = (h + 1) & v->hmask;
+    if (len[id] == n && !memcmp(text + off[id], s, n)) return id;
+    h = (h + 1) & hmask;
   }
 }
 
+DK_MODELS_API int32_t dk_vocab_find(const dk_vocab *v, const char *s, size_t n) {
+  return dk_spelling_find(v->hash, v->hmask, v->text, v->off, v->len, s, n);
+}
+
 static void dk_vocab__insert(dk_vocab *v, int32_t id) {
-  uint64_t h = dk_vocab__hash(v->text + v->off[id], v->len[id]) & v->hmask;
+  uint64_t h = dk_spelling_hash(v->text + v->off[id], v->len[id]) & v->hmask;
   for (;;) {
     int32_t o = v->hash[h];
     if (o < 0) { v->hash[h] = id; return; }

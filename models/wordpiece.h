@@ -52,7 +52,7 @@
 #ifndef DK_MODELS_WORDPIECE_H
 #define DK_MODELS_WORDPIECE_H
 
-#include "file.h"
+#include "vocab.h"   /* the spelling table (dk_spelling_find) */
 #include "json.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -112,7 +112,7 @@ DK_MODELS_API dk_status dk_wordpiece_encode_batch(const dk_wordpiece *w, const c
 struct dk_wordpiece {
   int32_t n;
   char *text;            /* every token NUL-terminated, vocab.txt spelling */
-  size_t *off;
+  uint64_t *off;
   uint32_t *len;
   int32_t *hash;         /* open addressing, -1 empty */
   uint64_t hmask;
@@ -124,21 +124,8 @@ struct dk_wordpiece {
 
 #define DK_WP__N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static uint64_t dk_wp__hash(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-  size_t i;
-  for (i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return h;
-}
-
 DK_MODELS_API int32_t dk_wordpiece_find(const dk_wordpiece *w, const char *s, size_t n) {
-  uint64_t h = dk_wp__hash(s, n) & w->hmask;
-  for (;;) {
-    int32_t id = w->hash[h];
-    if (id < 0) return -1;
-    if (w->len[id] == n && !memcmp(w->text + w->off[id], s, n)) return id;
-    h = (h + 1) & w->hmask;
-  }
+  return dk_spelling_find(w->hash, w->hmask, w->text, w->off, w->len, s, n);
 }
 
 DK_MODELS_API void dk_wordpiece_free(dk_wordpiece *w) {
@@ -167,7 +154,7 @@ static dk_wordpiece *dk_wp__new(int32_t n, size_t bytes) {
   if (!w) return NULL;
   for (cap = 16; cap < 2 * (uint64_t)n; cap *= 2) {}
   w->text = (char *)malloc(bytes + 1);
-  w->off = (size_t *)malloc(sizeof *w->off * (size_t)(n ? n : 1));
+  w->off = (uint64_t *)malloc(sizeof *w->off * (size_t)(n ? n : 1));
   w->len = (uint32_t *)malloc(sizeof *w->len * (size_t)(n ? n : 1));
   w->hash = (int32_t *)malloc(sizeof *w->hash * cap);
   if (!w->text || !w->off || !w->len || !w->hash) { dk_wordpiece_free(w); return NULL; }
@@ -190,7 +177,7 @@ static void dk_wp__set(dk_wordpiece *w, int32_t id, const char *s, size_t n, siz
   w->off[id] = *used;
   w->len[id] = (uint32_t)n;
   *used += n + 1;
-  h = dk_wp__hash(s, n) & w->hmask;
+  h = dk_spelling_hash(s, n) & w->hmask;
   for (;;) {
     int32_t o = w->hash[h];
     if (o < 0) { w->hash[h] = id; return; }
@@ -368,11 +355,11 @@ static dk_status dk_wp__from_tokenizer_json(const char *path, dk_wordpiece **out
     dk_json_free(j);
     return count ? dk_set_error(DK_ERR_OUT_OF_MEMORY, "no memory for a vocabulary") : dk_set_error(DK_ERR_FORMAT, "%s: an empty vocabulary", path);
   }
-  for (k = 0; k < count; k++) w->off[k] = (size_t)-1;
+  for (k = 0; k < count; k++) w->off[k] = UINT64_MAX;
   for (c = dk_json_first(j, vocab); c >= 0; c = dk_json_next(j, c)) {
     const char *key = dk_json_key(j, c);
     dk_json_number(j, c, &v);
-    if (w->off[(int)v] != (size_t)-1) {
+    if (w->off[(int)v] != UINT64_MAX) {
       s = dk_set_error(DK_ERR_FORMAT, "%s: model.vocab gives id %d twice", path, (int)v);
       dk_json_free(j); dk_wordpiece_free(w);
       return s;
@@ -380,7 +367,7 @@ static dk_status dk_wp__from_tokenizer_json(const char *path, dk_wordpiece **out
     dk_wp__set(w, (int32_t)v, key, strlen(key), &used);
   }
   for (k = 0; k < count; k++)
-    if (w->off[k] == (size_t)-1) {
+    if (w->off[k] == UINT64_MAX) {
       s = dk_set_error(DK_ERR_FORMAT, "%s: model.vocab has no token with id %d", path, k);
       dk_json_free(j); dk_wordpiece_free(w);
       return s;
