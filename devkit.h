@@ -423,6 +423,13 @@ DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_ten
  * before anything is written; on a GPU from the next call that synchronizes
  * (as dk_embedding), with the elements of bad ids left unwritten. */
 DEVKIT_API dk_status dk_index_select(dk_tensor *out, const dk_tensor *x, const dk_tensor *ids, int axis);
+/* A strided copy along one axis, any nonzero step, negative ones included
+ * (ONNX Slice, x[start::step] in numpy): out is x with that axis of length
+ * m (out's own), out[.., k, ..] = x[.., start + k * step, ..]. start may be
+ * negative (from the end). Every index is checked on the host first: one
+ * outside x is DK_ERR_INVALID naming it, and nothing runs. It is
+ * dk_index_select with the m ids made on x's device (one small upload). */
+DEVKIT_API dk_status dk_slice(dk_tensor *out, const dk_tensor *x, int axis, int64_t start, int64_t step);
 
 /* ---- placement ---------------------------------------------------------- */
 /* Before anything runs: is every tensor where it is meant to be? Returns DK_OK,
@@ -2727,6 +2734,46 @@ DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_
   dk__call_init(&c, DK_OP_INDEX_SELECT);
   c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(ids); c.i[0] = axis;
   return dk__dispatch(&c);
+}
+
+DEVKIT_API dk_status dk_slice(dk_tensor *o, const dk_tensor *x, int axis, int64_t start, int64_t step) {
+  int a, i;
+  int64_t n, m, k, last;
+  int32_t *idv;
+  dk_tensor *ids = NULL;
+  dk_status s;
+  if (!o || !x) return dk__error(DK_ERR_INVALID, "dk_slice: %s is NULL", o ? "x" : "out");
+  DK__CHECK_LIVE("dk_slice", "x", x);
+  DK__CHECK_LIVE("dk_slice", "out", o);
+  if ((a = dk__axis(x, axis)) < 0)
+    return dk__error(DK_ERR_INVALID, "dk_slice: axis %d is out of range for 'x' '%s' with %d dims", axis, x->name, x->ndim);
+  if (o->ndim != x->ndim)
+    return dk__error(DK_ERR_SHAPE, "dk_slice: 'out' '%s' has %d dims; it must have x's %d", o->name, o->ndim, x->ndim);
+  for (i = 0; i < x->ndim; i++)
+    if (i != a && o->shape[i] != x->shape[i])
+      return dk__error(DK_ERR_SHAPE, "dk_slice: 'out' '%s' differs from 'x' '%s' in dim %d (%lld, %lld); only axis %d may",
+                       o->name, x->name, i, (long long)o->shape[i], (long long)x->shape[i], a);
+  if (step == 0) return dk__error(DK_ERR_INVALID, "dk_slice: step 0 selects nothing; give a nonzero step (negative: backwards)");
+  n = x->shape[a];
+  m = o->shape[a];
+  if (start < 0) start += n;
+  last = start + (m - 1) * step;
+  if (m > 0 && (start < 0 || start >= n || last < 0 || last >= n || m - 1 > (step > 0 ? (n - 1) / step : (n - 1) / -step)))
+    return dk__error(DK_ERR_INVALID, "dk_slice: %lld elements from %lld by step %lld run outside axis %d of 'x' '%s' (size %lld)",
+                     (long long)m, (long long)start, (long long)step, a, x->name, (long long)n);
+  if (m > INT32_MAX || n > INT32_MAX)
+    return dk__error(DK_ERR_UNSUPPORTED, "dk_slice: axis %d of 'x' '%s' has %lld elements; i32 ids reach 2^31", a, x->name,
+                     (long long)n);
+  if (m == 0 || dk_tensor_numel(o) == 0) return DK_OK;
+  idv = (int32_t *)malloc(sizeof *idv * (size_t)m);
+  if (!idv) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_slice: no host memory for %lld ids", (long long)m);
+  for (k = 0; k < m; k++) idv[k] = (int32_t)(start + k * step);
+  s = dk_tensor_new_at(x->device, DK_I32, 1, &m, "dk_slice ids", DK_SITE, &ids);
+  if (s == DK_OK) s = dk_tensor_upload(ids, idv, sizeof *idv * (size_t)m);
+  if (s == DK_OK) s = dk_index_select(o, x, ids, a);
+  free(idv);
+  dk_tensor_free(ids);   /* the device keeps it alive until the gather has run */
+  return s;
 }
 
 /* splitmix64: the same few lines in every backend make the same draw */

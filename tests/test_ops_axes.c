@@ -736,6 +736,64 @@ DKT_TEST(ops_index_select_bad_id, 0) {
   dk_tensor_free(x); dk_tensor_free(id); dk_tensor_free(o);
 }
 
+/* dk_slice: any nonzero step on any axis, negative ones included (ONNX
+ * Slice), exact copies; bad arguments refused before anything runs */
+DKT_TEST(ops_slice, 0) {
+  static const struct { int64_t start, step, m; } cases[] = {
+    {-1, -1, 7}, {6, -2, 4}, {0, 3, 3}, {-3, 1, 3}, {5, -5, 2}, {2, 1, 0}, {0, 1, 7},
+  };
+  int64_t s[3] = {3, 7, 5};
+  size_t c;
+  int d, axis;
+  if (lacks(t, "dk_index_select")) return;
+  for (d = 0; d < 3; d++) {
+    dk_dtype dt = dkt_float_types[d];
+    double *xv;
+    dk_tensor *x = dkt_random(t, t->dev, dt, 3, s, "x", -3, 3, &xv);
+    for (axis = 0; axis < 3 && x; axis++)
+      for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t os[3] = {s[0], s[1], s[2]}, L = s[axis], start = cases[c].start < 0 ? cases[c].start + L : cases[c].start;
+        int64_t m = cases[c].m, no, e, k, last = start + (m - 1) * cases[c].step;
+        double *got, *want;
+        dk_tensor *o;
+        char what[96];
+        if (m > 0 && (start < 0 || start >= L || last < 0 || last >= L)) continue;   /* this axis is too short for the case */
+        os[axis] = m;
+        no = os[0] * os[1] * os[2];
+        got = dkt_alloc(no); want = dkt_alloc(no);
+        o = dkt_random(t, t->dev, dt, 3, os, "out", -9, 9, NULL);
+        if (o) {
+          DKT_OK(t, dk_slice(o, x, axis, cases[c].start, cases[c].step));
+          if (no && dkt_read(t, o, got)) {
+            for (e = 0; e < no; e++) {
+              int64_t idx[3] = {e / (os[1] * os[2]), (e / os[2]) % os[1], e % os[2]};
+              k = idx[axis];
+              idx[axis] = start + k * cases[c].step;
+              want[e] = xv[(idx[0] * s[1] + idx[1]) * s[2] + idx[2]];
+            }
+            snprintf(what, sizeof what, "dk_slice %s axis %d start %lld step %lld", dk_dtype_name(dt), axis,
+                     (long long)cases[c].start, (long long)cases[c].step);
+            dkt_close(t, what, got, want, no, 0, 0);
+          }
+        }
+        dk_tensor_free(o); free(got); free(want);
+      }
+    if (x && d == 0) {
+      int64_t bad[3] = {3, 4, 5};
+      dk_tensor *o = dkt_random(t, t->dev, dt, 3, bad, "out", -1, 1, NULL);
+      DKT_REFUSED(t, dk_slice(o, x, 1, 0, 0), DK_ERR_INVALID);
+      DKT_MSG_HAS(t, "step 0");
+      DKT_REFUSED(t, dk_slice(o, x, 1, 6, 1), DK_ERR_INVALID);   /* 6, 7, 8, 9: past the end */
+      DKT_MSG_HAS(t, "outside axis 1");
+      DKT_REFUSED(t, dk_slice(o, x, 1, 2, -1), DK_ERR_INVALID);  /* 2, 1, 0, -1 */
+      DKT_REFUSED(t, dk_slice(o, x, 0, 0, 1), DK_ERR_SHAPE);     /* out differs in dim 1 */
+      DKT_REFUSED(t, dk_slice(o, x, 3, 0, 1), DK_ERR_INVALID);
+      dk_tensor_free(o);
+    }
+    dk_tensor_free(x); free(xv);
+  }
+}
+
 /* long lines: exact on the CPU; a software Vulkan device (llvmpipe stops a
  * shader invocation after 65535 loop iterations) must refuse, never return
  * a partial result */

@@ -56,9 +56,9 @@ if [ -x "${BUILD:-build}/tests" ]; then
   # its kernels emulated by the mock: parameters, the device-side id check and
   # its message at the next sync
   DEVKIT_CUDA_GATHER=1 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
-    "${BUILD:-build}/tests" --device cuda ops_index_select devices_op_table > "$OUT/suite_gather.log" 2>&1 || true
+    "${BUILD:-build}/tests" --device cuda ops_index_select ops_slice devices_op_table > "$OUT/suite_gather.log" 2>&1 || true
   grep -E "passed" "$OUT/suite_gather.log" || true
-  if ! tail -1 "$OUT/suite_gather.log" | grep -q "^3 passed, 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_gather.log"; then
+  if ! tail -1 "$OUT/suite_gather.log" | grep -q "^4 passed, 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_gather.log"; then
     echo "[check_cuda_host] DEVKIT_CUDA_GATHER=1 tests failed on the mock ($OUT/suite_gather.log)"; status=1
   fi
   grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
