@@ -923,8 +923,13 @@ static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x
 /* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
  * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m) */
 /* q4_K/q5_K: 32-value block b is group b % 8 of super-block b / 8, its
- * 6-bit scale and min unpacked from the 12 scale bytes */
-static void dk__cpu_k45_group(const uint8_t *sc12, int g, int *s, int *m) {
+ * 6-bit scale and min unpacked from the 12 scale bytes. Always inlined: the
+ * AVX kernels call it, and a kernel class never calls out of its own code
+ * (tools/check_cpu_isa.sh) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void dk__cpu_k45_group(const uint8_t *sc12, int g, int *s, int *m) {
   if (g < 4) { *s = sc12[g] & 63; *m = sc12[g + 4] & 63; }
   else { *s = (sc12[g + 4] & 15) | ((sc12[g - 4] >> 6) << 4); *m = (sc12[g + 4] >> 4) | ((sc12[g] >> 6) << 4); }
 }
