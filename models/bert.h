@@ -130,21 +130,6 @@ dk_status dk_bert_embed_ids(dk_bert_model *m, const int32_t *ids, const int *len
 
 /* ---- configuration ------------------------------------------------------ */
 
-static dk_status dk_bert__gguf_int(const dk_file *f, const char *key, int required, int def, int *out) {
-  dk_meta m;
-  int64_t v = def;
-  if (dk_file_meta_find(f, key, &m)) {
-    if (dk_meta_int(&m, &v) != DK_OK)
-      return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is a %s; an integer was expected", dk_file_name(f), key,
-                          dk_meta_type_name(m.type));
-  } else if (required) {
-    return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is missing", dk_file_name(f), key);
-  }
-  if (v < 0 || v > (1 << 30)) return dk_set_error(DK_ERR_FORMAT, "%s: metadata '%s' is %lld", dk_file_name(f), key, (long long)v);
-  *out = (int)v;
-  return DK_OK;
-}
-
 /* rows of a 2-D tensor of the file, or -1 */
 static int dk_bert__rows(const dk_file *f, const char *name) {
   int64_t i = dk_file_tensor_find(f, name);
@@ -162,12 +147,12 @@ static dk_status dk_bert__gguf_config(const dk_file *f, dk_bert_config *c) {
   if (alen != 4 || memcmp(arch, "bert", 4))
     return dk_set_error(DK_ERR_UNSUPPORTED, "%s: architecture '%.*s'; this runner runs 'bert' GGUF files", dk_file_name(f),
                         (int)(alen > 40 ? 40 : alen), arch);
-  DK_BERT_TRY(dk_bert__gguf_int(f, "bert.embedding_length", 1, 0, &c->dim));
-  DK_BERT_TRY(dk_bert__gguf_int(f, "bert.block_count", 1, 0, &c->n_layers));
-  DK_BERT_TRY(dk_bert__gguf_int(f, "bert.attention.head_count", 1, 0, &c->n_heads));
-  DK_BERT_TRY(dk_bert__gguf_int(f, "bert.feed_forward_length", 0, -1, &c->ffn));
-  DK_BERT_TRY(dk_bert__gguf_int(f, "bert.context_length", 0, -1, &c->max_pos));
-  DK_BERT_TRY(dk_bert__gguf_int(f, "bert.pooling_type", 0, DK_BERT_POOL_MEAN, &c->pooling));
+  DK_BERT_TRY(dk_llm_meta_int(f, "bert.embedding_length", 1, 0, &c->dim));
+  DK_BERT_TRY(dk_llm_meta_int(f, "bert.block_count", 1, 0, &c->n_layers));
+  DK_BERT_TRY(dk_llm_meta_int(f, "bert.attention.head_count", 1, 0, &c->n_heads));
+  DK_BERT_TRY(dk_llm_meta_int(f, "bert.feed_forward_length", 0, -1, &c->ffn));
+  DK_BERT_TRY(dk_llm_meta_int(f, "bert.context_length", 0, -1, &c->max_pos));
+  DK_BERT_TRY(dk_llm_meta_int(f, "bert.pooling_type", 0, DK_BERT_POOL_MEAN, &c->pooling));
   if (dk_file_meta_find(f, "bert.attention.layer_norm_epsilon", &m) && dk_meta_float(&m, &eps) != DK_OK)
     return dk_set_error(DK_ERR_FORMAT, "%s: bert.attention.layer_norm_epsilon is not a number", dk_file_name(f));
   c->eps = (float)eps;
