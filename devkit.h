@@ -205,8 +205,8 @@ DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else 
  * process (NULL: the best one; for tests and benchmarks, between ops, never
  * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it.
  * DEVKIT_CPU_F32_DECODE=1 keeps the activations of 1-4-row products against
- * q8_0/q4_0 weights in f32 rather than q8 (slower; for f32 reference checks);
- * dk_tensor_set_precise does it for one weight. */
+ * block weights in f32 rather than q8 (slower; for f32 reference checks);
+ * dk_tensor_set_precise carries one weight's to ~15 bits. */
 DEVKIT_API const char *dk_cpu_isa(void);
 DEVKIT_API dk_status   dk_cpu_set_isa(const char *name);
 DEVKIT_API dk_status   dk_sync(dk_device d);
@@ -277,11 +277,14 @@ DEVKIT_API const char *dk_tensor_name(const dk_tensor *t);
 DEVKIT_API const char *dk_tensor_site(const dk_tensor *t);       /* "examples/llama.c:212" */
 DEVKIT_API void      dk_tensor_set_name(dk_tensor *t, const char *name);
 DEVKIT_API void      dk_tensor_set_site(dk_tensor *t, const char *site);
-/* A weight whose products keep their activations at full precision where a
- * backend would otherwise round them for speed (the CPU's q8 dot for 1-4-row
- * dk_linear against q8_0/q4_0 weights): for a classifier, where an error of a
- * quarter of a logit picks another token. Results stay within the op's
- * documented tolerance either way; this only chooses the exact path. */
+/* A weight whose products keep their activations precise where a backend
+ * would otherwise round them for speed: for a classifier, where an error of a
+ * quarter of a logit picks another token. The CPU's decode dot (1-4-row
+ * dk_linear against block weights) rounds activations to q8 per 32 values;
+ * for a precise weight it carries them as two q8 levels (the value, then what
+ * its rounding lost; error <= 1/64516 of the block's largest, 254 times
+ * below one level) for 1-2 rows, f32 for 3-4. Results stay within the op's
+ * documented tolerance either way; this only chooses the closer path. */
 DEVKIT_API void      dk_tensor_set_precise(dk_tensor *w, int on);
 DEVKIT_API int       dk_tensor_precise(const dk_tensor *w);
 DEVKIT_API int       dk_tensor_is_contiguous(const dk_tensor *t);

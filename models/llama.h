@@ -878,10 +878,10 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
     /* tied, but the classifier's device is another: it gets its own copy */
     if ((s = dk_llm_weight(f, "token_embd.weight", last, 2, c->vocab, c->dim, &m->output, wb))) return s;
   }
-  /* the classifier picks the token: its products keep f32 activations (a
-   * q8-rounded input moves SmolLM2's logits by up to a quarter and flips
-   * near-ties against an f32 reference; it is a fifth of that model's
-   * weights, so decode loses little). o->fast_logits keeps the fast path. */
+  /* the classifier picks the token: its products keep precise activations
+   * (a q8-rounded input moves SmolLM2's logits by up to a quarter and flips
+   * near-ties against an f32 reference; the CPU carries them as two q8
+   * levels, at most 1.6x the cost of one). o->fast_logits keeps one level. */
   dk_tensor_set_precise(m->output, !(o && o->fast_logits));
   {
     int64_t one = 1, lg[2];

@@ -346,10 +346,11 @@ static void linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N
       snprintf(what, sizeof what, "linear x %s, w %s, M=%lld N=%lld K=%lld%s", dk_dtype_name(xdt), dk_dtype_name(wdt),
                (long long)M, (long long)N, (long long)K, with_bias ? " +bias" : "");
       /* products of values in [-1,1] summed K times: error grows like sqrt(K) */
-      /* decode-sized products with q8_0/q4_0 weights may quantize x to q8 */
+      /* decode-sized products with block weights may quantize x to q8; a
+       * precise weight's to two q8 levels, 254 times finer (amax / 64516) */
       dkt_close(t, what, got, want, M * N,
                 dkt_tol(xdt, K) * sqrt((double)K) * 1.5 +
-                    (dkt_q8_acts(wdt, M) && !linear_precise ? dkt_q8_act_bound(xv, wv, M, N, K) : 0),
+                    (dkt_q8_acts(wdt, M) ? dkt_q8_act_bound(xv, wv, M, N, K) / (linear_precise ? 254.0 : 1.0) : 0),
                 dkt_tol(xdt, K));
     }
   }
@@ -389,17 +390,20 @@ DKT_TEST(ops_linear_decode, 0) {
   }
 }
 
-/* a weight marked precise (a classifier) keeps f32 activations in decode
- * products: the bound without the q8 rounding term holds (the CPU's q8 path
- * misses it by far at these K) */
+/* a weight marked precise (a classifier) keeps its decode activations to
+ * ~15 bits (the CPU: two q8 levels): the bound with a 254 times smaller
+ * rounding term holds (one q8 level misses it by far at these K) */
 DKT_TEST(ops_linear_precise, 0) {
   int wd;
   linear_precise = 1;
   for (wd = 0; wd < 2; wd++) {
     dk_dtype q = wd ? DK_Q4_0 : DK_Q8_0;
     linear_case(t, DK_F32, q, 1, 300, 4096, 0, 0);
+    linear_case(t, DK_F32, q, 2, 65, 2048, 1, 0);
     linear_case(t, DK_F32, q, 3, 33, 1024, 1, 0);
   }
+  linear_case(t, DK_F32, DK_Q4_K, 1, 40, 4096, 0, 0);
+  linear_case(t, DK_F32, DK_Q5_1, 2, 40, 1024, 1, 0);
   linear_precise = 0;
 }
 
