@@ -403,6 +403,7 @@ DKT_TEST(ops_linear_precise, 0) {
     linear_case(t, DK_F32, q, 3, 33, 1024, 1, 0);
   }
   linear_case(t, DK_F32, DK_Q4_K, 1, 40, 4096, 0, 0);
+  linear_case(t, DK_F32, DK_Q6_K, 1, 40, 4096, 0, 0);
   linear_case(t, DK_F32, DK_Q5_1, 2, 40, 1024, 1, 0);
   linear_precise = 0;
 }
