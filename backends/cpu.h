@@ -298,7 +298,6 @@ typedef void (*dk__cpu_rowdot_q8_fn)(const char *w, size_t wrow, int64_t rows, c
 typedef struct {
   const char *name;
   dk__cpu_micro_fn micro;
-  float (*dot_f32)(const float *a, const float *b, int64_t n);
   void (*dots)(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out);
   void (*axpy)(float *y, float p, const float *x, int64_t n);
   void (*f16_to_f32)(const uint16_t *p, int64_t n, float *dst);
@@ -747,44 +746,17 @@ DK_CPU_AVX2 static void dk__cpu_micro_avx2(int kc, const float *a, const float *
 DK_CPU_AVX512 static void dk__cpu_micro_avx512(int kc, const float *a, const float *b, float *c, int64_t ldc) { DK__MICRO_X86_BODY }
 #endif
 
-/* a dot product in 8-wide lanes with 4 independent chains: without
- * -ffast-math the compiler may not reorder a float sum, so it would stay
- * scalar and latency-bound */
-#define DK__DOT_BODY                                                           \
-  dk__v8 acc[4] = {{0}, {0}, {0}, {0}};                                        \
-  int64_t k = 0;                                                               \
-  float s;                                                                     \
-  int j;                                                                       \
-  for (; k + 32 <= n; k += 32)                                                 \
-    for (j = 0; j < 4; j++) {                                                  \
-      dk__v8 x, y;                                                             \
-      memcpy(&x, a + k + 8 * j, 32);                                           \
-      memcpy(&y, b + k + 8 * j, 32);                                           \
-      acc[j] += x * y;                                                         \
-    }                                                                          \
-  for (; k + 8 <= n; k += 8) {                                                 \
-    dk__v8 x, y;                                                               \
-    memcpy(&x, a + k, 32);                                                     \
-    memcpy(&y, b + k, 32);                                                     \
-    acc[0] += x * y;                                                           \
-  }                                                                            \
-  acc[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]);                              \
-  s = ((acc[0][0] + acc[0][1]) + (acc[0][2] + acc[0][3])) +                    \
-      ((acc[0][4] + acc[0][5]) + (acc[0][6] + acc[0][7]));                     \
-  for (; k < n; k++) s += a[k] * b[k];                                         \
-  return s;
-
-static float dk__cpu_dot_f32_generic(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
+/* a*b + c: the generic code's two roundings; the x86 classes' one FMA (the
+ * compiler does not fuse in ISO C mode) */
+#define DK__MADD(a, b, c) ((c) + (a) * (b))
 #ifdef DK_CPU_X86
-DK_CPU_AVX2 static float dk__cpu_dot_f32_avx2(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
-DK_CPU_AVX512 static float dk__cpu_dot_f32_avx512(const float *a, const float *b, int64_t n) { DK__DOT_BODY }
+#define DK__FMADD(a, b, c) _mm256_fmadd_ps(a, b, c)
 #endif
-static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) { return dk__cpu_k->dot_f32(a, b, n); }
 
 /* out[i] = q_i . k for nq rows q_i = q + i*qs (up to 4 at a time): k is
  * loaded once per 8 values for all of them. Attention's query heads that
  * share a KV head. */
-#define DK__DOTS_BODY                                                          \
+#define DK__DOTS_BODY(FMA)                                                     \
   int i0, i, j;                                                                \
   for (i0 = 0; i0 < nq; i0 += 4) {                                             \
     int m = nq - i0 < 4 ? nq - i0 : 4;                                         \
@@ -796,7 +768,7 @@ static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) { return
       for (i = 0; i < m; i++) {                                                \
         dk__v8 qv;                                                             \
         memcpy(&qv, q + (i0 + i) * qs + kk, 32);                               \
-        acc[i] += qv * kv;                                                     \
+        acc[i] = FMA(qv, kv, acc[i]);                                          \
       }                                                                        \
     }                                                                          \
     for (i = 0; i < m; i++) {                                                  \
@@ -808,14 +780,14 @@ static float dk__cpu_dot_f32(const float *a, const float *b, int64_t n) { return
   }
 
 static void dk__cpu_dots_generic(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
-  DK__DOTS_BODY
+  DK__DOTS_BODY(DK__MADD)
 }
 #ifdef DK_CPU_X86
 DK_CPU_AVX2 static void dk__cpu_dots_avx2(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
-  DK__DOTS_BODY
+  DK__DOTS_BODY(DK__FMADD)
 }
 DK_CPU_AVX512 static void dk__cpu_dots_avx512(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
-  DK__DOTS_BODY
+  DK__DOTS_BODY(DK__FMADD)
 }
 #endif
 static void dk__cpu_dots(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
@@ -824,22 +796,22 @@ static void dk__cpu_dots(const float *q, int64_t qs, int nq, const float *k, int
 
 /* y += p * x, eight lanes at a time (attention's weighted sum of V rows:
  * -O2 leaves a loop of runtime length scalar) */
-#define DK__AXPY_BODY                                                          \
+#define DK__AXPY_BODY(FMA)                                                     \
   dk__v8 pv = {p, p, p, p, p, p, p, p};                                        \
   int64_t k = 0;                                                               \
   for (; k + 8 <= n; k += 8) {                                                 \
     dk__v8 xv, yv;                                                             \
     memcpy(&xv, x + k, 32);                                                    \
     memcpy(&yv, y + k, 32);                                                    \
-    yv += pv * xv;                                                             \
+    yv = FMA(pv, xv, yv);                                                      \
     memcpy(y + k, &yv, 32);                                                    \
   }                                                                            \
   for (; k < n; k++) y[k] += p * x[k];
 
-static void dk__cpu_axpy_generic(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
+static void dk__cpu_axpy_generic(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY(DK__MADD) }
 #ifdef DK_CPU_X86
-DK_CPU_AVX2 static void dk__cpu_axpy_avx2(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
-DK_CPU_AVX512 static void dk__cpu_axpy_avx512(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY }
+DK_CPU_AVX2 static void dk__cpu_axpy_avx2(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY(DK__FMADD) }
+DK_CPU_AVX512 static void dk__cpu_axpy_avx512(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY(DK__FMADD) }
 #endif
 static void dk__cpu_axpy(float *y, float p, const float *x, int64_t n) { dk__cpu_k->axpy(y, p, x, n); }
 
@@ -1530,20 +1502,20 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 
 /* not const: dk__cpu_pick_kernels adds the cpu_quant.h types' entries */
 static dk__cpu_kernels dk__cpu_portable = {
-  "portable", dk__cpu_micro_generic, dk__cpu_dot_f32_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic,
+  "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic,
   NULL, NULL, {NULL},
   {NULL}
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
-  "avx2", dk__cpu_micro_avx2, dk__cpu_dot_f32_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2,
+  "avx2", dk__cpu_micro_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2,
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
-  "avx512", dk__cpu_micro_avx512, dk__cpu_dot_f32_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512,
+  "avx512", dk__cpu_micro_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512,
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}
@@ -1966,7 +1938,12 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
     for (s = 0; s < lim; s++) {
       const float *kr = kp + (s * Hkv + g) * D;
       if (!kf32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb); kr = kb; }
-      for (h = 0; h < grp; h++) sc[h * S + s] = dk__cpu_dot_f32(qb + h * D, kr, D) * c->f[0];
+      for (h = 0; h < grp; h += 64) {   /* the group's queries against one read of the key row */
+        float d[64];
+        int nq = (int)(grp - h < 64 ? grp - h : 64), i;
+        dk__cpu_dots(qb + h * D, D, nq, kr, D, d);
+        for (i = 0; i < nq; i++) sc[(h + i) * S + s] = d[i] * c->f[0];
+      }
     }
     for (h = 0; h < grp; h++) {
       float *row = sc + h * S;
