@@ -1999,6 +1999,7 @@ typedef struct {
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
 } dk_vk_pc_attn;
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
+typedef struct { uint32_t N, K, M, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_gemm;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
@@ -2007,6 +2008,9 @@ typedef struct {
 #define DK_VK_MV_MAXM 8    /* matvec.comp's MMAX */
 #define DK_VK_MV_ROWS 4    /* matvec.comp's R */
 #define DK_VK_MV_XS 4096   /* matvec.comp's XS */
+#define DK_VK_GEMM_WG 32   /* gemm_rows.comp's WG */
+#define DK_VK_GEMM_TM 16   /* gemm_rows.comp's TM: rows of x per invocation */
+#define DK_VK_GEMM_TN 8    /* gemm_rows.comp's TN: rows of w per invocation */
 #define DK_VK_ATT_HMAX 8    /* attention.comp's HMAX */
 #define DK_VK_ATT_QMAX 2048 /* attention.comp's QMAX */
 #define DK_VK_ATT_MAXN 256  /* attention.comp's MAXN: splits of a row at most */
@@ -2625,9 +2629,15 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   /* the block formats beyond q8_0/q4_0 have only the row kernel, on every device */
   int more = (DK_QUANTS_MORE >> w->dtype) & 1;
   int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM || d->rows_mv || more;
+  /* CPU devices, more rows than the row kernel takes at once: register-tiled
+   * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
+   * value; 10-80x slower here) */
+  int gemm = d->rows_mv && M > DK_VK_MV_MAXM;
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
+  if (gemm) mv = 0;
+  if (gemm && mcap > (int64_t)65535 * DK_VK_GEMM_TM) mcap = (int64_t)65535 * DK_VK_GEMM_TM;
   if (mv && mcap > DK_VK_MV_MAXM) mcap = DK_VK_MV_MAXM;
   if (K && (VkDeviceSize)mcap * (VkDeviceSize)K * xsz > R) mcap = (int64_t)(R / ((VkDeviceSize)K * xsz));
   if (mcap < 1) return dk_vk_too_big(c, x, "x", (VkDeviceSize)K * xsz);
@@ -2658,7 +2668,31 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         dk_vk_arg_dummy(d, &args, 3);
       }
       memset(spec, 0, sizeof spec);
-      if (mv) {
+      if (gemm) {
+        dk_vk_pc_gemm pc;
+        uint32_t gx = (uint32_t)((nc + DK_VK_GEMM_WG * DK_VK_GEMM_TN - 1) / (DK_VK_GEMM_WG * DK_VK_GEMM_TN));
+        uint32_t gy = (uint32_t)((mc + DK_VK_GEMM_TM - 1) / DK_VK_GEMM_TM);
+        if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
+        memset(&pc, 0, sizeof pc);
+        spec[0] = (uint32_t)x->dtype;
+        spec[1] = (uint32_t)o->dtype;
+        spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
+        spec[3] = bias != NULL;
+        spec[4] = (uint32_t)w->dtype;
+        /* 16-byte loads where every row of w (bit 0) and of x (bit 1) starts on 16 bytes */
+        spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
+        if (x->dtype == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) spec[5] |= 2u;
+        pc.N = (uint32_t)nc;
+        pc.K = (uint32_t)K;
+        pc.M = (uint32_t)mc;
+        pc.x_off = x_off;
+        pc.w_off = w_off;
+        pc.o_off = o_off;
+        pc.b_off = b_off;
+        pc.ldx = (uint32_t)K;
+        pc.ldo = (uint32_t)N;
+        if ((s = dk_vk_run(d, DK_SPV_GEMM_ROWS, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+      } else if (mv) {
         dk_vk_pc_mv pc;
         int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
         uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;
