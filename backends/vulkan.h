@@ -32,10 +32,10 @@
  *   and pipelines are cached per (module, constants), built on first use.
  *   Linear has two strategies. GPUs: decode-sized x (up to 8 rows) splits K
  *   across a subgroup, prompts use the tiled shared-memory matmul. CPU
- *   devices: a row of w per lane with 16-byte loads, x taken 8 rows at a
- *   time for prompts too (each buffer access is paid per lane and barriers
- *   switch SIMD slices; on lavapipe this is 1.6-2.9x the tiled kernel at
- *   512x4096x4096).
+ *   devices (each buffer access is paid per lane and barriers switch SIMD
+ *   slices): decode takes a row of w per lane with 16-byte loads; prompts
+ *   take gemm_rows.comp, 16 rows of x by 8 rows of w in registers per
+ *   invocation, w decoded once for all 16 rows, no shared memory.
  *   Large tensors. A binding is limited to maxStorageBufferRange (128 MiB on
  *   lavapipe): linear and embedding bind their weight/table and output in
  *   windows of whole rows; row ops (norms, softmax, rope, argmax, sample),
@@ -59,6 +59,9 @@
  *                                direct (host-mapped transfers), robust.
  *   DEVKIT_VULKAN_MATVEC=rows|split   pick the linear strategy (default:
  *                                rows on CPU devices, split on GPUs).
+ *   DEVKIT_VULKAN_GEMM=0         CPU devices: linear with more than 8 rows of
+ *                                x through the row kernel, as before
+ *                                gemm_rows.comp (for comparisons).
  *   DEVKIT_VULKAN_WG_ROWS=N      workgroup of the row reductions (power of 2;
  *                                default 256, or the subgroup size on CPUs).
  *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
@@ -199,6 +202,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
+  int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
@@ -1891,6 +1895,10 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
    * 2026-11-25: f16 4096x4096 312 -> 3199 GB/s); DEVKIT_VULKAN_MATVEC=split
    * keeps matvec.comp, =vec asks for it on any device */
   d->vec_mv = !d->rows_mv && d->sg && ph->subgroup_size >= 8 && !(e && *e && strcmp(e, "vec"));
+  /* prompts on CPU devices: gemm_rows.comp; DEVKIT_VULKAN_GEMM=0 keeps the
+   * row kernel (8 rows of x per dispatch), for comparisons */
+  e = getenv("DEVKIT_VULKAN_GEMM");
+  d->gemm_rows = d->rows_mv && !(e && !strcmp(e, "0"));
   /* llvmpipe runs a barrier as a switch between the workgroup's SIMD
    * slices: on a CPU device a reduction wants few of them */
   d->wg_rows = 256;
@@ -2632,7 +2640,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   /* CPU devices, more rows than the row kernel takes at once: register-tiled
    * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
    * value; 10-80x slower here) */
-  int gemm = d->rows_mv && M > DK_VK_MV_MAXM;
+  int gemm = d->gemm_rows && M > DK_VK_MV_MAXM;
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
