@@ -32,10 +32,10 @@
  *   and pipelines are cached per (module, constants), built on first use.
  *   Linear has two strategies. GPUs: decode-sized x (up to 8 rows) splits K
  *   across a subgroup, prompts use the tiled shared-memory matmul. CPU
- *   devices: a row of w per lane with 16-byte loads, x taken 8 rows at a
- *   time for prompts too (each buffer access is paid per lane and barriers
- *   switch SIMD slices; on lavapipe this is 1.6-2.9x the tiled kernel at
- *   512x4096x4096).
+ *   devices (each buffer access is paid per lane and barriers switch SIMD
+ *   slices): decode takes a row of w per lane with 16-byte loads; prompts
+ *   take gemm_rows.comp, 16 rows of x by 8 rows of w in registers per
+ *   invocation, w decoded once for all 16 rows, no shared memory.
  *   Large tensors. A binding is limited to maxStorageBufferRange (128 MiB on
  *   lavapipe): linear and embedding bind their weight/table and output in
  *   windows of whole rows; row ops (norms, softmax, rope, argmax, sample),
@@ -59,6 +59,9 @@
  *                                direct (host-mapped transfers), robust.
  *   DEVKIT_VULKAN_MATVEC=rows|split   pick the linear strategy (default:
  *                                rows on CPU devices, split on GPUs).
+ *   DEVKIT_VULKAN_GEMM=0         CPU devices: linear with more than 8 rows of
+ *                                x through the row kernel, as before
+ *                                gemm_rows.comp (for comparisons).
  *   DEVKIT_VULKAN_WG_ROWS=N      workgroup of the row reductions (power of 2;
  *                                default 256, or the subgroup size on CPUs).
  *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
@@ -199,6 +202,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
+  int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
@@ -1891,6 +1895,10 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
    * 2026-11-25: f16 4096x4096 312 -> 3199 GB/s); DEVKIT_VULKAN_MATVEC=split
    * keeps matvec.comp, =vec asks for it on any device */
   d->vec_mv = !d->rows_mv && d->sg && ph->subgroup_size >= 8 && !(e && *e && strcmp(e, "vec"));
+  /* prompts on CPU devices: gemm_rows.comp; DEVKIT_VULKAN_GEMM=0 keeps the
+   * row kernel (8 rows of x per dispatch), for comparisons */
+  e = getenv("DEVKIT_VULKAN_GEMM");
+  d->gemm_rows = d->rows_mv && !(e && !strcmp(e, "0"));
   /* llvmpipe runs a barrier as a switch between the workgroup's SIMD
    * slices: on a CPU device a reduction wants few of them */
   d->wg_rows = 256;
@@ -1999,6 +2007,7 @@ typedef struct {
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
 } dk_vk_pc_attn;
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
+typedef struct { uint32_t N, K, M, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_gemm;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
@@ -2007,6 +2016,9 @@ typedef struct {
 #define DK_VK_MV_MAXM 8    /* matvec.comp's MMAX */
 #define DK_VK_MV_ROWS 4    /* matvec.comp's R */
 #define DK_VK_MV_XS 4096   /* matvec.comp's XS */
+#define DK_VK_GEMM_WG 32   /* gemm_rows.comp's WG */
+#define DK_VK_GEMM_TM 16   /* gemm_rows.comp's TM: rows of x per invocation */
+#define DK_VK_GEMM_TN 8    /* gemm_rows.comp's TN: rows of w per invocation */
 #define DK_VK_ATT_HMAX 8    /* attention.comp's HMAX */
 #define DK_VK_ATT_QMAX 2048 /* attention.comp's QMAX */
 #define DK_VK_ATT_MAXN 256  /* attention.comp's MAXN: splits of a row at most */
@@ -2625,9 +2637,15 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   /* the block formats beyond q8_0/q4_0 have only the row kernel, on every device */
   int more = (DK_QUANTS_MORE >> w->dtype) & 1;
   int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM || d->rows_mv || more;
+  /* CPU devices, more rows than the row kernel takes at once: register-tiled
+   * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
+   * value; 10-80x slower here) */
+  int gemm = d->gemm_rows && M > DK_VK_MV_MAXM;
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
+  if (gemm) mv = 0;
+  if (gemm && mcap > (int64_t)65535 * DK_VK_GEMM_TM) mcap = (int64_t)65535 * DK_VK_GEMM_TM;
   if (mv && mcap > DK_VK_MV_MAXM) mcap = DK_VK_MV_MAXM;
   if (K && (VkDeviceSize)mcap * (VkDeviceSize)K * xsz > R) mcap = (int64_t)(R / ((VkDeviceSize)K * xsz));
   if (mcap < 1) return dk_vk_too_big(c, x, "x", (VkDeviceSize)K * xsz);
@@ -2658,7 +2676,31 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         dk_vk_arg_dummy(d, &args, 3);
       }
       memset(spec, 0, sizeof spec);
-      if (mv) {
+      if (gemm) {
+        dk_vk_pc_gemm pc;
+        uint32_t gx = (uint32_t)((nc + DK_VK_GEMM_WG * DK_VK_GEMM_TN - 1) / (DK_VK_GEMM_WG * DK_VK_GEMM_TN));
+        uint32_t gy = (uint32_t)((mc + DK_VK_GEMM_TM - 1) / DK_VK_GEMM_TM);
+        if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
+        memset(&pc, 0, sizeof pc);
+        spec[0] = (uint32_t)x->dtype;
+        spec[1] = (uint32_t)o->dtype;
+        spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
+        spec[3] = bias != NULL;
+        spec[4] = (uint32_t)w->dtype;
+        /* 16-byte loads where every row of w (bit 0) and of x (bit 1) starts on 16 bytes */
+        spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
+        if (x->dtype == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) spec[5] |= 2u;
+        pc.N = (uint32_t)nc;
+        pc.K = (uint32_t)K;
+        pc.M = (uint32_t)mc;
+        pc.x_off = x_off;
+        pc.w_off = w_off;
+        pc.o_off = o_off;
+        pc.b_off = b_off;
+        pc.ldx = (uint32_t)K;
+        pc.ldo = (uint32_t)N;
+        if ((s = dk_vk_run(d, DK_SPV_GEMM_ROWS, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+      } else if (mv) {
         dk_vk_pc_mv pc;
         int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
         uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;

@@ -269,6 +269,26 @@ static void bench_device(int di, dk_device dev, int quick, int big, const char *
   }
 }
 
+/* ---- prompt products with the other GGUF block formats ----------------------- */
+
+/* dk_linear Mx4096x4096 (64 rows, or 512 unless --quick) with q4_K and q5_0
+ * weights (Gemma 3's prompt products): the many-row path of the block formats
+ * beyond q8_0/q4_0 */
+static void bench_quant_prompt(int di, dk_device dev, int quick, const char *filter) {
+  static const dk_dtype wt[2] = {DK_Q4_K, DK_Q5_0};
+  static const char *names[2] = {"dk_linear prompt w=q4_K", "dk_linear prompt w=q5_0"};
+  int64_t M = quick ? 64 : 512, ws[2] = {4096, 4096}, xs[2] = {M, 4096}, os[2] = {M, 4096};
+  int k;
+  if (!want(filter, "prompt")) return;
+  for (k = 0; k < 2; k++) {
+    bctx c;
+    memset(&c, 0, sizeof c);
+    if (!dk_op_supported(dev.backend, "dk_linear", wt[k], 1)) continue;
+    c.kind = 6; c.a = mk(dev, DK_F32, 2, xs, "x"); c.b = mk(dev, wt[k], 2, ws, "w"); c.c = mk(dev, DK_F32, 2, os, "y");
+    record(di, dev, names[k], quick ? "64x4096x4096" : "512x4096x4096", &c, 0, 2.0 * M * 4096 * 4096, 0.2);
+  }
+}
+
 /* ---- decode with the other GGUF block formats ------------------------------ */
 
 /* dk_linear 1x4096x4096, GB/s of weights streamed, per block format beyond
@@ -568,6 +588,7 @@ int main(int argc, char **argv) {
   }
   for (i = 0; i < ndev; i++) bench_device(i, devs[i], quick, big, filter);
   for (i = 0; i < ndev; i++) bench_quant_decode(i, devs[i], filter);
+  for (i = 0; i < ndev; i++) bench_quant_prompt(i, devs[i], quick, filter);
   for (i = 0; i < ndev; i++) bench_cpu_rows(i, devs[i], quick, filter);
   bench_models(devs, ndev, argv[0], quick, filter);
 

@@ -427,6 +427,30 @@ DKT_TEST(ops_linear_large, 0) {
   linear_case(t, DK_F32, DK_Q8_0, 70, 200, 512, 0, 0);
 }
 
+/* many-row products (a prompt, a batch of sentences): on CPU-type Vulkan
+ * devices they take gemm_rows.comp, 16 rows of x by 8 rows of w per
+ * invocation in workgroups of 32 x 8 rows of w, so M (9 .. 600) and N cross
+ * and miss those tiles, float K misses its groups of 8; every weight dtype
+ * the backend holds, bias on and off, f32 and f16 activations */
+DKT_TEST(ops_linear_gemm, 0) {
+  static const dk_dtype wts[] = {DK_F32,  DK_F16,  DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0,
+                                 DK_Q5_1, DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+  int i;
+  for (i = 0; i < (int)(sizeof wts / sizeof wts[0]); i++) {
+    dk_dtype w = wts[i];
+    int64_t bk = dk_dtype_block(w), K1 = bk == 1 ? 100 : bk == 32 ? 96 : 256, K2 = bk == 1 ? 37 : bk == 32 ? 160 : 512;
+    if (!dk_op_supported(t->dev.backend, "dk_linear", w, 1)) continue;
+    /* each (x, w, bias) combination is a pipeline to build on lavapipe
+     * (about 2 s for this unrolled shader): two per block format */
+    linear_case(t, DK_F32, w, 600, 37, K1, 1, 0);
+    linear_case(t, DK_F16, w, 17, 257, K2, 0, 0);
+    if (bk > 1) continue;
+    linear_case(t, DK_F32, w, 9, 131, K1, 1, 0);
+    linear_case(t, DK_F16, w, 48, 300, K1, 1, 1);
+  }
+  linear_case(t, DK_F32, DK_F32, 130, 1030, 8, 1, 0);   /* one group of 8: no K loop to speak of */
+}
+
 /* ---- embedding --------------------------------------------------------------- */
 
 DKT_TEST(ops_embedding, 0) {
