@@ -20,10 +20,11 @@
 #
 # On the CPU the gating checks run with DEVKIT_CPU_F32_DECODE=1, the
 # arithmetic of the f32 reference: by default decode rounds activations to q8
-# against q8_0, q4_0, q4_1, q5_0, q5_1, q4_K and q5_K weights (as llama.cpp
-# does; the classifier stays f32, dk_tensor_set_precise), which moves logits
-# by up to ~0.25 and flips near-ties. The default path's teacher-forced
-# figures are printed after, as information.
+# against q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K and q6_K weights (as
+# llama.cpp does; the classifier carries two q8 levels,
+# dk_tensor_set_precise), which moves logits by up to ~0.25 and flips
+# near-ties. The default path's teacher-forced figures are printed after, as
+# information. .ci/run runs this on cpu:0 (DEVKIT_TEST_MODELS_DEVICES).
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
