@@ -2629,6 +2629,15 @@ static dk_status dk_vk_too_big(const dk_call *c, const dk_tensor *t, const char 
                    dk__op_name(c->op), dk_device_name(c->dev), role, t->name, (unsigned long long)unit);
 }
 
+/* the linear kernels' 16-byte-load flags: bit 0 where every row of w starts
+ * on 16 bytes, bit 1 where every row of x does (dot8 reads x from multiples
+ * of 8); offsets and K in elements */
+static uint32_t dk_vk_row_align(dk_dtype wdt, uint64_t w_off, dk_dtype xdt, uint64_t x_off, int64_t K) {
+  uint32_t f = wdt == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
+  if (xdt == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) f |= 2u;
+  return f;
+}
+
 static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   int64_t M = c->i[0], N = c->i[1], K = c->i[2], n0, m0;
@@ -2687,9 +2696,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
         spec[3] = bias != NULL;
         spec[4] = (uint32_t)w->dtype;
-        /* 16-byte loads where every row of w (bit 0) and of x (bit 1) starts on 16 bytes */
-        spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
-        if (x->dtype == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) spec[5] |= 2u;
+        spec[5] = dk_vk_row_align(w->dtype, w_off, x->dtype, x_off, K);
         pc.N = (uint32_t)nc;
         pc.K = (uint32_t)K;
         pc.M = (uint32_t)mc;
@@ -2722,10 +2729,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         pc.b_off = b_off;
         pc.ldx = (uint32_t)K;
         pc.ldo = (uint32_t)N;
-        /* 16-byte loads of w rows where every row starts on 16 bytes */
-        spec[5] = w->dtype == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
-        /* x rows on 16 bytes too (dot8 reads x from multiples of 8) */
-        if (x->dtype == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) spec[5] |= 2u;
+        spec[5] = dk_vk_row_align(w->dtype, w_off, x->dtype, x_off, K);
         if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 && ((VkDeviceSize)x_off * xsz) % 16 == 0 &&
             ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16 == 0) {
           /* matvec_vec.comp: offsets and x's row stride in 16-byte units */
