@@ -293,7 +293,7 @@ typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
                         DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K))
 /* rows [0, rows) of W (wrow bytes apart) against M rows of nb q8 blocks:
  * y[m * ldy + r]; one function per weight dtype */
-typedef void (*dk__cpu_rowdot_q8_fn)(const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M,
+typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M,
                                      float *y, int64_t ldy);
 typedef struct {
   const char *name;
@@ -1031,74 +1031,36 @@ static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t 
 
 /* the integer sums are exact, so every class gives the portable result up
  * to the order of the f32 scale-weighted additions */
-static void dk__cpu_rowdot_q8_generic(dk_dtype wdt, const char *w, const dk__cpu_q8x *xq, int64_t nb, int M, float *out) {
-  int64_t b;
-  int m, j;
-  for (m = 0; m < M; m++) {
-    float acc = 0.0f;
-    for (b = 0; b < nb; b++) {
-      const dk__cpu_q8x *xb = &xq[m * nb + b];
-      int8_t q[32];
-      int32_t s = 0;
-      float dw, mn;
-      dk__cpu_wblock_codes(wdt, w, b, q, &dw, &mn);
-      for (j = 0; j < 32; j++) s += q[j] * xb->qs[j];
-      acc += dw * xb->d * (float)s + mn * xb->s;
-    }
-    out[m] = acc;
-  }
+/* q6_K's 32-value block b: two 16-value groups, each with its own int8 scale */
+static float dk__cpu_q6_K_dot_generic(const dk_block_q6_K *w, int64_t b, const dk__cpu_q8x *xb) {
+  const dk_block_q6_K *p = w + b / 8;
+  int32_t s[2] = {0, 0};
+  int g, j, i = (int)(b % 8);
+  for (g = 0; g < 2; g++)
+    for (j = 0; j < 16; j++) s[g] += dk__quant_q6(p, i * 32 + 16 * g + j) * xb->qs[16 * g + j];
+  return dk_f16_to_f32(p->d) * xb->d * ((float)p->scales[2 * i] * (float)s[0] + (float)p->scales[2 * i + 1] * (float)s[1]);
 }
-#define DK__Q8_GENERIC(T, name)                                                          \
-  static void name(const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, \
-                   int64_t ldy) {                                                      \
-    int64_t r;                                                                         \
-    int m;                                                                             \
-    for (r = 0; r < rows; r++) {                                                       \
-      float o[DK_CPU_GEMV_MAXM];                                                       \
-      dk__cpu_rowdot_q8_generic(T, w + (size_t)r * wrow, xq, nb, M, o);                \
-      for (m = 0; m < M; m++) y[m * ldy + r] = o[m];                                   \
-    }                                                                                  \
-  }
-DK__Q8_GENERIC(DK_Q8_0, dk__cpu_rows_q8_generic_q8_0)
-DK__Q8_GENERIC(DK_Q4_0, dk__cpu_rows_q8_generic_q4_0)
-DK__Q8_GENERIC(DK_Q4_1, dk__cpu_rows_q8_generic_q4_1)
-DK__Q8_GENERIC(DK_Q5_0, dk__cpu_rows_q8_generic_q5_0)
-DK__Q8_GENERIC(DK_Q5_1, dk__cpu_rows_q8_generic_q5_1)
-DK__Q8_GENERIC(DK_Q4_K, dk__cpu_rows_q8_generic_q4_K)
-DK__Q8_GENERIC(DK_Q5_K, dk__cpu_rows_q8_generic_q5_K)
-/* q6_K: two 16-value groups per q8 block, each with its own int8 scale */
-static void dk__cpu_rows_q8_generic_q6_K(const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb,
-                                         int M, float *y, int64_t ldy) {
+
+static void dk__cpu_rows_q8_generic(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq,
+                                    int64_t nb, int M, float *y, int64_t ldy) {
   int64_t r, b;
-  int m, g, j;
+  int m, j;
   for (r = 0; r < rows; r++) {
-    const dk_block_q6_K *wr = (const dk_block_q6_K *)(w + (size_t)r * wrow);
+    const char *wr = w + (size_t)r * wrow;
     for (m = 0; m < M; m++) {
       float acc = 0.0f;
       for (b = 0; b < nb; b++) {
-        const dk_block_q6_K *p = wr + b / 8;
-        const dk__cpu_q8x *xb = xq + m * nb + b;
-        int32_t s[2] = {0, 0};
-        for (g = 0; g < 2; g++)
-          for (j = 0; j < 16; j++) s[g] += dk__quant_q6(p, (int)(b % 8) * 32 + 16 * g + j) * xb->qs[16 * g + j];
-        acc += dk_f16_to_f32(p->d) * xb->d *
-               ((float)p->scales[(b % 8) * 2] * (float)s[0] + (float)p->scales[(b % 8) * 2 + 1] * (float)s[1]);
+        const dk__cpu_q8x *xb = &xq[m * nb + b];
+        int8_t q[32];
+        int32_t s = 0;
+        float dw, mn;
+        if (wdt == DK_Q6_K) { acc += dk__cpu_q6_K_dot_generic((const dk_block_q6_K *)wr, b, xb); continue; }
+        dk__cpu_wblock_codes(wdt, wr, b, q, &dw, &mn);
+        for (j = 0; j < 32; j++) s += q[j] * xb->qs[j];
+        acc += dw * xb->d * (float)s + mn * xb->s;
       }
       y[m * ldy + r] = acc;
     }
-  }
-}
-static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_generic(dk_dtype dt) {
-  switch (dt) {
-  case DK_Q8_0: return dk__cpu_rows_q8_generic_q8_0;
-  case DK_Q4_0: return dk__cpu_rows_q8_generic_q4_0;
-  case DK_Q4_1: return dk__cpu_rows_q8_generic_q4_1;
-  case DK_Q5_0: return dk__cpu_rows_q8_generic_q5_0;
-  case DK_Q5_1: return dk__cpu_rows_q8_generic_q5_1;
-  case DK_Q4_K: return dk__cpu_rows_q8_generic_q4_K;
-  case DK_Q5_K: return dk__cpu_rows_q8_generic_q5_K;
-  case DK_Q6_K: return dk__cpu_rows_q8_generic_q6_K;
-  default: return NULL;
   }
 }
 
@@ -1434,16 +1396,16 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
     }                                                                          \
   }
 
-#define DK__Q8_ROWS_ARGS const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
+#define DK__Q8_ROWS_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
 #define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT)                                                            \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q8_0) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_0) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_1) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_0) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_1) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_K(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_K) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_K(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_K) } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q6_K(DK__Q8_ROWS_ARGS) { DK__Q6K_ROWS_BODY(IDOT) }          \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q8_0) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_0) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_1) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_0) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_1) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_K(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_K) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_K(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_K) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q6_K(DK__Q8_ROWS_ARGS) { DK__Q6K_ROWS_BODY(IDOT) (void)dt; }          \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -1469,7 +1431,7 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
   int64_t n;
   int m;
   if (g->xq && idot) {   /* the whole range in one call: its rows share the activations' loads */
-    idot(g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xq, g->K / 32, (int)g->M, g->y + n0, g->N);
+    idot(g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xq, g->K / 32, (int)g->M, g->y + n0, g->N);
     return;
   }
   for (n = n0; n < n1; n++) {
@@ -1585,7 +1547,7 @@ static void dk__cpu_pick_kernels(void) {
     }
     if (!((DK__CPU_Q8_DOT >> dt) & 1)) continue;
     /* the 32-value formats also take the q8 integer dot in decode */
-    dk__cpu_portable.rowdot_q8[dt] = dk__cpu_rows_q8_generic((dk_dtype)dt);
+    dk__cpu_portable.rowdot_q8[dt] = dk__cpu_rows_q8_generic;
 #ifdef DK_CPU_X86
     dk__cpu_avx2.rowdot_q8[dt] = dk__cpu_rows_q8_avx2((dk_dtype)dt);
     if (!dk__cpu_avx512.rowdot_q8[dt]) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rows_q8_avx512((dk_dtype)dt);   /* VNNI's stays */
@@ -1646,12 +1608,10 @@ static dk_status dk__cpu_linear(const dk_call *c) {
         dk__cpu_quantize_x(res, M, K, xq + nb);
       }
       g.xq = xq; g.M = MQ; g.y = yq;
-      dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
-      if (w->precise)
-        for (j = 0; j < M * N; j++) yb[j] = yq[j] + yq[M * N + j];
-    } else {
-      dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
     }
+    dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
+    if (g.y != yb)   /* a precise weight's two levels */
+      for (m = 0; m < M * N; m++) yb[m] = g.y[m] + g.y[M * N + m];
     if (bias) {
       float *bb = dk__cpu_scratch(0, (size_t)N);
       int64_t j;

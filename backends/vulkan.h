@@ -2006,8 +2006,8 @@ typedef struct {
   int32_t off;
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
 } dk_vk_pc_attn;
+/* matvec*.comp; gemm_rows.comp the same with M for KC */
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
-typedef struct { uint32_t N, K, M, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_gemm;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
@@ -2645,15 +2645,14 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   VkDeviceSize R = dk_vk_window_cap(d);
   /* the block formats beyond q8_0/q4_0 have only the row kernel, on every device */
   int more = (DK_QUANTS_MORE >> w->dtype) & 1;
-  int quant = dk_dtype_is_quant(w->dtype), mv = M <= DK_VK_MV_MAXM || d->rows_mv || more;
   /* CPU devices, more rows than the row kernel takes at once: register-tiled
    * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
    * value; 10-80x slower here) */
   int gemm = d->gemm_rows && M > DK_VK_MV_MAXM;
+  int quant = dk_dtype_is_quant(w->dtype), mv = !gemm && (M <= DK_VK_MV_MAXM || d->rows_mv || more);
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
-  if (gemm) mv = 0;
   if (gemm && mcap > (int64_t)65535 * DK_VK_GEMM_TM) mcap = (int64_t)65535 * DK_VK_GEMM_TM;
   if (mv && mcap > DK_VK_MV_MAXM) mcap = DK_VK_MV_MAXM;
   if (K && (VkDeviceSize)mcap * (VkDeviceSize)K * xsz > R) mcap = (int64_t)(R / ((VkDeviceSize)K * xsz));
@@ -2685,62 +2684,52 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         dk_vk_arg_dummy(d, &args, 3);
       }
       memset(spec, 0, sizeof spec);
-      if (gemm) {
-        dk_vk_pc_gemm pc;
-        uint32_t gx = (uint32_t)((nc + DK_VK_GEMM_WG * DK_VK_GEMM_TN - 1) / (DK_VK_GEMM_WG * DK_VK_GEMM_TN));
-        uint32_t gy = (uint32_t)((mc + DK_VK_GEMM_TM - 1) / DK_VK_GEMM_TM);
-        if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
-        memset(&pc, 0, sizeof pc);
-        spec[0] = (uint32_t)x->dtype;
-        spec[1] = (uint32_t)o->dtype;
-        spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
-        spec[3] = bias != NULL;
-        spec[4] = (uint32_t)w->dtype;
-        spec[5] = dk_vk_row_align(w->dtype, w_off, x->dtype, x_off, K);
-        pc.N = (uint32_t)nc;
-        pc.K = (uint32_t)K;
-        pc.M = (uint32_t)mc;
-        pc.x_off = x_off;
-        pc.w_off = w_off;
-        pc.o_off = o_off;
-        pc.b_off = b_off;
-        pc.ldx = (uint32_t)K;
-        pc.ldo = (uint32_t)N;
-        if ((s = dk_vk_run(d, DK_SPV_GEMM_ROWS, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
-      } else if (mv) {
+      if (gemm || mv) {
+        /* the row kernels (matvec*.comp, gemm_rows.comp) share their
+         * constants and push constants but the third word: matvec's x chunk
+         * KC, gemm_rows' row count M */
         dk_vk_pc_mv pc;
-        int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
-        uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;
-        spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
-        if (more) spv = DK_SPV_MATVEC_ROWS_Q4_1 + (int)(w->dtype - DK_Q4_1);
-        if (d->int8_dot && !d->rows_mv && quant && !more) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
         memset(&pc, 0, sizeof pc);
         spec[0] = (uint32_t)x->dtype;
         spec[1] = (uint32_t)o->dtype;
         spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
         spec[3] = bias != NULL;
-        spec[4] = (uint32_t)mc;
+        spec[5] = dk_vk_row_align(w->dtype, w_off, x->dtype, x_off, K);
         pc.N = (uint32_t)nc;
         pc.K = (uint32_t)K;
-        pc.KC = (uint32_t)((DK_VK_MV_XS / mc) & ~31);
         pc.x_off = x_off;
         pc.w_off = w_off;
         pc.o_off = o_off;
         pc.b_off = b_off;
         pc.ldx = (uint32_t)K;
         pc.ldo = (uint32_t)N;
-        spec[5] = dk_vk_row_align(w->dtype, w_off, x->dtype, x_off, K);
-        if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 && ((VkDeviceSize)x_off * xsz) % 16 == 0 &&
-            ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16 == 0) {
-          /* matvec_vec.comp: offsets and x's row stride in 16-byte units */
-          spv = DK_SPV_MATVEC_VEC_F32 + (w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : 2);
-          pc.x_off = (uint32_t)((VkDeviceSize)x_off * xsz / 16);
-          pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
-          pc.ldx = (uint32_t)(K / 4);
-          per = 2;   /* its R */
+        if (gemm) {
+          uint32_t gx = (uint32_t)((nc + DK_VK_GEMM_WG * DK_VK_GEMM_TN - 1) / (DK_VK_GEMM_WG * DK_VK_GEMM_TN));
+          uint32_t gy = (uint32_t)((mc + DK_VK_GEMM_TM - 1) / DK_VK_GEMM_TM);
+          if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
+          spec[4] = (uint32_t)w->dtype;
+          pc.KC = (uint32_t)mc;
+          if ((s = dk_vk_run(d, DK_SPV_GEMM_ROWS, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+        } else {
+          int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
+          uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;
+          spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
+          if (more) spv = DK_SPV_MATVEC_ROWS_Q4_1 + (int)(w->dtype - DK_Q4_1);
+          if (d->int8_dot && !d->rows_mv && quant && !more) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
+          spec[4] = (uint32_t)mc;
+          pc.KC = (uint32_t)((DK_VK_MV_XS / mc) & ~31);
+          if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 && ((VkDeviceSize)x_off * xsz) % 16 == 0 &&
+              ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16 == 0) {
+            /* matvec_vec.comp: offsets and x's row stride in 16-byte units */
+            spv = DK_SPV_MATVEC_VEC_F32 + (w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : 2);
+            pc.x_off = (uint32_t)((VkDeviceSize)x_off * xsz / 16);
+            pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
+            pc.ldx = (uint32_t)(K / 4);
+            per = 2;   /* its R */
+          }
+          dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);
+          if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
         }
-        dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);
-        if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
       } else {
         dk_vk_pc_mm pc;
         memset(&pc, 0, sizeof pc);
