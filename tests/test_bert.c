@@ -317,7 +317,7 @@ DKT_TEST(bert_bad_files, DKT_ONCE) {
     m = NULL;
   }
   snprintf(p, sizeof p, "%s/model.safetensors", dir);
-  truncate(p, 1000);
+  if (truncate(p, 1000) != 0) dkt_fail_at(t, __FILE__, __LINE__, "truncate %s failed", p);
   DKT_REFUSED(t, dk_bert_load(dir, NULL, &m), DK_ERR_FORMAT);
   DKT_MSG_HAS(t, "model.safetensors");
   DKT_REFUSED(t, dk_bert_load("/nonexistent/model", NULL, &m), DK_ERR_IO);
