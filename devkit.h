@@ -196,7 +196,8 @@ DEVKIT_API int         dk_device_count(dk_backend b);
 DEVKIT_API int         dk_device_equal(dk_device a, dk_device b);
 DEVKIT_API dk_status   dk_device_properties(dk_device d, dk_device_props *out);
 DEVKIT_API const char *dk_backend_name(dk_backend b);    /* "cuda" */
-DEVKIT_API const char *dk_backend_note(dk_backend b);    /* why a backend has no devices, or "" */
+DEVKIT_API const char *dk_backend_note(dk_backend b);    /* why a backend has no devices; with devices, what
+                                                            it runs on where that varies (cuda: cuBLAS or not), or "" */
 DEVKIT_API int         dk_device_list(dk_device *out, int max);  /* every device; returns the count */
 DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else the first hardware GPU, else cpu:0 */
 /* The CPU backend's kernel class: "portable", "avx2" (AVX2+FMA+F16C) or
@@ -599,6 +600,8 @@ typedef struct dk_backend_impl {
   const char *missing[DK_OP_COUNT];  /* where ops[op] is NULL: why, and how to get it (the message's fix) */
   uint32_t dtypes[DK_OP_COUNT];    /* bit per activation dtype the op takes */
   uint32_t wdtypes[DK_OP_COUNT];   /* bit per weight/table/kv dtype (linear, embedding, norms, attention) */
+  /* optional: with devices present, what the backend runs on (dk_backend_note) */
+  const char *(*active_note)(void);
 } dk_backend_impl;
 
 #define DK_BIT(t) (1u << (t))
@@ -1082,7 +1085,10 @@ DEVKIT_API int dk_device_count(dk_backend b) {
 
 DEVKIT_API const char *dk_backend_note(dk_backend b) {
   dk__ensure_backend(b);
-  return (unsigned)b < DK_BACKEND_COUNT ? dk__reg[b].note : "no such backend";
+  if ((unsigned)b >= DK_BACKEND_COUNT) return "no such backend";
+  if (dk__reg[b].count > 0 && !dk__reg[b].note[0] && dk__reg[b].impl && dk__reg[b].impl->active_note)
+    return dk__reg[b].impl->active_note();
+  return dk__reg[b].note;
 }
 
 static int dk__device_valid(dk_device d) {

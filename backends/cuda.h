@@ -50,8 +50,12 @@
  * Kernels and precision (details at the top of each kernels/ file). Every op
  * computes in f32 and rounds once to the output dtype, as backends/cpu.h
  * does; no fast-math. dk_linear with M <= DK_GEMV_MAXM (4) rows streams the
- * weights once (GEMV, exact f32 arithmetic for every weight dtype); larger M
- * runs tiled GEMMs: f32 activations on f32 FMA (SIMT: f32-accurate, no TF32),
+ * weights once (GEMV, exact f32 arithmetic for every weight dtype). Larger M,
+ * and dk_matmul, go to cuBLAS where it is installed (the cuBLAS section
+ * below: f32 activations are rounded to f16 for 16-bit and block-format
+ * weights, as llama.cpp's prompt path does; f32 and precise weights keep
+ * f32). Without cuBLAS (or DEVKIT_CUBLAS=off) devkit's own tiled GEMMs run:
+ * f32 activations on f32 FMA (SIMT: f32-accurate, no TF32),
  * f16/bf16 activations on tensor cores (WMMA) with f32 accumulation, the
  * weights converted to the activation's dtype in shared memory (exact for
  * weights of that dtype; round-to-nearest-even for f32, the other 16-bit
@@ -64,8 +68,8 @@
  * top-k (kernels/reduce.cu, kernels/math.cu) ran on an H100 on 2026-11-25;
  * DEVKIT_CUDA_NEWOPS=0 switches them off. dk_index_select's kernels
  * (kernels/embedding.cu: the ids checked on the device as dk_embedding's,
- * then the gather) have compiled but never run: DEVKIT_CUDA_GATHER=1 turns
- * them on until a GPU session verifies them.
+ * then the gather) ran on an H200 on 2026-11-26; DEVKIT_CUDA_GATHER=0
+ * switches them off.
  *
  * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
  * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
@@ -262,6 +266,9 @@ typedef struct {
   dk_cu_ptr attn_part;       /* split-K attention's partial results: made once, never moved */
   size_t attn_part_bytes;    /* (a recorded graph may hold its address) */
   int attn_part_failed;
+  void *blas;                /* cuBLAS handle on this device's stream, made at the first prompt-sized product */
+  dk_cu_ptr blas_ws;         /* its workspace (DK_CUBLAS_WORKSPACE bytes) */
+  int blas_state;            /* 0 not made yet, 1 made, -1 devkit's kernels (no cuBLAS, or cublasCreate failed) */
 } dk__cuda_dev;
 
 static struct {
@@ -276,6 +283,136 @@ static struct {
 } dk__cu;
 
 static pthread_mutex_t dk__cuda_peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ==== cuBLAS (optional) ====================================================== */
+
+/* Prompt-sized products (dk_linear with more than DK_GEMV_MAXM rows of x,
+ * dk_matmul) go to cuBLAS when it is installed, as llama.cpp's do: NVIDIA's
+ * GEMMs are several times faster than devkit's own tiled kernels on every
+ * GPU, and cuBLAS ships with the toolkit and with PyTorch's and CuPy's
+ * wheels. Like the driver it is dlopen'ed, never linked: DEVKIT_CUBLAS names
+ * a library file, or `off` to keep devkit's kernels; otherwise
+ * libcublas.so.13 / .12 on the library path, then in /usr/local/cuda.
+ * cuBLAS uses the CUDA runtime, which takes the driver context devkit made
+ * current (the primary context), so both share one context and one stream
+ * per logical device. Its workspace is allocated by devkit, so running out of
+ * memory stays a dk_status. Without it, or when a handle cannot be made on a
+ * device, devkit's kernels run; dk_backend_note(DK_CUDA) says which. */
+#define DK_CUBLAS_OP_N 0
+#define DK_CUBLAS_OP_T 1
+#define DK_CUDA_R_32F 0               /* cudaDataType_t (library_types.h) */
+#define DK_CUDA_R_16F 2
+#define DK_CUDA_R_16BF 14
+#define DK_CUBLAS_COMPUTE_32F 68      /* cublasComputeType_t: f32 accumulation, no TF32 */
+#define DK_CUBLAS_GEMM_DEFAULT (-1)
+#define DK_CUBLAS_MIN_MAJOR 11        /* cublasGemmEx with cublasComputeType_t */
+#define DK_CUBLAS_WORKSPACE ((size_t)32 << 20)   /* NVIDIA's advice for Hopper; smaller GPUs use part of it */
+#define DK_CUDA_DEQUANT_BYTES ((size_t)64 << 20) /* scratch for a weight dequantized for cuBLAS, per product */
+
+typedef int (*dk__cublas_gemm_fn)(void *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *A,
+                                  int at, int lda, long long sa, const void *B, int bt, int ldb, long long sb,
+                                  const void *beta, void *C, int ct, int ldc, long long sc, int batch, int compute,
+                                  int algo);
+static struct {
+  int state;                  /* 0 not tried, 1 loaded, -1 absent, refused or off */
+  void *lib;
+  int major, minor, patch;
+  char path[256];
+  char note[400];             /* what dk_backend_note says about it */
+  int (*Create)(void **h);
+  int (*Destroy)(void *h);
+  int (*SetStream)(void *h, dk_cu_stream s);
+  int (*SetWorkspace)(void *h, void *ws, size_t n);
+  int (*GetProperty)(int type, int *v);
+  dk__cublas_gemm_fn GemmStridedBatchedEx;
+} dk__cublas;
+
+/* cuBLAS's status codes by name (cublas_api.h) */
+static const char *dk__cublas_err(int s) {
+  switch (s) {
+  case 0: return "CUBLAS_STATUS_SUCCESS";
+  case 1: return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case 3: return "CUBLAS_STATUS_ALLOC_FAILED";
+  case 7: return "CUBLAS_STATUS_INVALID_VALUE";
+  case 8: return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case 11: return "CUBLAS_STATUS_MAPPING_ERROR";
+  case 13: return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case 14: return "CUBLAS_STATUS_INTERNAL_ERROR";
+  case 15: return "CUBLAS_STATUS_NOT_SUPPORTED";
+  case 16: return "CUBLAS_STATUS_LICENSE_ERROR";
+  default: return "an unknown cuBLAS status";
+  }
+}
+
+static void *dk__cublas_open(const char *path) {
+  void *h;
+  dlerror();
+  h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h) snprintf(dk__cublas.path, sizeof dk__cublas.path, "%.250s", path);
+  return h;
+}
+
+/* Once per process, after the driver probe found a GPU. Never unloaded (the
+ * runtime inside it holds the context). */
+static void dk__cublas_load(void) {
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so.12"};
+  static const char *const dirs[] = {"", "/usr/local/cuda/lib64/", "/usr/local/cuda/lib/"};
+  const char *env = getenv("DEVKIT_CUBLAS");
+  char path[300];
+  size_t d, i;
+  void *h = NULL;
+  if (dk__cublas.state) return;
+  dk__cublas.state = -1;
+  if (env && (!strcmp(env, "off") || !strcmp(env, "0"))) {
+    snprintf(dk__cublas.note, sizeof dk__cublas.note, "prompt GEMMs: devkit's kernels (DEVKIT_CUBLAS=%s)", env);
+    return;
+  }
+  if (env && *env) {
+    if (!(h = dk__cublas_open(env))) {
+      const char *e = dlerror();
+      snprintf(dk__cublas.note, sizeof dk__cublas.note, "prompt GEMMs: devkit's kernels (DEVKIT_CUBLAS=%.200s: %.120s)",
+               env, e ? e : "dlopen failed");
+      return;
+    }
+  }
+  for (d = 0; !h && d < sizeof dirs / sizeof dirs[0]; d++)
+    for (i = 0; !h && i < sizeof names / sizeof names[0]; i++) {
+      snprintf(path, sizeof path, "%s%s", dirs[d], names[i]);
+      h = dk__cublas_open(path);
+    }
+  if (!h) {
+    snprintf(dk__cublas.note, sizeof dk__cublas.note,
+             "prompt GEMMs: devkit's kernels (cuBLAS not found: libcublas.so.13/.12 are not on the library path or in "
+             "/usr/local/cuda; DEVKIT_CUBLAS=<file> names one)");
+    return;
+  }
+  *(void **)&dk__cublas.Create = dlsym(h, "cublasCreate_v2");
+  *(void **)&dk__cublas.Destroy = dlsym(h, "cublasDestroy_v2");
+  *(void **)&dk__cublas.SetStream = dlsym(h, "cublasSetStream_v2");
+  *(void **)&dk__cublas.SetWorkspace = dlsym(h, "cublasSetWorkspace_v2");
+  *(void **)&dk__cublas.GetProperty = dlsym(h, "cublasGetProperty");
+  *(void **)&dk__cublas.GemmStridedBatchedEx = dlsym(h, "cublasGemmStridedBatchedEx");
+  if (!dk__cublas.Create || !dk__cublas.Destroy || !dk__cublas.SetStream || !dk__cublas.SetWorkspace ||
+      !dk__cublas.GetProperty || !dk__cublas.GemmStridedBatchedEx) {
+    snprintf(dk__cublas.note, sizeof dk__cublas.note,
+             "prompt GEMMs: devkit's kernels (%.200s lacks cublasCreate_v2/SetWorkspace_v2/GemmStridedBatchedEx: not "
+             "a cuBLAS of version %d or newer)", dk__cublas.path, DK_CUBLAS_MIN_MAJOR);
+    dlclose(h);   /* nothing of it ran */
+    return;
+  }
+  if (dk__cublas.GetProperty(0, &dk__cublas.major) != 0 || dk__cublas.GetProperty(1, &dk__cublas.minor) != 0 ||
+      dk__cublas.GetProperty(2, &dk__cublas.patch) != 0 || dk__cublas.major < DK_CUBLAS_MIN_MAJOR) {
+    snprintf(dk__cublas.note, sizeof dk__cublas.note,
+             "prompt GEMMs: devkit's kernels (%.200s is cuBLAS %d.%d; devkit needs %d or newer)", dk__cublas.path,
+             dk__cublas.major, dk__cublas.minor, DK_CUBLAS_MIN_MAJOR);
+    dlclose(h);
+    return;
+  }
+  dk__cublas.lib = h;
+  dk__cublas.state = 1;
+  snprintf(dk__cublas.note, sizeof dk__cublas.note, "prompt GEMMs: cuBLAS %d.%d.%d (%.200s; DEVKIT_CUBLAS=off for devkit's kernels)",
+           dk__cublas.major, dk__cublas.minor, dk__cublas.patch, dk__cublas.path);
+}
 
 /* ==== error text ============================================================= */
 
@@ -334,7 +471,7 @@ static void dk__cuda_recent_str(const dk__cuda_dev *ld, char *buf, size_t cap) {
   for (i = 0; i < ld->recent_n; i++) {
     const int *e = ld->recent[(start + i) % DK_CUDA_RECENT];
     dk__sbf(&sb, "%s%s [%s]", i ? ", " : "", e[0] >= 0 ? dk__op_name((dk_op)e[0]) : "transfer",
-            e[1] >= 0 ? dk__cuda_kernel_names[e[1]] : "copy");
+            e[1] >= 0 ? dk__cuda_kernel_names[e[1]] : e[1] == -2 ? "cuBLAS GEMM" : "copy");
   }
 }
 
@@ -448,6 +585,7 @@ static int dk__cuda_probe(char *note, size_t note_len) {
   }
   if (n > DK_MAX_DEVICES) n = DK_MAX_DEVICES;
   dk__cu.nphys = n;
+  dk__cublas_load();
   return n;
 unload:
   /* cuInit never succeeded: nothing of the driver is running, so it is safe
@@ -559,6 +697,8 @@ static void dk__cuda_close_logical(int index) {
     dk__cuda_free_cache(ld);
     if (ld->status) dk__cu.api.MemFree(ld->status);
     if (ld->attn_part) dk__cu.api.MemFree(ld->attn_part);
+    if (ld->blas) dk__cublas.Destroy(ld->blas);
+    if (ld->blas_ws) dk__cu.api.MemFree(ld->blas_ws);
     for (i = 0; i < 2; i++)
       if (ld->ev_stage[i]) dk__cu.api.EventDestroy(ld->ev_stage[i]);
     if (ld->ev_xfer) dk__cu.api.EventDestroy(ld->ev_xfer);
@@ -722,10 +862,10 @@ static dk_status dk__cuda_alloc(dk_device d, size_t nbytes, const char *tensor_n
   return DK_OK;
 }
 
-static void dk__cuda_release(dk_storage *st) {
-  dk__cuda_dev *ld = dk__cuda_ld(st->device);
-  dk_cu_ptr p = st->addr;
-  if (!ld || !p || dk__cuda_enter(st->device) != DK_OK) return;
+/* Give a block back after the work queued on ld's stream: to the pool
+ * (stream-ordered free) or to the free list (reused only by later work on
+ * the same stream). */
+static void dk__cuda_free_block(dk__cuda_dev *ld, dk_cu_ptr p, size_t size) {
   if (dk__cu.phys[ld->physical].use_pool) {
     dk__cu.api.MemFreeAsync(p, ld->stream);   /* after the work already queued that uses it */
   } else {
@@ -733,12 +873,19 @@ static void dk__cuda_release(dk_storage *st) {
     if (!b) { dk__cu.api.StreamSynchronize(ld->stream); dk__cu.api.MemFree(p); }
     else {
       b->ptr = p;
-      b->size = (size_t)(uintptr_t)st->priv;
+      b->size = size;
       b->next = ld->cache;
       ld->cache = b;
       ld->cache_bytes += b->size;
     }
   }
+}
+
+static void dk__cuda_release(dk_storage *st) {
+  dk__cuda_dev *ld = dk__cuda_ld(st->device);
+  dk_cu_ptr p = st->addr;
+  if (!ld || !p || dk__cuda_enter(st->device) != DK_OK) return;
+  dk__cuda_free_block(ld, p, (size_t)(uintptr_t)st->priv);
   st->addr = 0;
   st->ptr = NULL;
 }
@@ -1137,6 +1284,167 @@ static dk_status dk__cuda_linear_more(const dk_call *c) {
   return DK_OK;
 }
 
+/* ---- prompt-sized products on cuBLAS ------------------------------------------ */
+
+static dk_status dk__cuda_strided(const dk_call *c, const dk_tensor *d, const dk_tensor *s, const int64_t *sstr,
+                                  int contiguous);
+
+/* The logical device's cuBLAS handle, made at its first prompt-sized product
+ * (the context is current: every op enters it). NULL with *s == DK_OK: run
+ * devkit's kernels (no cuBLAS, or cublasCreate failed on this device: the
+ * backend note says so). */
+static void *dk__cuda_blas(const dk_call *c, dk_status *s) {
+  dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+  dk_cu_result r;
+  int st = 0;
+  *s = DK_OK;
+  if (ld->blas_state) return ld->blas_state > 0 ? ld->blas : NULL;
+  if (dk__cublas.state != 1) { ld->blas_state = -1; return NULL; }
+  r = dk__cu.api.MemAlloc(&ld->blas_ws, DK_CUBLAS_WORKSPACE);
+  if (r != DK_CU_SUCCESS) {
+    ld->blas_ws = 0;   /* not remembered: a later product tries again */
+    if (r == DK_CU_ERROR_OUT_OF_MEMORY)
+      *s = dk__error(DK_ERR_OUT_OF_MEMORY,
+                     "out of memory on cuda:%d: %s needs %zu MiB of workspace for cuBLAS at its first prompt-sized "
+                     "product. Free tensors you no longer need, or set DEVKIT_CUBLAS=off (devkit's kernels need none)",
+                     c->dev.index, dk__op_name(c->op), DK_CUBLAS_WORKSPACE >> 20);
+    else
+      *s = dk__cuda_fail(c->dev.index, "allocating cuBLAS's workspace", r);
+    return NULL;
+  }
+  if ((st = dk__cublas.Create(&ld->blas)) != 0 || (st = dk__cublas.SetStream(ld->blas, ld->stream)) != 0 ||
+      (st = dk__cublas.SetWorkspace(ld->blas, (void *)(uintptr_t)ld->blas_ws, DK_CUBLAS_WORKSPACE)) != 0) {
+    size_t k = strlen(dk__cublas.note);
+    if (ld->blas) dk__cublas.Destroy(ld->blas);
+    ld->blas = NULL;
+    dk__cu.api.MemFree(ld->blas_ws);
+    ld->blas_ws = 0;
+    ld->blas_state = -1;
+    snprintf(dk__cublas.note + k, sizeof dk__cublas.note - k, "; cuda:%d: cuBLAS could not start (%s), devkit's kernels run there",
+             c->dev.index, dk__cublas_err(st));
+    return NULL;
+  }
+  ld->blas_state = 1;
+  return ld->blas;
+}
+
+static int dk__cuda_r_type(dk_dtype t) { return t == DK_F16 ? DK_CUDA_R_16F : t == DK_BF16 ? DK_CUDA_R_16BF : DK_CUDA_R_32F; }
+
+/* C[z] = A[z] . B[z] (+ C[z] when accumulate) in cuBLAS's column-major terms
+ * (m, n, k, op(A) T when ta), f32 accumulation, batch items at the strides */
+static dk_status dk__cuda_blas_gemm(const dk_call *c, void *h, int ta, int64_t m, int64_t n, int64_t k, uint64_t A,
+                                    dk_dtype at, int64_t lda, int64_t sa, uint64_t B, dk_dtype bt, int64_t ldb,
+                                    int64_t sb, uint64_t C, dk_dtype ct, int64_t ldc, int64_t sc, int64_t batch,
+                                    int accumulate) {
+  const float one = 1.0f, zero = 0.0f;
+  int st;
+  dk__cuda_recent_add(dk__cuda_ld(c->dev), (int)c->op, -2);   /* -2: a cuBLAS call */
+  st = dk__cublas.GemmStridedBatchedEx(h, ta ? DK_CUBLAS_OP_T : DK_CUBLAS_OP_N, DK_CUBLAS_OP_N, (int)m, (int)n, (int)k, &one,
+                                       (const void *)(uintptr_t)A, dk__cuda_r_type(at), (int)lda, sa,
+                                       (const void *)(uintptr_t)B, dk__cuda_r_type(bt), (int)ldb, sb,
+                                       accumulate ? &one : &zero, (void *)(uintptr_t)C, dk__cuda_r_type(ct), (int)ldc,
+                                       sc, (int)batch, DK_CUBLAS_COMPUTE_32F, DK_CUBLAS_GEMM_DEFAULT);
+  if (st != 0)
+    return dk__error(DK_ERR_BACKEND, "cuda:%d: %s: cublasGemmStridedBatchedEx (m %lld, n %lld, k %lld, batch %lld): %s",
+                     c->dev.index, dk__op_name(c->op), (long long)m, (long long)n, (long long)k, (long long)batch,
+                     dk__cublas_err(st));
+  return DK_OK;
+}
+
+/* cuBLAS takes int sizes: products past them stay on devkit's kernels */
+static int dk__cuda_blas_fits(int64_t a, int64_t b, int64_t c) {
+  return a > 0 && b > 0 && c > 0 && a < INT32_MAX && b < INT32_MAX && c < INT32_MAX;
+}
+
+/* A device buffer for an operand copy, freed after the queued work */
+static dk_status dk__cuda_scratch(const dk_call *c, size_t n, const char *what, dk_storage *st) {
+  memset(st, 0, sizeof *st);
+  st->device = c->dev;
+  return dk__cuda_alloc(c->dev, n, what, st);
+}
+
+/* Prompt-sized dk_linear on cuBLAS: out = x . W^T (+ bias). Rows of x run in
+ * the weight's 16-bit type (f16; bf16 for bf16 weights) on tensor cores with
+ * f32 accumulation, as llama.cpp's CUDA prompt path does: f32 activations are
+ * rounded to f16 once (a relative error of 2^-11 per value), block-format
+ * weights are dequantized to f16 into a scratch buffer. f32 weights, and
+ * weights marked dk_tensor_set_precise with f32 activations, keep f32
+ * arithmetic (no TF32). f16/bf16 x: W in x's dtype (rounded where it is
+ * another type, as devkit's tensor-core kernel does). Returns DK_OK with
+ * *done 0 when this product stays on devkit's kernels. */
+static dk_status dk__cuda_linear_blas(const dk_call *c, int *done) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  const int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+  dk_storage xs, ws;
+  dk_dtype ht;
+  uint64_t A, B;
+  dk_status s;
+  void *h;
+  *done = 0;
+  if (!dk__cuda_blas_fits(M, N, K)) return DK_OK;
+  if (x->dtype == DK_F32 && (w->dtype == DK_F32 || w->precise)) ht = DK_F32;
+  else ht = x->dtype != DK_F32 ? x->dtype : w->dtype == DK_BF16 ? DK_BF16 : DK_F16;   /* 16-bit x: W rounded to it */
+  h = dk__cuda_blas(c, &s);
+  if (!h) return s;
+  memset(&xs, 0, sizeof xs);
+  memset(&ws, 0, sizeof ws);
+  A = dk__cuda_addr(w);
+  B = dk__cuda_addr(x);
+  if (x->dtype != ht) {
+    /* x rounded to the 16-bit type once, by the dtype-converting copy */
+    dk_tensor xt = *x;
+    if ((s = dk__cuda_scratch(c, (size_t)(M * K) * 2, "16-bit copy of dk_linear's x", &xs)) != DK_OK) return s;
+    xt.dtype = ht;
+    xt.st = &xs;
+    xt.offset = 0;
+    if ((s = dk__cuda_strided(c, &xt, x, x->stride, 1)) != DK_OK) goto out;
+    B = xs.addr;
+  }
+  if (bias) {
+    /* out starts as the bias row repeated, and the product adds to it */
+    int64_t bstr[DEVKIT_MAX_DIMS];
+    int i;
+    for (i = 0; i < o->ndim; i++) bstr[i] = 0;
+    bstr[o->ndim - 1] = bias->stride[0];
+    if ((s = dk__cuda_strided(c, o, bias, bstr, 0)) != DK_OK) goto out;
+  }
+  if (w->dtype == ht) {
+    /* out^T [N, M] = W [N, K] . x^T in column-major terms: W is op T of a
+     * K x N column-major matrix, x^T the K x M column-major view of x */
+    s = dk__cuda_blas_gemm(c, h, 1, N, M, K, A, ht, K, 0, B, ht, K, 0, dk__cuda_addr(o), o->dtype, N, 0, 1, bias != NULL);
+  } else {
+    /* the weight dequantized into a scratch of at most DK_CUDA_DEQUANT_BYTES,
+     * a slab of rows at a time (a 262k-row classifier in f32 would be 670 MB) */
+    const size_t rowb = (size_t)K * dk_dtype_block_bytes(ht);
+    int64_t nc = (int64_t)(DK_CUDA_DEQUANT_BYTES / rowb), n0;
+    if (nc < 1) nc = 1;
+    if (nc > N) nc = N;
+    if ((s = dk__cuda_scratch(c, (size_t)nc * rowb, "dequantized dk_linear weight", &ws)) != DK_OK) goto out;
+    for (n0 = 0; n0 < N && s == DK_OK; n0 += nc) {
+      const int64_t nn = N - n0 < nc ? N - n0 : nc;
+      dk_kp_embedding p;
+      memset(&p, 0, sizeof p);
+      p.out = ws.addr;
+      p.table = A + (uint64_t)n0 * dk__row_bytes(w->dtype, K);
+      p.rows = nn;
+      p.D = K;
+      p.row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+      p.tdt = (int32_t)w->dtype;
+      p.odt = (int32_t)ht;
+      if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_dequant_rows, dk__cuda_grid(nn, 1), 1, 1, DK_EW_THREADS, &p)) != DK_OK) break;
+      s = dk__cuda_blas_gemm(c, h, 1, nn, M, K, ws.addr, ht, K, 0, B, ht, K, 0,
+                             dk__cuda_addr(o) + (uint64_t)n0 * dk_dtype_block_bytes(o->dtype), o->dtype, N, 0, 1,
+                             bias != NULL);
+    }
+  }
+  if (s == DK_OK) *done = 1;
+out:
+  if (xs.addr) dk__cuda_free_block(ld, xs.addr, (size_t)(uintptr_t)xs.priv);
+  if (ws.addr) dk__cuda_free_block(ld, ws.addr, (size_t)(uintptr_t)ws.priv);
+  return s;
+}
+
 /* dk_gemv2_* (kernels/linear.cu): float weights with 16-byte aligned rows
  * and an f32 x it can read 16 bytes at a time; the staged kernel takes the
  * rest, and everything under DEVKIT_CUDA_GEMV=staged. */
@@ -1160,6 +1468,11 @@ static dk_status dk__cuda_linear(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   int64_t M = c->i[0], N = c->i[1], K = c->i[2];
   if (M == 0 || N == 0) return DK_OK;
+  if (M > DK_GEMV_MAXM) {
+    int done = 0;
+    dk_status s = dk__cuda_linear_blas(c, &done);
+    if (s != DK_OK || done) return s;
+  }
   if ((DK_QUANTS_MORE >> w->dtype) & 1) return dk__cuda_linear_more(c);
   if (M <= DK_GEMV_MAXM) {
     /* decode: stream W once */
@@ -1174,7 +1487,8 @@ static dk_status dk__cuda_linear(const dk_call *c) {
                              DK_GEMV_THREADS, &p);
     return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, DK_GEMV_ROWS_PER_BLOCK), 1, 1, DK_GEMV_THREADS, &p);
   } else {
-    /* prompt: NT tiles; f32 x on the SIMT f32 kernel, f16/bf16 x on tensor cores */
+    /* prompt without cuBLAS: NT tiles; f32 x on the SIMT f32 kernel,
+     * f16/bf16 x on tensor cores */
     dk_kp_gemm p;
     memset(&p, 0, sizeof p);
     p.a = dk__cuda_addr(x);
@@ -1192,6 +1506,66 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     return dk__cuda_gemm_launch(c, dk__cuda_kid3(x->dtype, DK_CUDA_K_dk_gemm_f32_nt, DK_CUDA_K_dk_gemm_tc_f16_nt,
                                                  DK_CUDA_K_dk_gemm_tc_bf16_nt), &p);
   }
+}
+
+/* the one stride of an operand over the flattened batch, when its batch dims
+ * nest (each outer stride the inner one times the inner extent, or all 0) */
+static int dk__cuda_batch_stride(const dk_kp_gemm *p, const int64_t *str, int64_t *out) {
+  int64_t s = 0, span = 0;
+  int d;
+  for (d = p->nbdims - 1; d >= 0; d--) {
+    if (p->bshape[d] == 1) continue;
+    if (!span) { s = str[d]; span = p->bshape[d]; }
+    else if (str[d] != s * span) return 0;
+    else span *= p->bshape[d];
+  }
+  *out = s;
+  return 1;
+}
+
+/* dk_matmul on cuBLAS (p: the parameters devkit's kernel would get): f32
+ * products in f32 (no TF32), f16/bf16 on tensor cores with f32 accumulation,
+ * as devkit's kernels compute them. One call when each operand's batch dims
+ * nest, else one per outer batch item. */
+static dk_status dk__cuda_matmul_blas(const dk_call *c, const dk_kp_gemm *p, int *done) {
+  const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
+  const int64_t es = (int64_t)dk_dtype_block_bytes(o->dtype);
+  int64_t sa, sb, z, inner, outer;
+  dk_status s;
+  void *h;
+  *done = 0;
+  if (a->dtype != o->dtype || b->dtype != o->dtype || !dk__cuda_blas_fits(p->M, p->N, p->K) ||
+      !dk__cuda_blas_fits(p->lda, p->ldb, p->batch) || p->ldb < p->N || p->lda < p->K)
+    return DK_OK;
+  h = dk__cuda_blas(c, &s);
+  if (!h) return s;
+  /* C^T [N, M] = B^T . A^T in column-major terms: row-major B [K, N] is the
+   * N x K column-major B^T (ld = B's row stride), likewise A */
+  if (dk__cuda_batch_stride(p, p->abstr, &sa) && dk__cuda_batch_stride(p, p->bbstr, &sb)) {
+    s = dk__cuda_blas_gemm(c, h, 0, p->N, p->M, p->K, p->b, o->dtype, p->ldb, sb, p->a, o->dtype, p->lda, sa, p->c,
+                           o->dtype, p->N, p->M * p->N, p->batch, 0);
+    if (s == DK_OK) *done = 1;
+    return s;
+  }
+  inner = p->bshape[p->nbdims - 1];
+  outer = p->batch / inner;
+  for (z = 0; z < outer; z++) {
+    int64_t rem = z, ao = 0, bo = 0;
+    int d;
+    for (d = p->nbdims - 2; d >= 0; d--) {
+      const int64_t idx = rem % p->bshape[d];
+      rem /= p->bshape[d];
+      ao += idx * p->abstr[d];
+      bo += idx * p->bbstr[d];
+    }
+    s = dk__cuda_blas_gemm(c, h, 0, p->N, p->M, p->K, p->b + (uint64_t)(bo * es), o->dtype, p->ldb,
+                           p->bbstr[p->nbdims - 1], p->a + (uint64_t)(ao * es), o->dtype, p->lda,
+                           p->abstr[p->nbdims - 1], p->c + (uint64_t)(z * inner * p->M * p->N * es), o->dtype, p->N,
+                           p->M * p->N, inner, 0);
+    if (s != DK_OK) return s;
+  }
+  *done = 1;
+  return DK_OK;
 }
 
 static dk_status dk__cuda_matmul(const dk_call *c) {
@@ -1220,6 +1594,11 @@ static dk_status dk__cuda_matmul(const dk_call *c) {
     p.bbstr[i] = (ib >= 0 && db != 1) ? b->stride[ib] : 0;
   }
   p.wdt = (int32_t)b->dtype;
+  {
+    int done = 0;
+    dk_status s = dk__cuda_matmul_blas(c, &p, &done);
+    if (s != DK_OK || done) return s;
+  }
   return dk__cuda_gemm_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_gemm_f32_nn, DK_CUDA_K_dk_gemm_tc_f16_nn,
                                                DK_CUDA_K_dk_gemm_tc_bf16_nn), &p);
 }
@@ -1504,8 +1883,7 @@ static dk_status dk__cuda_attention(const dk_call *c) {
 }
 
 /* ---- issue 12: reductions over axes, softmax on an axis, math, where --------
- * kernels/reduce.cu and kernels/math.cu have compiled but never run on a GPU,
- * ran on an H100 (2026-11-25, the suite's tests of these ops passing);
+ * kernels/reduce.cu and kernels/math.cu ran on an H100 (2026-11-25, the suite's tests of these ops passing);
  * DEVKIT_CUDA_NEWOPS=0 unregisters them (DK_ERR_UNSUPPORTED with that hint). */
 
 static int dk__cuda_reduce_code(dk_op op) {
@@ -1610,6 +1988,9 @@ static dk_status dk__cuda_op(const dk_call *c) {
 
 /* ==== the table ============================================================== */
 
+/* dk_backend_note(DK_CUDA) with GPUs present: which GEMM prompts run on */
+static const char *dk__cuda_active_note(void) { return dk__cublas.note; }
+
 static dk_backend_impl dk__cuda_impl_table;
 
 static const dk_backend_impl *dk__cuda_backend(void) {
@@ -1618,6 +1999,7 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   if (b->probe) return b;
   b->kind = DK_CUDA;
   b->probe = dk__cuda_probe;
+  b->active_note = dk__cuda_active_note;
   b->properties = dk__cuda_properties;
   b->open_device = dk__cuda_open;
   b->close_all = dk__cuda_close_all;
@@ -1644,15 +2026,16 @@ static const dk_backend_impl *dk__cuda_backend(void) {
     const char *e = getenv("DEVKIT_CUDA_NEWOPS");
     for (op = DK_OP_REDUCE_SUM; op <= DK_OP_INDEX_SELECT; op++) {
       if (op == DK_OP_INDEX_SELECT) {
-        /* kernels/embedding.cu's gather has compiled but never run on a GPU:
-         * off until a GPU session verifies it (DEVKIT_CUDA_GATHER=1 turns it on) */
+        /* kernels/embedding.cu's gather ran clean on an H200 (2026-11-26:
+         * ops_index_select, ops_slice, bert_*, compute-sanitizer memcheck);
+         * DEVKIT_CUDA_GATHER=0 refuses it */
         const char *g = getenv("DEVKIT_CUDA_GATHER");
-        if (g && g[0] == '1') {
+        if (!(g && g[0] == '0')) {
           dk__cuda_ops[op] = dk__cuda_index_select;
         } else {
           dk__cuda_ops[op] = NULL;
-          b->missing[op] = "dk_index_select's CUDA kernel is off until verified on a GPU (DEVKIT_CUDA_GATHER=1 turns it "
-                           "on); run it on cpu or vulkan";
+          b->missing[op] = "dk_index_select's CUDA kernel is switched off by DEVKIT_CUDA_GATHER=0: unset it, or run the "
+                           "op on cpu or vulkan";
         }
       } else if (!(e && e[0] == '0')) {
         dk__cuda_ops[op] = op == DK_OP_REDUCE_SUM || op == DK_OP_REDUCE_MEAN || op == DK_OP_REDUCE_MAX ||

@@ -61,6 +61,20 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_gather(
   }
 }
 
+// dk_dequant_rows: the whole table, rows [0, p.rows), dequantized into out
+// [rows, D] in out's dtype (p.ids and p.status unused). The prompt path of
+// dk_linear (backends/cuda.h) turns a block-format weight into f16 this way
+// before a tensor-core GEMM. grid.x = min(rows, DK_MAX_GRID_X) blocks, grid-
+// stride over rows; threads stride over the D columns.
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_dequant_rows(const __grid_constant__ dk_kp_embedding p) {
+  const uint8_t *table = (const uint8_t *)p.table;
+  for (int64_t i = blockIdx.x; i < p.rows; i += gridDim.x) {
+    const uint8_t *row = table + i * p.row_bytes;
+    for (int64_t d = threadIdx.x; d < p.D; d += blockDim.x)
+      dk_st_rt((void *)p.out, i * p.D + d, dk_table_value(row, d, p.tdt), p.odt);
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_check(const __grid_constant__ dk_kp_gather p) {
   const int32_t *ids = (const int32_t *)p.ids;
   for (int64_t k = dk_gtid(); k < p.nids; k += dk_gstride()) {

@@ -274,6 +274,25 @@ int dkt_q8_acts(dk_dtype wdt, int64_t M) {
                     wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K);
 }
 
+/* CUDA's prompt-sized dk_linear (more than 4 rows of x, on cuBLAS) runs f32
+ * activations in the weight's 16-bit type, f16 (bf16 for bf16 weights),
+ * unless the weight is f32 or marked precise: each x value carries a relative
+ * rounding of at most u = 2^-11 (2^-8), so |error| <= u * sum_k |x_k w_k| */
+double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,
+                          int64_t M, int64_t N, int64_t K) {
+  const double u = wdt == DK_BF16 ? 1.0 / 256 : 1.0 / 2048;
+  double worst = 0;
+  int64_t m, n, k;
+  if (dev.backend != DK_CUDA || M <= 4 || xdt != DK_F32 || wdt == DK_F32 || precise) return 0;
+  for (m = 0; m < M; m++)
+    for (n = 0; n < N; n++) {
+      double e = 0;
+      for (k = 0; k < K; k++) e += fabs(x[m * K + k] * w[n * K + k]);
+      worst = fmax(worst, u * e);
+    }
+  return worst;
+}
+
 double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K) {
   double worst = 0;
   int64_t m, n, k, j;

@@ -102,7 +102,12 @@ static void arch_check(dkt *t, const char *file, const char *name, const char *w
       if (!(e <= maxerr)) { maxerr = e; bad_at = i; }   /* NaN counts */
       if (fabs(r.logits[i]) > maxref) maxref = fabs(r.logits[i]);
     }
-    DKT_CHECK(t, maxerr <= 1e-4 * (1 + maxref), "%s on %s: logits differ by up to %.3g (position %d, token %d: %.6f vs %.6f; "
+    /* f32 arithmetic: 1e-4. CUDA's prompt GEMMs on cuBLAS round activations
+     * to f16 (2^-11; ops_linear_prompt bounds one product): 4.5e-3 to 7.0e-3
+     * here on an H200; the architecture mistakes this test exists for
+     * (a wrong rope scaling or window) cost 6 to 8 */
+    const double tol = t->dev.backend == DK_CUDA ? 2e-3 : 1e-4;
+    DKT_CHECK(t, maxerr <= tol * (1 + maxref), "%s on %s: logits differ by up to %.3g (position %d, token %d: %.6f vs %.6f; "
               "max |logit| %.3f)", file, dev, maxerr, bad_at / r.vocab, bad_at % r.vocab, got[bad_at], r.logits[bad_at], maxref);
     dkt_note(t, "%s: teacher-forced logits max abs error %.2e (max |logit| %.2f)", file, maxerr, maxref);
   } else {

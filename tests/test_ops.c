@@ -350,7 +350,8 @@ static void linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N
        * precise weight's to two q8 levels, 254 times finer (amax / 64516) */
       dkt_close(t, what, got, want, M * N,
                 dkt_tol(xdt, K) * sqrt((double)K) * 1.5 +
-                    (dkt_q8_acts(wdt, M) ? dkt_q8_act_bound(xv, wv, M, N, K) / (linear_precise ? 254.0 : 1.0) : 0),
+                    (dkt_q8_acts(wdt, M) ? dkt_q8_act_bound(xv, wv, M, N, K) / (linear_precise ? 254.0 : 1.0) : 0) +
+                    dkt_half_act_bound(t->dev, xdt, wdt, linear_precise, xv, wv, M, N, K),
                 dkt_tol(xdt, K));
     }
   }
@@ -390,6 +391,20 @@ DKT_TEST(ops_linear_decode, 0) {
   }
 }
 
+/* prompt-sized products (more than 4 rows: the matrix-matrix path, cuBLAS on
+ * CUDA where present) for the weight dtypes the tiny-model loaders produce,
+ * with bias and batched x; the CUDA host check runs this on its mock */
+DKT_TEST(ops_linear_prompt, 0) {
+  static const dk_dtype w[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
+  int xd, wd;
+  for (wd = 0; wd < 5; wd++) {
+    linear_case(t, DK_F32, w[wd], 37, 70, 256, 1, 0);
+    linear_case(t, DK_F32, w[wd], 64, 33, 96, 0, 1);
+  }
+  for (xd = 1; xd < 3; xd++)
+    for (wd = 0; wd < 5; wd++) linear_case(t, dkt_float_types[xd], w[wd], 12, 40, 128, 1, 0);
+}
+
 /* a weight marked precise (a classifier) keeps its decode activations to
  * ~15 bits (the CPU: two q8 levels): the bound with a 254 times smaller
  * rounding term holds (one q8 level misses it by far at these K) */
@@ -405,6 +420,10 @@ DKT_TEST(ops_linear_precise, 0) {
   linear_case(t, DK_F32, DK_Q4_K, 1, 40, 4096, 0, 0);
   linear_case(t, DK_F32, DK_Q6_K, 1, 40, 4096, 0, 0);
   linear_case(t, DK_F32, DK_Q5_1, 2, 40, 1024, 1, 0);
+  /* prompt-sized: f32 arithmetic however the device runs GEMMs */
+  linear_case(t, DK_F32, DK_F16, 37, 70, 256, 1, 0);
+  linear_case(t, DK_F32, DK_Q8_0, 20, 33, 512, 0, 1);
+  linear_case(t, DK_F32, DK_Q4_K, 9, 40, 1024, 1, 0);
   linear_precise = 0;
 }
 

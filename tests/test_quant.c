@@ -205,7 +205,8 @@ static void qt_linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_
         snprintf(what, sizeof what, "linear x %s, w %s, M=%lld N=%lld K=%lld", dk_dtype_name(xdt), dk_dtype_name(wdt),
                  (long long)M, (long long)N, (long long)K);
         dkt_close(t, what, got, want, M * N,
-                  dkt_tol(xdt, K) * sqrt((double)K) * 1.5 + (dkt_q8_acts(wdt, M) ? dkt_q8_act_bound(xv, wv, M, N, K) : 0),
+                  dkt_tol(xdt, K) * sqrt((double)K) * 1.5 + (dkt_q8_acts(wdt, M) ? dkt_q8_act_bound(xv, wv, M, N, K) : 0) +
+                      dkt_half_act_bound(t->dev, xdt, wdt, 0, xv, wv, M, N, K),
                   dkt_tol(xdt, K));
       }
     }

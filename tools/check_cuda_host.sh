@@ -36,6 +36,21 @@ if [ -f "$STUB" ]; then
   echo "stub library: $n"
   case "$n" in "0|cuInit: CUDA_ERROR_STUB_LIBRARY (34)"*) ;; *) echo "[check_cuda_host] unexpected stub note"; status=1 ;; esac
 fi
+# cuBLAS: which library the prompt GEMMs use, and why not (the note with a GPU)
+MOCK=$PWD/$OUT/libcuda_mock.so
+blas_note() { DEVKIT_CUDA_LIBRARY=$MOCK "$@" "$OUT/note"; }
+expect_note() {   # expect_note LABEL PATTERN VAR=VALUE...
+  label=$1 pat=$2; shift 2
+  n=$(env "$@" DEVKIT_CUDA_LIBRARY=$MOCK "$OUT/note")
+  echo "cuBLAS $label: $n"
+  case "$n" in 2\|*$pat*) ;; *) echo "[check_cuda_host] unexpected cuBLAS note ($label)"; status=1 ;; esac
+}
+expect_note "found" "prompt GEMMs: cuBLAS 13.0.0 ($MOCK" DEVKIT_CUBLAS=$MOCK
+expect_note "off" "prompt GEMMs: devkit's kernels (DEVKIT_CUBLAS=off)" DEVKIT_CUBLAS=off
+expect_note "missing" "DEVKIT_CUBLAS=/nonexistent/libcublas.so.13: " DEVKIT_CUBLAS=/nonexistent/libcublas.so.13
+expect_note "old" "is cuBLAS 10.0; devkit needs 11 or newer" DEVKIT_CUBLAS=$MOCK MOCK_CUBLAS_VERSION=10
+expect_note "not cuBLAS" "lacks cublasCreate_v2" DEVKIT_CUBLAS=libm.so.6
+echo "cuBLAS searched: $(blas_note env -u DEVKIT_CUBLAS)"
 n=$(DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock.so MOCK_CUDA_DEVICES=0 "$OUT/note")
 echo "no GPU:       $n"
 case "$n" in "0|cuInit: CUDA_ERROR_NO_DEVICE (100)"*) ;; *) echo "[check_cuda_host] unexpected no-GPU note"; status=1 ;; esac
@@ -52,14 +67,24 @@ if [ -x "${BUILD:-build}/tests" ]; then
     "${BUILD:-build}/tests" --device cuda errors_cuda_newops devices_op_table > "$OUT/suite_off.log" 2>&1 || true
   grep -E "passed" "$OUT/suite_off.log" || true
   tail -1 "$OUT/suite_off.log" | grep -q " 0 failed" || { echo "[check_cuda_host] DEVKIT_CUDA_NEWOPS=0 tests failed ($OUT/suite_off.log)"; status=1; }
-  # dk_index_select's CUDA path (off by default until a GPU verifies it) with
+  # dk_index_select's CUDA path (verified on an H200, 2026-11-26) with
   # its kernels emulated by the mock: parameters, the device-side id check and
   # its message at the next sync
-  DEVKIT_CUDA_GATHER=1 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+  DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
     "${BUILD:-build}/tests" --device cuda ops_index_select ops_slice devices_op_table > "$OUT/suite_gather.log" 2>&1 || true
   grep -E "passed" "$OUT/suite_gather.log" || true
+  # prompt-sized products through cuBLAS (the mock's subset, in double) and
+  # the copies/dequantization around them, with the pool and the free list
+  for pool in 0 1; do
+    MOCK_CUDA_NO_POOLS=$pool DEVKIT_CUBLAS=$PWD/$OUT/libcuda_mock_plain.so DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so \
+      MOCK_CUDA_MEM=1073741824 "${BUILD:-build}/tests" --device cuda ops_linear_prompt ops_matmul > "$OUT/suite_blas.log" 2>&1 || true
+    grep -E "passed" "$OUT/suite_blas.log" || true
+    if ! tail -1 "$OUT/suite_blas.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_blas.log"; then
+      echo "[check_cuda_host] cuBLAS-path tests failed (MOCK_CUDA_NO_POOLS=$pool, $OUT/suite_blas.log)"; grep -E "FAIL|libcuda_mock" "$OUT/suite_blas.log" | head; status=1
+    fi
+  done
   if ! tail -1 "$OUT/suite_gather.log" | grep -q "^4 passed, 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_gather.log"; then
-    echo "[check_cuda_host] DEVKIT_CUDA_GATHER=1 tests failed on the mock ($OUT/suite_gather.log)"; status=1
+    echo "[check_cuda_host] dk_index_select tests failed on the mock ($OUT/suite_gather.log)"; status=1
   fi
   grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
   if ! tail -1 "$OUT/suite.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite.log"; then

@@ -13,9 +13,11 @@
  *   - launches check grid and block limits;
  *   - cuGetProcAddress checks the ABI version asked for each symbol against
  *     the one the mock implements.
- * Two kernels are emulated, dk_embedding_check and dk_embedding_gather (f32
- * table and output), so the device status slot path can be followed end to
- * end. Streams execute at once, in order.
+ * Some kernels are emulated: dk_embedding_check and dk_embedding_gather (f32
+ * table and output) and dk_index_select's, so the device status slot path
+ * can be followed end to end; the copies and dk_dequant_rows (f32/f16/bf16/
+ * q8_0/q4_0), which with the cuBLAS subset at the end (DEVKIT_CUBLAS=<this
+ * library>) carry the prompt-sized products. Streams execute at once, in order.
  *
  * Environment: MOCK_CUDA_DEVICES (2), MOCK_CUDA_MEM (bytes per device, 1 GiB),
  * MOCK_CUDA_NO_POOLS=1, MOCK_CUDA_NO_PINNED=1, MOCK_CUDA_LAUNCH_FAIL=<kernel>
@@ -296,6 +298,10 @@ static CUresult check_params(const char *k, void *param) {
       else { RANGE("b", p->b, ((p->K - 1) * p->ldb + p->N) * (int64_t)es); }
     }
     RANGE("c", p->c, p->batch * p->M * p->N * (int64_t)es);
+  } else if (!strcmp(k, "dk_dequant_rows")) {
+    const dk_kp_embedding *p = (const dk_kp_embedding *)param;
+    RANGE("out", p->out, p->rows * p->D * (int64_t)es_of(p->odt));
+    RANGE("table", p->table, p->rows * p->row_bytes);
   } else if (!strncmp(k, "dk_embedding_", 13)) {
     const dk_kp_embedding *p = (const dk_kp_embedding *)param;
     RANGE("ids", p->ids, p->n_ids * 4);
@@ -359,9 +365,97 @@ static CUresult check_params(const char *k, void *param) {
   return r;
 }
 
+/* 16-bit floats for the emulated kernels and the cuBLAS mock (round to nearest even) */
+static float h2f(uint16_t h) {
+  uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, u;
+  float f;
+  if (e == 0) { f = (float)m / 16777216.0f; return s ? -f : f; }
+  u = e == 31 ? s | 0x7f800000u | (m << 13) : s | ((e + 112) << 23) | (m << 13);
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t f2h(float f) {
+  uint32_t u, s, a;
+  memcpy(&u, &f, 4);
+  s = (u >> 16) & 0x8000u;
+  a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return (uint16_t)(s | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0));
+  if (a >= 0x477ff000u) return (uint16_t)(s | 0x7c00u);
+  if (a < 0x38800000u) {   /* subnormal: f * 2^24 rounded to an integer (nearest even) */
+    float v;
+    memcpy(&v, &a, 4);
+    v *= 16777216.0f;
+    return (uint16_t)(s | (uint32_t)__builtin_rintf(v));
+  }
+  a += 0xc8000fffu + ((a >> 13) & 1);
+  return (uint16_t)(s | (a >> 13));
+}
+static float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+static uint16_t f2bf(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16); }
+static float ld_rt(uint64_t p, int64_t i, int dt) {
+  if (dt == DK_KT_F16) return h2f(((const uint16_t *)(uintptr_t)p)[i]);
+  if (dt == DK_KT_BF16) return bf2f(((const uint16_t *)(uintptr_t)p)[i]);
+  return ((const float *)(uintptr_t)p)[i];
+}
+static void st_rt(uint64_t p, int64_t i, float v, int dt) {
+  if (dt == DK_KT_F16) ((uint16_t *)(uintptr_t)p)[i] = f2h(v);
+  else if (dt == DK_KT_BF16) ((uint16_t *)(uintptr_t)p)[i] = f2bf(v);
+  else ((float *)(uintptr_t)p)[i] = v;
+}
+/* value d of a weight row: f32/f16/bf16, q8_0 (34-byte blocks), q4_0 (18-byte blocks) */
+static int row_value(const uint8_t *row, int64_t d, int dt, float *v) {
+  if (dt == DK_KT_Q8_0) {
+    const uint8_t *b = row + (d / 32) * 34;
+    *v = h2f((uint16_t)(b[0] | b[1] << 8)) * (float)(int8_t)b[2 + d % 32];
+  } else if (dt == DK_KT_Q4_0) {
+    const uint8_t *b = row + (d / 32) * 18;
+    const int j = (int)(d % 32), q = j < 16 ? b[2 + j] & 15 : b[2 + j - 16] >> 4;
+    *v = h2f((uint16_t)(b[0] | b[1] << 8)) * (float)(q - 8);
+  } else if (dt == DK_KT_F32 || dt == DK_KT_F16 || dt == DK_KT_BF16) {
+    *v = ld_rt((uint64_t)(uintptr_t)row, d, dt);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* the emulated kernels: dk_embedding's (f32 table and output only) and
  * dk_index_select's (any element size), the device-side id checks with them */
 static void emulate(const char *k, void *param) {
+  if (!strncmp(k, "dk_copy_", 8)) {   /* raw2, raw4, convert: strided, any float dtypes */
+    const dk_kp_copy *p = (const dk_kp_copy *)param;
+    int64_t i;
+    for (i = 0; i < p->n; i++) {
+      int64_t rem = i, so = 0, dof = 0, c;
+      int d;
+      if (p->contiguous) so = dof = i;
+      else
+        for (d = p->ndim - 1; d >= 0; d--) {
+          c = rem % p->shape[d];
+          rem /= p->shape[d];
+          so += c * p->sstr[d];
+          dof += c * p->dstr[d];
+        }
+      if (!strcmp(k, "dk_copy_raw2")) ((uint16_t *)(uintptr_t)p->dst)[dof] = ((const uint16_t *)(uintptr_t)p->src)[so];
+      else if (!strcmp(k, "dk_copy_raw4")) ((uint32_t *)(uintptr_t)p->dst)[dof] = ((const uint32_t *)(uintptr_t)p->src)[so];
+      else st_rt(p->dst, dof, ld_rt(p->src, so, p->sdt), p->ddt);
+    }
+    return;
+  }
+  if (!strcmp(k, "dk_dequant_rows")) {
+    const dk_kp_embedding *p = (const dk_kp_embedding *)param;
+    int64_t i, d;
+    float v;
+    for (i = 0; i < p->rows; i++)
+      for (d = 0; d < p->D; d++) {
+        if (!row_value((const uint8_t *)(uintptr_t)p->table + i * p->row_bytes, d, p->tdt, &v)) {
+          bad(k, "the mock decodes f32/f16/bf16/q8_0/q4_0 rows only", 0);
+          return;
+        }
+        st_rt(p->out, i * p->D + d, v, p->odt);
+      }
+    return;
+  }
   if (!strcmp(k, "dk_index_select_check")) {
     const dk_kp_gather *p = (const dk_kp_gather *)param;
     const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
@@ -644,4 +738,90 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
   *pfn = NULL;
   if (status) *status = 1;   /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
   return E_NOT_FOUND;
+}
+
+/* ---- cuBLAS, for DEVKIT_CUBLAS=<this library> ---------------------------------------
+ * The subset backends/cuda.h loads, on host memory, strictly: the handle's
+ * context must be current, a stream and a workspace inside a live allocation
+ * set before a GEMM, every operand range inside one allocation, and the
+ * leading dimensions valid for the sizes. MOCK_CUBLAS_VERSION=<major> (13)
+ * reports another version; MOCK_CUBLAS_CREATE_FAIL=1 makes cublasCreate_v2
+ * fail (CUBLAS_STATUS_NOT_INITIALIZED). Products are summed in double. */
+#define MAGIC_BLAS 0x66
+typedef struct { int magic; mock_ctx *ctx; void *stream; void *ws; size_t wsn; } mock_blas;
+
+int cublasGetProperty(int type, int *v) {
+  const char *e = getenv("MOCK_CUBLAS_VERSION");
+  *v = type == 0 ? (e ? atoi(e) : 13) : 0;
+  return 0;
+}
+int cublasCreate_v2(void **h) {
+  mock_blas *b;
+  if (!g_cur) { bad("cublasCreate_v2", "no current context", 0); return 1; }
+  if (getenv("MOCK_CUBLAS_CREATE_FAIL")) return 1;
+  b = (mock_blas *)calloc(1, sizeof *b);
+  b->magic = MAGIC_BLAS;
+  b->ctx = g_cur;
+  *h = b;
+  return 0;
+}
+int cublasDestroy_v2(void *h) {
+  mock_blas *b = (mock_blas *)h;
+  if (!b || b->magic != MAGIC_BLAS) { bad("cublasDestroy_v2", "not a handle", 0); return 7; }
+  b->magic = 0;
+  free(b);
+  return 0;
+}
+int cublasSetStream_v2(void *h, void *s) {
+  mock_blas *b = (mock_blas *)h;
+  if (!b || b->magic != MAGIC_BLAS || check_stream("cublasSetStream_v2", s) != OK) return 7;
+  b->stream = s;
+  return 0;
+}
+int cublasSetWorkspace_v2(void *h, void *ws, size_t n) {
+  mock_blas *b = (mock_blas *)h;
+  if (!b || b->magic != MAGIC_BLAS || check_range("cublasSetWorkspace_v2", "workspace", (CUdeviceptr)(uintptr_t)ws, n) != OK) return 7;
+  b->ws = ws;
+  b->wsn = n;
+  return 0;
+}
+static int blas_dt(int t) { return t == 0 ? DK_KT_F32 : t == 2 ? DK_KT_F16 : t == 14 ? DK_KT_BF16 : -1; }
+int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *A, int at,
+                               int lda, long long sa, const void *B, int bt, int ldb, long long sb, const void *beta,
+                               void *C, int ct, int ldc, long long sc, int batch, int compute, int algo) {
+  mock_blas *b = (mock_blas *)h;
+  const char *fn = "cublasGemmStridedBatchedEx";
+  int adt = blas_dt(at), bdt = blas_dt(bt), cdt = blas_dt(ct), z, i, j, l;
+  const int ar = ta ? k : m, br = tb ? n : k;   /* rows of A and B as stored (column-major) */
+  const long long acols = ta ? m : k, bcols = tb ? k : n;
+  const float al = *(const float *)alpha, be = *(const float *)beta;
+  if (!b || b->magic != MAGIC_BLAS) { bad(fn, "not a handle", 0); return 7; }
+  if (b->ctx != g_cur) { bad(fn, "the handle's context is not current", 0); return 1; }
+  if (!b->stream || !b->ws) { bad(fn, "no stream or workspace set", 0); return 7; }
+  if (compute != 68 || algo != -1) { bad(fn, "devkit asks CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT", 0); return 7; }
+  if (adt < 0 || adt != bdt || cdt < 0 || (cdt != adt && cdt != DK_KT_F32)) { bad(fn, "unsupported type combination", 0); return 15; }
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || lda < (ar > 1 ? ar : 1) || ldb < (br > 1 ? br : 1) || ldc < (m > 1 ? m : 1)) {
+    bad(fn, "invalid sizes or leading dimensions", 0);
+    return 7;
+  }
+  for (z = 0; z < batch; z++) {
+    const uint64_t Az = (uint64_t)(uintptr_t)A + (uint64_t)(z * sa * (long long)es_of(adt));
+    const uint64_t Bz = (uint64_t)(uintptr_t)B + (uint64_t)(z * sb * (long long)es_of(bdt));
+    const uint64_t Cz = (uint64_t)(uintptr_t)C + (uint64_t)(z * sc * (long long)es_of(cdt));
+    if (check_range(fn, "A", Az, (size_t)(((acols - 1) * lda + ar) * (long long)es_of(adt))) != OK ||
+        check_range(fn, "B", Bz, (size_t)(((bcols - 1) * ldb + br) * (long long)es_of(bdt))) != OK ||
+        check_range(fn, "C", Cz, (size_t)(((long long)(n - 1) * ldc + m) * (long long)es_of(cdt))) != OK)
+      return 7;
+    for (j = 0; j < n; j++)
+      for (i = 0; i < m; i++) {
+        double acc = 0;
+        for (l = 0; l < k; l++)
+          acc += (double)ld_rt(Az, ta ? l + (int64_t)i * lda : i + (int64_t)l * lda, adt) *
+                 (double)ld_rt(Bz, tb ? j + (int64_t)l * ldb : l + (int64_t)j * ldb, bdt);
+        acc *= al;
+        if (be != 0) acc += (double)be * ld_rt(Cz, i + (int64_t)j * ldc, cdt);
+        st_rt(Cz, i + (int64_t)j * ldc, (float)acc, cdt);
+      }
+  }
+  return 0;
 }
