@@ -59,6 +59,8 @@ static const char *usage =
   "  -c CONTEXT     KV cache length (default: the file's context length)\n"
   "  --print-ids    print the token ids (prompt and generated) instead of text\n"
   "  --ignore-eos   do not stop at the end-of-text token\n"
+  "  --warmup       run the prompt and one token once, untimed, before the timed run (as llama-bench\n"
+  "                 does: first-use costs such as cuBLAS loading its kernels stay out of the figures)\n"
   "  --kv-f16       keep the KV cache in f16\n"
   "  --fast-logits  let the classifier round its input to q8 on the CPU (faster, not exact; see dk_tensor_set_precise)\n"
   "  --split LIST   layers per device for a -d list, e.g. --split 10,22\n"
@@ -221,7 +223,7 @@ static void list_devices(void) {
 
 int main(int argc, char **argv) {
   const char *model_path = NULL, *tok_path = NULL, *prompt = "", *ids_arg = NULL, *system = NULL;
-  int n_gen = -1, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0, chat = 0;
+  int n_gen = -1, print_ids = 0, ignore_eos = 0, quiet = 0, i, n_prompt = 0, chat = 0, warmup = 0;
   char *chat_text = NULL;
   dk_llm_options opt;
   int split[DK_LLM_MAX_DEVICES];
@@ -251,6 +253,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "-c")) opt.n_ctx = (int)num_arg(a, VAL(), 1, 1 << 24);
     else if (!strcmp(a, "--print-ids")) print_ids = 1;
     else if (!strcmp(a, "--ignore-eos")) ignore_eos = 1;
+    else if (!strcmp(a, "--warmup")) warmup = 1;
     else if (!strcmp(a, "--chat")) chat = 1;
     else if (!strcmp(a, "--system")) system = VAL();
     else if (!strcmp(a, "--kv-f16")) opt.kv_f16 = 1;
@@ -366,6 +369,14 @@ int main(int argc, char **argv) {
     else if (!chat) put_piece(i ? ids[i - 1] : -1, ids[i]);
   }
   fflush(stdout);
+  if (warmup && n_gen > 0) {
+    /* the same prompt and one decode step, then an empty cache again */
+    if (dk_llm_forward(m, ids, n_prompt, 0, &logits) != DK_OK ||
+        dk_llm_sample(m, logits, 0, &sp, 0, &token) != DK_OK || dk_llm_forward(m, &token, 1, 0, &logits) != DK_OK ||
+        dk_llm_sample(m, logits, 0, &sp, 1, &token) != DK_OK)
+      die("%s%s", dk_last_error(), "");
+    dk_llm_reset(m);
+  }
   t0 = dk_llm_now();
   t1 = t0;
   prev = ids[n_prompt - 1];
