@@ -646,10 +646,10 @@ DKT_TEST(devices_properties_and_listing, 0) {
 DKT_TEST(devices_op_table_matches_backend, 0) {
   /* every op is implemented for f32 on every backend; q4_0 weights in linear.
    * CUDA's issue-12 ops (dk_reduce_sum onwards) are off under
-   * DEVKIT_CUDA_NEWOPS=0; dk_index_select's is off unless DEVKIT_CUDA_GATHER=1 */
+   * DEVKIT_CUDA_NEWOPS=0; dk_index_select's under DEVKIT_CUDA_GATHER=0 */
   int op, first_new = -1;
   const char *e = getenv("DEVKIT_CUDA_NEWOPS"), *g = getenv("DEVKIT_CUDA_GATHER");
-  int gather_on = g && g[0] == '1';
+  int gather_on = !(g && g[0] == '0');
   for (op = 0; op < dk_op_count(); op++)
     if (!strcmp(dk_op_name(op), "dk_reduce_sum")) first_new = op;
   for (op = 0; op < dk_op_count(); op++) {
