@@ -210,7 +210,7 @@ typedef char dk__cuda_abi_concat[sizeof(dk_kp_concat) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_copy[sizeof(dk_kp_copy) == 232 ? 1 : -1];
 typedef char dk__cuda_abi_pick[sizeof(dk_kp_pick) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 104 ? 1 : -1];
-typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 128 ? 1 : -1];
+typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 136 ? 1 : -1];
 typedef char dk__cuda_abi_maxd[DEVKIT_MAX_DIMS <= DK_KMAXD ? 1 : -1];
 typedef char dk__cuda_abi_gemv_maxm[DK_GEMV_MAXM >= 1 ? 1 : -1];
 
@@ -1803,17 +1803,30 @@ static int dk__cuda_attn_split_on(void) {
   return !(e && !strcmp(e, "rows"));
 }
 
+/* several query rows per split-K block in prompts (kernels/attention.cu's
+ * dk_attn_rows_*): its first build ran clean on an H200 but was no faster
+ * than the one-row kernel (its registers cost an SM's third block); this
+ * build, capped to keep it, has not run: DEVKIT_CUDA_ATTN_ROWS=many turns it on */
+static int dk__cuda_attn_rows_on(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_ATTN_ROWS", "many", "one", 0);
+  return on;
+}
+
 static int dk__cuda_attn_split_plan(dk__cuda_dev *ld, dk_kp_attn_split *p) {
   const int sms = dk__cu.phys[ld->physical].sm_count > 0 ? dk__cu.phys[ld->physical].sm_count : 132;
   const int64_t target = 2 * (int64_t)sms;   /* two blocks per SM: enough to hide latency, few partial records */
   const int64_t grp = p->Hq / p->Hkv, cap_records = 4 * target * DK_ATTN_SPLIT_HB;
   int64_t base, nsplit = 1, len;
   if (p->D % 8 || p->Dv % 8 || p->D > DK_ATTN_SPLIT_MAXD || p->Dv > DK_ATTN_SPLIT_MAXD) return 0;
-  if ((p->k | p->v) % 16 || p->T > (int64_t)DK_MAX_GRID_YZ) return 0;
+  if ((p->k | p->v) % 16) return 0;
   p->nbatch = (int32_t)((grp + DK_ATTN_SPLIT_HB - 1) / DK_ATTN_SPLIT_HB);
   p->hb = (int32_t)((grp + p->nbatch - 1) / p->nbatch);
-  if (p->Hkv * p->nbatch > (int64_t)DK_MAX_GRID_YZ) return 0;
-  base = p->T * p->Hkv * p->nbatch;
+  /* a prompt fills the block's free head slots with more query rows: each
+   * K/V row read then serves them all */
+  p->tq = p->T > 1 && dk__cuda_attn_rows_on() ? DK_ATTN_SPLIT_HB / p->hb : 1;
+  if (p->Hkv * p->nbatch > (int64_t)DK_MAX_GRID_YZ || (p->T + p->tq - 1) / p->tq > (int64_t)DK_MAX_GRID_YZ) return 0;
+  base = (p->T + p->tq - 1) / p->tq * p->Hkv * p->nbatch;
   if (base < target && p->S > 64) {
     nsplit = (target + base - 1) / base;
     if (nsplit > (p->S + 63) / 64) nsplit = (p->S + 63) / 64;   /* at least 64 positions a split */
@@ -1870,9 +1883,12 @@ static dk_status dk__cuda_attention(const dk_call *c) {
     sp.scale = p.scale;
     sp.qdt = p.qdt, sp.odt = p.odt;
     if (dk__cuda_attn_split_plan(ld, &sp)) {
-      dk_status s = dk__cuda_launch(c, dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_split_f32, DK_CUDA_K_dk_attn_split_f16,
-                                                     DK_CUDA_K_dk_attn_split_bf16),
-                                    (unsigned)sp.nsplit, (unsigned)(sp.Hkv * sp.nbatch), (unsigned)sp.T, DK_ATTN_THREADS, &sp);
+      dk_status s = dk__cuda_launch(c, sp.tq > 1 ? dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_rows_f32, DK_CUDA_K_dk_attn_rows_f16,
+                                                                 DK_CUDA_K_dk_attn_rows_bf16)
+                                            : dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_split_f32, DK_CUDA_K_dk_attn_split_f16,
+                                                            DK_CUDA_K_dk_attn_split_bf16),
+                                    (unsigned)sp.nsplit, (unsigned)(sp.Hkv * sp.nbatch), (unsigned)((sp.T + sp.tq - 1) / sp.tq),
+                                    DK_ATTN_THREADS, &sp);
       if (s != DK_OK || sp.nsplit == 1) return s;
       return dk__cuda_launch(c, DK_CUDA_K_dk_attn_merge, dk__cuda_grid(sp.T * sp.Hq, 1), 1, 1, DK_ATTN_THREADS, &sp);
     }

@@ -115,11 +115,16 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf
 //   * serves up to hb = DK_ATTN_SPLIT_HB query heads of one kv head from one
 //     read of each K/V row (grid.y = Hkv * nbatch; a group of grp = Hq / Hkv
 //     heads is cut into nbatch batches of hb, the last one shorter);
-//   * reads K and V rows 8 values (16 bytes; f32: 32) per load.
+//   * reads K and V rows 8 values (16 bytes; f32: 32) per load;
+//   * in a prompt, serves tq consecutive query rows too (grid.z = ceil(T /
+//     tq)): the block's hb * tq <= DK_ATTN_SPLIT_HB "slots" are the pairs
+//     (row t0 + i / hb, head h0 + i % hb), each with its own causal limit,
+//     so each K/V row read serves tq times more scores (a 512-token prompt
+//     with 4 heads a kv head: 2 rows a block, half the K/V traffic).
 // Per block, positions go by chunks of DK_ATTN_THREADS = 128:
 //   scores:  thread i takes position c0 + i and dots its K row with each
-//            head's q (held in shared memory, read as broadcasts), times
-//            scale: sc[h][i] (-inf past the row's causal limit / the split);
+//            slot's q (held in shared memory, read as broadcasts), times
+//            scale: sc[h][i] (-inf past the slot's causal limit / the split);
 //   softmax: warp w takes heads w, w + 4: chunk max, m_new = max(m, it),
 //            p = exp(sc - m_new) in place, z = z * exp(m - m_new) + sum p;
 //            fac[h] = exp(m - m_new) rescales the accumulators (all scores
@@ -142,23 +147,30 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf
 #define DK_AS_LOADS 4   // K/V pieces (16 bytes; f32: 32) a thread loads before using the first
 static_assert(DK_ATTN_SPLIT_HB * (DK_ATTN_SPLIT_MAXD + DK_ATTN_THREADS) <= DK_AS_WORDS, "qs + sc fit");
 
-template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) {
+template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) {
   constexpr int ES = KT == DK_KT_F32 ? 4 : 2, HB = DK_ATTN_SPLIT_HB, NT = DK_ATTN_THREADS;
   __shared__ __align__(16) float sm[DK_AS_WORDS];
-  __shared__ float mz[3][HB];   // m, z, fac per head
+  __shared__ float mz[3][HB];   // m, z, fac per slot
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int64_t t = blockIdx.z, grp = p.Hq / p.Hkv;
+  const int64_t tq = ROWS ? p.tq : 1, t0 = (int64_t)blockIdx.z * tq, grp = p.Hq / p.Hkv;
   const int64_t g = blockIdx.y / p.nbatch, b = blockIdx.y - g * p.nbatch;
   const int64_t h0 = g * grp + b * p.hb;   // first query head of this block
-  const int hb = (int)(b * p.hb + p.hb <= grp ? p.hb : grp - b * p.hb);
+  const int nh = (int)(b * p.hb + p.hb <= grp ? p.hb : grp - b * p.hb);   // heads of this block
+  const int hb = ROWS ? nh * (int)(t0 + tq <= p.T ? tq : p.T - t0) : nh;   // live slots: (row t0 + i / nh, head h0 + i % nh)
   const int D = (int)p.D, Dv = (int)p.Dv, P = Dv / 8, RG = NT / P;
   const float neg_inf = dk_neg_inf();
   float *qs = sm, *sc = sm + HB * DK_ATTN_SPLIT_MAXD;
+  // the last row's limit bounds the block's positions; earlier rows mask theirs
   int64_t lim = p.S;
-  if (p.causal_offset >= 0 && t + p.causal_offset + 1 < lim) lim = t + p.causal_offset + 1;
+  const int64_t tl = t0 + hb / nh - 1;
+  if (p.causal_offset >= 0 && tl + p.causal_offset + 1 < lim) lim = tl + p.causal_offset + 1;
   const int64_t s0 = (int64_t)blockIdx.x * p.split_len;
   const int64_t s1 = s0 + p.split_len < lim ? s0 + p.split_len : lim;
-  for (int i = tid; i < hb * D; i += NT) qs[(i / D) * DK_ATTN_SPLIT_MAXD + i % D] = dk_ld_rt((const void *)p.q, (t * p.Hq + h0 + i / D) * p.D + i % D, p.qdt);
+  for (int i = tid; i < hb * D; i += NT) {
+    const int sl = i / D;
+    const int64_t row = ROWS ? (t0 + sl / nh) * p.Hq + h0 + sl % nh : t0 * p.Hq + h0 + sl;
+    qs[sl * DK_ATTN_SPLIT_MAXD + i % D] = dk_ld_rt((const void *)p.q, row * p.D + i % D, p.qdt);
+  }
   if (tid < HB) { mz[0][tid] = neg_inf; mz[1][tid] = 0.0f; }
   float acc[HB][8];
 #pragma unroll
@@ -208,7 +220,11 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
       }
 #pragma unroll
       for (int h = 0; h < HB; h++)
-        if (h < hb) sc[h * NT + tid] = tid < cn ? s[h] * p.scale : neg_inf;
+        if (h < hb) {
+          // slot h's row sees positions < t + causal_offset + 1
+          const bool live = tid < cn && (!ROWS || p.causal_offset < 0 || c0 + tid < t0 + h / nh + p.causal_offset + 1);
+          sc[h * NT + tid] = live ? s[h] * p.scale : neg_inf;
+        }
     }
     __syncthreads();
     // softmax bookkeeping, a warp per head
@@ -286,7 +302,7 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
     const int h = i / Dv, d = i - h * Dv;
     float a = 0.0f;
     for (int r = 0; r < RG; r++) a += red[(r * hb + h) * Dv + d];
-    const int64_t row = t * p.Hq + h0 + h;
+    const int64_t row = ROWS ? (t0 + h / nh) * p.Hq + h0 + h % nh : t0 * p.Hq + h0 + h;
     const float z = mz[1][h];
     if (p.nsplit == 1) {
       dk_st_rt((void *)p.out, row * p.Dv + d, z > 0.0f ? a * __frcp_rn(z) : 0.0f, p.odt);   // (a division here made ptxas spill around its slow-path call)
@@ -299,10 +315,19 @@ template <int KT> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) 
 }
 
 // (.., 1): without a floor of one block, ptxas capped sm_80's f16 variant at
-// 128 registers and spilled; it takes about 150
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16>(p); }
+// 128 registers and spilled; it takes about 150 (sm_90 f32: 167, 3 blocks an SM).
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16, false>(p); }
+// Several query rows a block (prompts). On an H200 (2026-11-26) the first
+// version of this path, at 176 registers (2 blocks an SM), was 12 % faster
+// than itself with one row a block (1B f16 prompt 42.6k vs 38.0k tok/s) but
+// no faster than the one-row kernel above at 167 registers (3 blocks an SM,
+// 43.9k on another lease): the floor of 3 blocks keeps it at <= 168
+// registers. That build has not run on a GPU: DEVKIT_CUDA_ATTN_ROWS=many.
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16, true>(p); }
 
 // One block per (t, h) row (grid-stride): the weights e^(m_j - M) of the
 // row's nsplit (<= DK_ATTN_SPLIT_MAXN) records go to shared memory once,

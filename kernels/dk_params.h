@@ -197,9 +197,10 @@ typedef struct {
 } dk_kp_attention;
 
 /* split-K attention (kernels/attention.cu, second half): grid (nsplit,
- * Hkv * nbatch, T); block (j, g * nbatch + b, t) takes positions
+ * Hkv * nbatch, ceil(T / tq)); block (j, g * nbatch + b, r) takes positions
  * [j * split_len, (j + 1) * split_len) of kv head g for its query heads
- * g * grp + b * hb ... (+ hb, within the group). part: nsplit > 1 only,
+ * g * grp + b * hb ... (+ hb, within the group) of the query rows r * tq ...
+ * (+ tq, within T); hb * tq <= DK_ATTN_SPLIT_HB. part: nsplit > 1 only,
  * T * Hq * nsplit records of (m, z, acc[Dv]) floats. */
 typedef struct {
   uint64_t out, q, k, v, part;
@@ -207,7 +208,7 @@ typedef struct {
   int64_t causal_offset;             /* < 0: no mask */
   int64_t split_len;
   float scale;
-  int32_t qdt, odt, nsplit, hb, nbatch;
+  int32_t qdt, odt, nsplit, hb, nbatch, tq;
 } dk_kp_attn_split;
 
 /* Every kernel, by name. X(name, param struct). */
@@ -291,6 +292,8 @@ typedef struct {
   X(dk_attention_kv_bf16, dk_kp_attention)                                   \
   X(dk_attn_split_f32, dk_kp_attn_split) X(dk_attn_split_f16, dk_kp_attn_split) \
   X(dk_attn_split_bf16, dk_kp_attn_split) X(dk_attn_merge, dk_kp_attn_split) \
+  X(dk_attn_rows_f32, dk_kp_attn_split) X(dk_attn_rows_f16, dk_kp_attn_split) \
+  X(dk_attn_rows_bf16, dk_kp_attn_split)                                     \
   X(dk_reduce_f32, dk_kp_reduce) X(dk_reduce_f16, dk_kp_reduce)              \
   X(dk_reduce_bf16, dk_kp_reduce)                                            \
   X(dk_math_f32, dk_kp_math) X(dk_math_f16, dk_kp_math) X(dk_math_bf16, dk_kp_math)

@@ -816,6 +816,8 @@ DKT_TEST(ops_attention, 0) {
     /* decode-sized over a long cache (the CPU backend splits positions into
      * chunks): later chunks past token 0's causal limit are empty */
     {4, 200, 8, 2, 32, 16, 10}, {1, 1000, 8, 8, 20, 20, -1},
+    /* a prompt: CUDA's split-K kernel packs several query rows a block */
+    {45, 45, 8, 2, 128, 128, 0}, {21, 30, 9, 3, 64, 64, 9},
   };
   size_t c;
   int qd, kd;
