@@ -77,6 +77,7 @@
 #ifndef DK_BACKEND_VULKAN_H
 #define DK_BACKEND_VULKAN_H
 
+#include <sys/stat.h>
 #include "vk_api.h"
 #include "../shaders/generated/dk_shaders.h"
 
@@ -110,7 +111,8 @@
   X(CmdPipelineBarrier) X(CmdCopyBuffer) X(QueueSubmit) X(DeviceWaitIdle) X(CreateFence)        \
   X(DestroyFence) X(ResetFences) X(WaitForFences) X(GetFenceStatus) X(CreateDescriptorPool)     \
   X(DestroyDescriptorPool) X(ResetDescriptorPool) X(AllocateDescriptorSets)                     \
-  X(UpdateDescriptorSets) X(CmdBindDescriptorSets)
+  X(UpdateDescriptorSets) X(CmdBindDescriptorSets) X(CreatePipelineCache) X(DestroyPipelineCache)  \
+  X(GetPipelineCacheData)
 
 #define DK_VK_DECL(n) PFN_vk##n n;
 typedef struct { DK_VK_INSTANCE_FNS(DK_VK_DECL) } dk_vk_ifns;
@@ -217,6 +219,8 @@ typedef struct {
   VkPipelineLayout layout;
   dk_vk_pipe *pipes;
   int npipes, cappipes;
+  VkPipelineCache pcache;         /* loaded from / saved to dk_vk_cache_path's file (VK_NULL_HANDLE: off) */
+  int pcache_new;                 /* pipelines made since: save at close */
   /* execution */
   VkCommandPool pool;
   dk_vk_frame frames[DK_VK_FRAMES];
@@ -1214,7 +1218,8 @@ static dk_status dk_vk_pipeline(dk_vk_device *d, int id, const uint32_t *spec, V
   pi.stage.pName = "main";
   pi.stage.pSpecializationInfo = &si;
   pi.layout = d->layout;
-  r = d->fn.CreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &pi, NULL, &e->pipe);
+  r = d->fn.CreateComputePipelines(d->dev, d->pcache, 1, &pi, NULL, &e->pipe);
+  d->pcache_new = 1;
   d->fn.DestroyShaderModule(d->dev, mod, NULL);
   if (r != VK_SUCCESS) {
     e->pipe = VK_NULL_HANDLE;
@@ -1733,6 +1738,102 @@ static void dk_vk_release(dk_storage *st) {
 
 /* ==== devices ============================================================= */
 
+/* ---- the pipeline cache ---------------------------------------------------------
+ * Creating pipelines compiles SPIR-V in the driver: 0.41 s for a first
+ * prompt on NVIDIA's driver, seconds of LLVM on lavapipe. The driver's
+ * pipeline cache is kept in a file per device and driver version
+ * ($XDG_CACHE_HOME/devkit, else ~/.cache/devkit; DEVKIT_VULKAN_CACHE=<dir>
+ * moves it, =off turns it off), read when a device opens and rewritten
+ * (atomically: a temporary file, then rename) when it closes after making
+ * pipelines. Any file whose header does not name this device (Vulkan's
+ * VkPipelineCacheHeaderVersionOne: size, version 1, vendor, device, cache
+ * UUID) is ignored; a cache is only ever an optimization, so every failure
+ * here is silent and deleting the folder is always safe. */
+static int dk_vk_cache_path(const dk_vk_device *d, char *path, size_t cap, int make_dirs) {
+  const VkPhysicalDeviceProperties *pp = &d->ph->props;
+  const char *e = getenv("DEVKIT_VULKAN_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char dir[768];
+  size_t n;
+  int i;
+  if (e && (!strcmp(e, "off") || !strcmp(e, "0"))) return 0;
+  if (e && *e) snprintf(dir, sizeof dir, "%.700s", e);
+  else if (xdg && *xdg) snprintf(dir, sizeof dir, "%.700s/devkit", xdg);
+  else if (home && *home) snprintf(dir, sizeof dir, "%.680s/.cache/devkit", home);
+  else return 0;
+  if (make_dirs) {
+    /* each missing folder of the path, as mkdir -p */
+    for (i = 1; dir[i]; i++)
+      if (dir[i] == '/') { dir[i] = 0; mkdir(dir, 0755); dir[i] = '/'; }
+    mkdir(dir, 0755);
+  }
+  n = (size_t)snprintf(path, cap, "%s/vulkan-%04x-%04x-%08x-", dir, pp->vendorID, pp->deviceID, pp->driverVersion);
+  for (i = 0; i < (int)VK_UUID_SIZE && n + 3 < cap; i++) n += (size_t)snprintf(path + n, cap - n, "%02x", pp->pipelineCacheUUID[i]);
+  return n + 5 < cap && snprintf(path + n, cap - n, ".bin") == 4;
+}
+
+/* a cache file's bytes when its header names this device, else NULL */
+static void *dk_vk_cache_read(const dk_vk_device *d, size_t *size) {
+  const VkPhysicalDeviceProperties *pp = &d->ph->props;
+  char path[1024];
+  unsigned char *buf = NULL;
+  uint32_t h[4];
+  long n;
+  FILE *f;
+  *size = 0;
+  if (!dk_vk_cache_path(d, path, sizeof path, 0) || !(f = fopen(path, "rb"))) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 32 && n <= (256L << 20) && fseek(f, 0, SEEK_SET) == 0 &&
+      (buf = (unsigned char *)malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+    memcpy(h, buf, sizeof h);
+    if (h[0] >= 32 && h[0] <= (uint32_t)n && h[1] == 1 && h[2] == pp->vendorID && h[3] == pp->deviceID &&
+        !memcmp(buf + 16, pp->pipelineCacheUUID, VK_UUID_SIZE)) {
+      fclose(f);
+      *size = (size_t)n;
+      return buf;
+    }
+  }
+  free(buf);
+  fclose(f);
+  return NULL;
+}
+
+static void dk_vk_cache_open(dk_vk_device *d) {
+  VkPipelineCacheCreateInfo ci;
+  size_t n = 0;
+  void *data = dk_vk_cache_read(d, &n);
+  char probe[1024];
+  if (!data && !dk_vk_cache_path(d, probe, sizeof probe, 0)) return;   /* off, or no cache folder to use */
+  memset(&ci, 0, sizeof ci);
+  ci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+  ci.initialDataSize = n;
+  ci.pInitialData = data;
+  if (d->fn.CreatePipelineCache(d->dev, &ci, NULL, &d->pcache) != VK_SUCCESS) {
+    /* the driver refused the data: start empty */
+    ci.initialDataSize = 0;
+    ci.pInitialData = NULL;
+    if (d->fn.CreatePipelineCache(d->dev, &ci, NULL, &d->pcache) != VK_SUCCESS) d->pcache = VK_NULL_HANDLE;
+  }
+  free(data);
+}
+
+static void dk_vk_cache_save(dk_vk_device *d) {
+  char path[1024], tmp[1100];
+  size_t n = 0;
+  void *data;
+  FILE *f;
+  int ok;
+  if (d->fn.GetPipelineCacheData(d->dev, d->pcache, &n, NULL) != VK_SUCCESS || n < 32 || n > (256u << 20)) return;
+  if (!(data = malloc(n))) return;
+  if (d->fn.GetPipelineCacheData(d->dev, d->pcache, &n, data) == VK_SUCCESS && dk_vk_cache_path(d, path, sizeof path, 1)) {
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    if ((f = fopen(tmp, "wb")) != NULL) {
+      ok = fwrite(data, 1, n, f) == n;
+      ok = fclose(f) == 0 && ok;
+      if (!ok || rename(tmp, path) != 0) remove(tmp);
+    }
+  }
+  free(data);
+}
+
 static void dk_vk_close_device(dk_vk_device *d) {
   int i;
   if (!d) return;
@@ -1749,6 +1850,10 @@ static void dk_vk_close_device(dk_vk_device *d) {
     }
     for (i = 0; i < d->cappipes; i++)
       if (d->pipes[i].pipe) d->fn.DestroyPipeline(d->dev, d->pipes[i].pipe, NULL);
+    if (d->pcache) {
+      if (d->pcache_new) dk_vk_cache_save(d);
+      d->fn.DestroyPipelineCache(d->dev, d->pcache, NULL);
+    }
     if (d->layout) d->fn.DestroyPipelineLayout(d->dev, d->layout, NULL);
     if (d->dsl) d->fn.DestroyDescriptorSetLayout(d->dev, d->dsl, NULL);
     for (i = 0; i < DK_VK_FRAMES; i++) {
@@ -1937,6 +2042,7 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   pli.pushConstantRangeCount = 1;
   pli.pPushConstantRanges = &pcr;
   if ((r = d->fn.CreatePipelineLayout(d->dev, &pli, NULL, &d->layout)) != VK_SUCCESS) goto fail;
+  dk_vk_cache_open(d);
 
   memset(&cpi, 0, sizeof cpi);
   cpi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;

@@ -5,6 +5,7 @@
  * Some tests reopen devkit with DEVKIT_VULKAN_* settings that make the
  * device's limits small, so the splitting paths run on small tensors too. */
 #include "test.h"
+#include <unistd.h>   /* rmdir */
 
 #define VK_ONLY(t)                                                             \
   do {                                                                         \
@@ -421,6 +422,85 @@ DKT_TEST(vulkan_fill_memory_then_recover, 0) {
     dk_tensor_free(x);
     free(v);
   }
+}
+
+/* ---- the pipeline cache ------------------------------------------------------------------ */
+
+/* one op on the device (makes pipelines); 1 on success */
+static int cache_op(dkt *t) {
+  int64_t s[2] = {8, 64};
+  double *av = NULL, *bv = NULL;
+  dk_tensor *a = dkt_random(t, t->dev, DK_F32, 2, s, "a", -1, 1, &av);
+  dk_tensor *b = dkt_random(t, t->dev, DK_F32, 2, s, "b", -1, 1, &bv);
+  dk_tensor *o = dkt_random(t, t->dev, DK_F32, 2, s, "o", -1, 1, NULL);
+  float got[8 * 64];
+  int ok = a && b && o && dk_add(o, a, b) == DK_OK && dk_tensor_download(o, got, sizeof got) == DK_OK &&
+           fabs(got[9] - (av[9] + bv[9])) < 1e-6;
+  dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(o);
+  free(av); free(bv);
+  return ok;
+}
+
+/* the folder's one cache file, its header checked (size >= 32, version 1) */
+static int cache_file(const char *dir, char *path, size_t cap) {
+  char cmd[600];
+  FILE *p, *f;
+  uint32_t h[2] = {0, 0};
+  int n = 0;
+  snprintf(cmd, sizeof cmd, "ls %s", dir);
+  if (!(p = popen(cmd, "r"))) return -1;
+  while (fgets(cmd, sizeof cmd, p)) {
+    cmd[strcspn(cmd, "\n")] = 0;
+    if (!strncmp(cmd, "vulkan-", 7) && strstr(cmd, ".bin")) { snprintf(path, cap, "%s/%s", dir, cmd); n++; }
+    else n += 100;   /* anything else (a temporary left over) is a failure */
+  }
+  pclose(p);
+  if (n != 1) return n;
+  if (!(f = fopen(path, "rb"))) return -1;
+  n = fread(h, 4, 2, f) == 2 && h[0] >= 32 && h[1] == 1 ? 1 : -2;
+  fclose(f);
+  return n;
+}
+
+/* pipelines are saved at close into DEVKIT_VULKAN_CACHE's folder, read at
+ * open, a file of another device or garbage is ignored (and replaced), and
+ * =off writes nothing */
+DKT_TEST(vulkan_pipeline_cache, 0) {
+  char dir[] = "/tmp/dkt_vkcacheXXXXXX", path[1024], cmd[1200];
+  FILE *f;
+  int n;
+  VK_ONLY(t);
+  if (!mkdtemp(dir)) { dkt_fail_at(t, __FILE__, __LINE__, "mkdtemp failed"); return; }
+  if (!reopen(t, "DEVKIT_VULKAN_CACHE", dir)) return;
+  DKT_CHECK(t, cache_op(t), "an op with a cache folder failed: %s", dk_last_error());
+  if (!reopen(t, "DEVKIT_VULKAN_CACHE", dir)) return;   /* closing saves */
+  n = cache_file(dir, path, sizeof path);
+  DKT_CHECK(t, n == 1, "after a run: %d cache files (or a bad header) in %s, want 1", n, dir);
+  DKT_CHECK(t, cache_op(t), "an op with the cache loaded failed: %s", dk_last_error());
+  if (n == 1 && (f = fopen(path, "r+b")) != NULL) {
+    /* a header naming another device: ignored, then replaced at close */
+    uint32_t bad[8] = {32, 1, 0xdead, 0xbeef, 1, 2, 3, 4};
+    fwrite(bad, 4, 8, f);
+    fclose(f);
+  }
+  if (!reopen(t, "DEVKIT_VULKAN_CACHE", dir)) return;
+  DKT_CHECK(t, cache_op(t), "an op after a foreign cache file failed: %s", dk_last_error());
+  if (!reopen(t, "DEVKIT_VULKAN_CACHE", dir)) return;
+  n = cache_file(dir, path, sizeof path);
+  DKT_CHECK(t, n == 1, "after a foreign file: %d cache files (or a bad header), want 1 rewritten", n);
+  if ((f = fopen(path, "rb")) != NULL) {
+    uint32_t h[4] = {0, 0, 0, 0};
+    DKT_CHECK(t, fread(h, 4, 4, f) == 4 && h[2] != 0xdead, "the foreign cache file was not replaced");
+    fclose(f);
+  }
+  snprintf(cmd, sizeof cmd, "rm -f %s/vulkan-*.bin", dir);
+  DKT_CHECK(t, system(cmd) == 0, "%s failed", cmd);
+  if (!reopen(t, "DEVKIT_VULKAN_CACHE", "off")) return;
+  DKT_CHECK(t, cache_op(t), "an op with the cache off failed: %s", dk_last_error());
+  reopen(t, "DEVKIT_VULKAN_CACHE", NULL);
+  n = cache_file(dir, path, sizeof path);
+  DKT_CHECK(t, n == 0, "DEVKIT_VULKAN_CACHE=off wrote %d files into %s", n, dir);
+  rmdir(dir);
 }
 
 /* ---- properties ------------------------------------------------------------------------ */
