@@ -36,16 +36,17 @@ typedef void (*dk_cpu_task)(void *ctx, int64_t begin, int64_t end);
 
 typedef struct {
   pthread_mutex_t mu, job_lock;
-  pthread_cond_t wake, done;
+  pthread_cond_t wake, done_cv;
   pthread_t th[256];
   int nthreads;          /* workers + the caller */
   int started, stop;
-  uint64_t gen;          /* atomics: a new job bumps it */
-  int active;            /* atomics: workers still in the current job */
+  uint64_t gen;          /* atomics: a new job bumps it (wakes the workers) */
+  uint64_t claim;        /* atomics: job id << 48 | pieces << 24 | next piece (dk__cpu_run_chunks) */
+  int64_t done;          /* atomics: pieces of the current job finished */
   int sleepers, waiting; /* atomics: workers asleep on wake; the caller asleep on done */
   dk_cpu_task fn;
   void *ctx;
-  int64_t n, chunk, next; /* next is taken with atomics */
+  int64_t n, chunk;
 } dk__cpu_pool_t;
 
 static dk__cpu_pool_t dk__cpu_pool;   /* started by the first open_device, under the init lock */
@@ -64,11 +65,29 @@ static inline void dk__cpu_pause(void) {
 #endif
 }
 
+/* Take pieces of whatever job the claim word holds until it has none left.
+ * A piece index below the word's piece count is a claim on that job, which
+ * cannot finish before the piece is reported done, so its fields are
+ * stable (and were published before the word); a worker that arrives late,
+ * even a job late, only bumps an exhausted index and touches nothing else.
+ * So the caller waits for pieces, not workers: a worker the OS has not run
+ * (another process on the cores) costs nothing unless it holds a piece.
+ * (It used to count every worker out of every job: on a loaded machine
+ * each job then waited a whole time slice for one, a 5x slower decode.) */
+#define DK_CPU_PIECE_MASK ((uint64_t)0xffffff)
 static void dk__cpu_run_chunks(dk__cpu_pool_t *p) {
   for (;;) {
-    int64_t b = __atomic_fetch_add(&p->next, p->chunk, __ATOMIC_RELAXED);
-    if (b >= p->n) break;
+    const uint64_t w = __atomic_fetch_add(&p->claim, 1, __ATOMIC_ACQ_REL);
+    const int64_t i = (int64_t)(w & DK_CPU_PIECE_MASK), pieces = (int64_t)((w >> 24) & DK_CPU_PIECE_MASK);
+    int64_t b;
+    if (i >= pieces) break;   /* before any field is read: they may be the next job's, being written */
+    b = i * p->chunk;
     p->fn(p->ctx, b, b + p->chunk < p->n ? b + p->chunk : p->n);
+    if (__atomic_add_fetch(&p->done, 1, __ATOMIC_SEQ_CST) == pieces && __atomic_load_n(&p->waiting, __ATOMIC_SEQ_CST)) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->done_cv);
+      pthread_mutex_unlock(&p->mu);
+    }
   }
 }
 
@@ -94,11 +113,6 @@ static void *dk__cpu_worker(void *arg) {
     if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) break;
     seen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
     dk__cpu_run_chunks(p);
-    if (__atomic_sub_fetch(&p->active, 1, __ATOMIC_SEQ_CST) == 0 && __atomic_load_n(&p->waiting, __ATOMIC_SEQ_CST)) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_signal(&p->done);
-      pthread_mutex_unlock(&p->mu);
-    }
   }
   return NULL;
 }
@@ -118,11 +132,13 @@ static void dk__cpu_pool_start(void) {
   pthread_mutex_init(&p->mu, NULL);
   pthread_mutex_init(&p->job_lock, NULL);
   pthread_cond_init(&p->wake, NULL);
-  pthread_cond_init(&p->done, NULL);
+  pthread_cond_init(&p->done_cv, NULL);
   p->nthreads = dk__cpu_thread_count();
   p->stop = 0;
   p->gen = 0;
-  p->sleepers = p->waiting = p->active = 0;
+  p->claim = 0;   /* job 0, no pieces */
+  p->done = 0;
+  p->sleepers = p->waiting = 0;
   for (i = 0; i < p->nthreads - 1; i++)
     if (pthread_create(&p->th[i], NULL, dk__cpu_worker, p) != 0) break;
   p->nthreads = i + 1;   /* whatever could be started */
@@ -141,7 +157,7 @@ static void dk__cpu_pool_stop(void) {
   pthread_mutex_destroy(&p->mu);
   pthread_mutex_destroy(&p->job_lock);
   pthread_cond_destroy(&p->wake);
-  pthread_cond_destroy(&p->done);
+  pthread_cond_destroy(&p->done_cv);
   p->started = 0;
 }
 
@@ -151,6 +167,7 @@ static void dk__cpu_pool_stop(void) {
 static void dk__cpu_parallel(int64_t n, int64_t grain, dk_cpu_task fn, void *ctx) {
   dk__cpu_pool_t *p = &dk__cpu_pool;
   int64_t pieces, chunk;
+  uint64_t job;
   int i;
   if (n <= 0) return;
   if (grain < 1) grain = 1;
@@ -158,21 +175,24 @@ static void dk__cpu_parallel(int64_t n, int64_t grain, dk_cpu_task fn, void *ctx
   pieces = (int64_t)p->nthreads * 4;
   chunk = (n + pieces - 1) / pieces;
   if (chunk < grain) chunk = grain;
+  pieces = (n + chunk - 1) / chunk;   /* <= 4 * nthreads, far below the word's 2^24 */
   pthread_mutex_lock(&p->job_lock);
-  p->fn = fn; p->ctx = ctx; p->n = n; p->chunk = chunk; p->next = 0;
-  __atomic_store_n(&p->active, p->nthreads - 1, __ATOMIC_SEQ_CST);
-  __atomic_add_fetch(&p->gen, 1, __ATOMIC_SEQ_CST);   /* publishes the job fields above */
+  p->fn = fn; p->ctx = ctx; p->n = n; p->chunk = chunk;
+  __atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
+  job = ((__atomic_load_n(&p->claim, __ATOMIC_RELAXED) >> 48) + 1) & 0xffff;
+  __atomic_store_n(&p->claim, job << 48 | (uint64_t)pieces << 24, __ATOMIC_SEQ_CST);   /* publishes the fields above */
+  __atomic_add_fetch(&p->gen, 1, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&p->sleepers, __ATOMIC_SEQ_CST)) {
     pthread_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
   }
   dk__cpu_run_chunks(p);
-  for (i = 0; i < DK_CPU_SPIN && __atomic_load_n(&p->active, __ATOMIC_ACQUIRE) > 0; i++) dk__cpu_pause();
-  if (__atomic_load_n(&p->active, __ATOMIC_ACQUIRE) > 0) {
+  for (i = 0; i < DK_CPU_SPIN && __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) < pieces; i++) dk__cpu_pause();
+  if (__atomic_load_n(&p->done, __ATOMIC_ACQUIRE) < pieces) {
     pthread_mutex_lock(&p->mu);
     __atomic_store_n(&p->waiting, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&p->active, __ATOMIC_SEQ_CST) > 0) pthread_cond_wait(&p->done, &p->mu);
+    while (__atomic_load_n(&p->done, __ATOMIC_SEQ_CST) < pieces) pthread_cond_wait(&p->done_cv, &p->mu);
     __atomic_store_n(&p->waiting, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&p->mu);
   }
