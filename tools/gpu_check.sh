@@ -14,10 +14,16 @@
 #   7. tools/gpu_perf: GEMV GB/s vs copy bandwidth, matmul vs cuBLAS
 #   8. build/bench -d cuda:0 -d vulkan:0 -d cpu:0 --quick
 #   9. tools/bench_1b.sh cuda:0 vulkan:0: the GPU issues' end-to-end rows
-#      (synthetic 1B, 512-token prompt, 128 decode tokens; TYPES to narrow)
+#      (synthetic 1B, 512-token prompt after a warm-up run, 128 decode
+#      tokens; TYPES to narrow), then cuda:0 again with DEVKIT_CUBLAS=off
+#  10. verify: the CUDA paths that are off until a GPU runs them (today:
+#      DEVKIT_CUDA_ATTN_ROWS=many, several prompt rows a split-K attention
+#      block): their tests, racecheck and memcheck, and the 1B f16 prompt
+#      with the switch on and off, alternating; flip the default if clean
+#      and faster
 #
-#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b
-#                                     (default: all but bench1b)
+#   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b verify
+#                                     (default: all but bench1b and verify)
 #   SANITIZE_TESTS="ops_attention ops_linear" narrows the sanitizer step,
 #   SANITIZE_TOOLS="racecheck" its tools, VULKAN_TESTS="ops_ models_" the
 #   vulkan step's tests.
@@ -124,8 +130,30 @@ if has bench1b; then
   vk=""
   ldconfig -p | grep -q libvulkan.so.1 && vk=vulkan:0
   timeout 300 tools/bench_1b.sh cuda:0 $vk > "$LOGS/bench_1b.log" 2>&1
+  DEVKIT_CUBLAS=off timeout 200 tools/bench_1b.sh cuda:0 | sed 's/$/ (DEVKIT_CUBLAS=off)/' >> "$LOGS/bench_1b.log" 2>&1
   note "end-to-end (512-token prompt, 128 decode tokens):"
   cat "$LOGS/bench_1b.log" | tee -a "$SUM"
+fi
+
+if has verify; then
+  DEVKIT_CUDA_ATTN_ROWS=many timeout 200 build/tests --device cuda:0 ops_attention models_ > "$LOGS/verify_rows.log" 2>&1
+  note "DEVKIT_CUDA_ATTN_ROWS=many tests: $(tail -1 "$LOGS/verify_rows.log")"
+  grep -A3 "FAIL" "$LOGS/verify_rows.log" | head -12 | tee -a "$SUM"
+  for tool in racecheck memcheck; do
+    DEVKIT_CUDA_ATTN_ROWS=many timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+      build/tests --device cuda:0 ops_attention > "$LOGS/verify_$tool.log" 2>&1
+    note "DEVKIT_CUDA_ATTN_ROWS=many $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_$tool.log" | sort | uniq -c | tr '\n' ' ')"
+  done
+  f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_f16.gguf
+  mkdir -p "$(dirname "$f")"
+  [ -f "$f" ] || build/make_model --params 1000M --type f16 -o "$f" > /dev/null
+  ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
+  for rep in 1 2 3; do
+    for r in many one; do
+      line=$(DEVKIT_CUDA_ATTN_ROWS=$r timeout 60 build/llama -m "$f" -d cuda:0 --ids "$ids" -n 16 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*tok/s)')
+      note "1B f16 DEVKIT_CUDA_ATTN_ROWS=$r: $line"
+    done
+  done
 fi
 
 echo
