@@ -1771,16 +1771,15 @@ static int dk_vk_cache_path(const dk_vk_device *d, char *path, size_t cap, int m
   return n + 5 < cap && snprintf(path + n, cap - n, ".bin") == 4;
 }
 
-/* a cache file's bytes when its header names this device, else NULL */
-static void *dk_vk_cache_read(const dk_vk_device *d, size_t *size) {
+/* the cache file's bytes when its header names this device, else NULL */
+static void *dk_vk_cache_read(const dk_vk_device *d, const char *path, size_t *size) {
   const VkPhysicalDeviceProperties *pp = &d->ph->props;
-  char path[1024];
   unsigned char *buf = NULL;
   uint32_t h[4];
   long n;
   FILE *f;
   *size = 0;
-  if (!dk_vk_cache_path(d, path, sizeof path, 0) || !(f = fopen(path, "rb"))) return NULL;
+  if (!(f = fopen(path, "rb"))) return NULL;
   if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 32 && n <= (256L << 20) && fseek(f, 0, SEEK_SET) == 0 &&
       (buf = (unsigned char *)malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n) {
     memcpy(h, buf, sizeof h);
@@ -1799,9 +1798,10 @@ static void *dk_vk_cache_read(const dk_vk_device *d, size_t *size) {
 static void dk_vk_cache_open(dk_vk_device *d) {
   VkPipelineCacheCreateInfo ci;
   size_t n = 0;
-  void *data = dk_vk_cache_read(d, &n);
-  char probe[1024];
-  if (!data && !dk_vk_cache_path(d, probe, sizeof probe, 0)) return;   /* off, or no cache folder to use */
+  char path[1024];
+  void *data;
+  if (!dk_vk_cache_path(d, path, sizeof path, 0)) return;   /* off, or no cache folder to use */
+  data = dk_vk_cache_read(d, path, &n);
   memset(&ci, 0, sizeof ci);
   ci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
   ci.initialDataSize = n;

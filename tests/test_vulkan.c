@@ -5,6 +5,7 @@
  * Some tests reopen devkit with DEVKIT_VULKAN_* settings that make the
  * device's limits small, so the splitting paths run on small tensors too. */
 #include "test.h"
+#include <dirent.h>
 #include <unistd.h>   /* rmdir */
 
 #define VK_ONLY(t)                                                             \
@@ -443,18 +444,18 @@ static int cache_op(dkt *t) {
 
 /* the folder's one cache file, its header checked (size >= 32, version 1) */
 static int cache_file(const char *dir, char *path, size_t cap) {
-  char cmd[600];
-  FILE *p, *f;
+  DIR *dp = opendir(dir);
+  struct dirent *e;
+  FILE *f;
   uint32_t h[2] = {0, 0};
   int n = 0;
-  snprintf(cmd, sizeof cmd, "ls %s", dir);
-  if (!(p = popen(cmd, "r"))) return -1;
-  while (fgets(cmd, sizeof cmd, p)) {
-    cmd[strcspn(cmd, "\n")] = 0;
-    if (!strncmp(cmd, "vulkan-", 7) && strstr(cmd, ".bin")) { snprintf(path, cap, "%s/%s", dir, cmd); n++; }
+  if (!dp) return -1;
+  while ((e = readdir(dp)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    if (!strncmp(e->d_name, "vulkan-", 7) && strstr(e->d_name, ".bin")) { snprintf(path, cap, "%s/%s", dir, e->d_name); n++; }
     else n += 100;   /* anything else (a temporary left over) is a failure */
   }
-  pclose(p);
+  closedir(dp);
   if (n != 1) return n;
   if (!(f = fopen(path, "rb"))) return -1;
   n = fread(h, 4, 2, f) == 2 && h[0] >= 32 && h[1] == 1 ? 1 : -2;
