@@ -328,6 +328,14 @@ typedef struct {
   /* block dtypes whose decode dot runs in integers against q8 activations;
    * an entry here takes precedence over rowdot for M <= DK_CPU_GEMV_MAXM */
   dk__cpu_rowdot_q8_fn rowdot_q8[DK_DTYPE_COUNT];
+  /* the prompt GEMM's weight packing (dk__cpu_pack_w): values [k0, k0+kc)
+   * (kc a multiple of 8) of `rows` weight rows as f32 rows of ldd in dst;
+   * 0: this dtype is not handled (the portable dequantization runs) */
+  int (*wdeq)(dk_dtype dt, const char *w, size_t wrow, int64_t rows, int64_t k0, int64_t kc, float *dst, int64_t ldd);
+  /* DK_CPU_NR rows of lds floats to a panel [k][DK_CPU_NR], kc a multiple of 8 */
+  void (*wpack)(const float *src, int64_t lds, int64_t kc, float *panel);
+  /* decode, one activation row, f32/f16/bf16 weights: y[r] = W row r . x for rows [0, rows) */
+  void (*gemv1)(dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -929,7 +937,48 @@ static void dk__cpu_pack_a_task(void *ctx, int64_t p0, int64_t p1) {
   }
 }
 
-/* columns [n0, n0+nc) of rows [k0, k0+kc) of B, as NR-wide panels [kc][NR] */
+/* the next panel's weight bytes while this one is decoded: 16 rows a few
+ * KB apart are 16 streams, more than the hardware prefetcher follows */
+static void dk__cpu_prefetch_rows(const dk__cpu_gemm *g, const char *w, size_t wrow, int64_t rows, int64_t k0, int64_t kc) {
+#if defined(__GNUC__) || defined(__clang__)
+  const size_t off = dk__row_bytes(g->bdt, k0), len = dk__row_bytes(g->bdt, kc);
+  int64_t r;
+  size_t b;
+  if (rows > DK_CPU_NR) rows = DK_CPU_NR;
+  for (r = 0; r < rows; r++)
+    for (b = 0; b < len; b += 64) __builtin_prefetch(w + (size_t)r * wrow + off + b);
+#else
+  (void)g; (void)w; (void)wrow; (void)rows; (void)k0; (void)kc;
+#endif
+}
+
+/* B = W^T: columns [n0, n0+nc) are weight rows, each panel's NR rows
+ * decoded into tmp (NR rows of kc) and transposed, by the class's kernels
+ * where it has them (a dtype they lack: the portable dequantization; a kc
+ * tail under 8 values, float dtypes only: scalar) */
+static void dk__cpu_pack_w(const dk__cpu_gemm *g, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float *dst, float *tmp) {
+  const size_t wrow = dk__row_bytes(g->bdt, g->K);
+  const int64_t kc8 = dk__cpu_k->wpack ? kc / 8 * 8 : 0;
+  int64_t jp, j, k;
+  for (jp = 0; jp < nc; jp += DK_CPU_NR) {
+    const int64_t rows = nc - jp < DK_CPU_NR ? nc - jp : DK_CPU_NR;
+    const char *w = (const char *)g->b + (size_t)(n0 + jp) * wrow;
+    float *panel = dst + jp * kc;
+    dk__cpu_prefetch_rows(g, w + (size_t)DK_CPU_NR * wrow, wrow, nc - jp - DK_CPU_NR, k0, kc);
+    if (kc8 && dk__cpu_k->wdeq(g->bdt, w, wrow, rows, k0, kc8, tmp, kc)) {
+      if (kc8 < kc)
+        for (j = 0; j < rows; j++) dk__cpu_load(g->bdt, w + (size_t)j * wrow, k0 + kc8, 1, kc - kc8, tmp + j * kc + kc8);
+    } else {
+      for (j = 0; j < rows; j++) dk__cpu_dequant_row(g->bdt, w + (size_t)j * wrow, k0, kc, tmp + j * kc);
+    }
+    for (j = rows; j < DK_CPU_NR; j++) memset(tmp + j * kc, 0, (size_t)kc * 4);
+    if (kc8) dk__cpu_k->wpack(tmp, kc, kc8, panel);
+    for (k = kc8; k < kc; k++)
+      for (j = 0; j < DK_CPU_NR; j++) panel[k * DK_CPU_NR + j] = tmp[j * kc + k];
+  }
+}
+
+/* a dense B (dk_matmul): columns [n0, n0+nc) of rows [k0, k0+kc), as NR-wide panels [kc][NR] */
 static void dk__cpu_pack_b(const dk__cpu_gemm *g, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float *dst, float *tmp) {
   int64_t jp, j, k;
   for (jp = 0; jp < nc; jp += DK_CPU_NR) {
@@ -940,8 +989,7 @@ static void dk__cpu_pack_b(const dk__cpu_gemm *g, int64_t k0, int64_t kc, int64_
         for (k = 0; k < kc; k++) panel[k * DK_CPU_NR + j] = 0.0f;
         continue;
       }
-      if (g->b_is_w) dk__cpu_dequant_row(g->bdt, (const char *)g->b + (size_t)n * dk__row_bytes(g->bdt, g->K), k0, kc, tmp);
-      else dk__cpu_load(g->bdt, g->b, k0 * g->b_rs + n * g->b_cs, g->b_rs, kc, tmp);
+      dk__cpu_load(g->bdt, g->b, k0 * g->b_rs + n * g->b_cs, g->b_rs, kc, tmp);
       for (k = 0; k < kc; k++) panel[k * DK_CPU_NR + j] = tmp[k];
     }
   }
@@ -952,7 +1000,7 @@ static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
   int64_t mpad = g->mpanels * DK_CPU_MR, t;
   float *cacc = dk__cpu_scratch(1, (size_t)(mpad * DK_CPU_NC));
   float *bp = dk__cpu_scratch(2, (size_t)(DK_CPU_KC * DK_CPU_NC));
-  float *tmp = dk__cpu_scratch(3, DK_CPU_KC > 32 ? DK_CPU_KC : 32);
+  float *tmp = dk__cpu_scratch(3, DK_CPU_NR * DK_CPU_KC);
   float *bias = dk__cpu_scratch(0, DK_CPU_NC);
   if (!cacc || !bp || !tmp || !bias) return;
   for (t = t0; t < t1; t++) {
@@ -961,7 +1009,8 @@ static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
     memset(cacc, 0, (size_t)(mpad * DK_CPU_NC) * 4);
     for (k0 = 0; k0 < g->K; k0 += DK_CPU_KC) {
       int64_t kc = g->K - k0 < DK_CPU_KC ? g->K - k0 : DK_CPU_KC;
-      dk__cpu_pack_b(g, k0, kc, n0, nc, bp, tmp);
+      if (g->b_is_w) dk__cpu_pack_w(g, k0, kc, n0, nc, bp, tmp);
+      else dk__cpu_pack_b(g, k0, kc, n0, nc, bp, tmp);
       for (ip = 0; ip < g->mpanels; ip++)
         for (jp = 0; jp < ncp; jp += DK_CPU_NR)
           dk__cpu_k->micro((int)kc, g->apack + ip * g->K * DK_CPU_MR + k0 * DK_CPU_MR, bp + jp * kc,
@@ -1257,6 +1306,58 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
   DK__ROWDOT_BODY
 }
 
+/* Decode (one activation row) against f32/f16/bf16 weights, a range of rows
+ * in one call: four weight rows per pass share each load of x, two chains a
+ * row keep 8 FMAs in flight, and the dtype is a constant in each copy of the
+ * loop. A call per row, with the dtype tested at every load, held f16 at
+ * 10 GB/s where f32 reached 19. */
+#define DK__GEMV1_ROW(T, i)                                                     \
+  a##i = _mm256_fmadd_ps(dk__cpu_load8(T, w##i, k), x0, a##i);                 \
+  b##i = _mm256_fmadd_ps(dk__cpu_load8(T, w##i, k + 8), x1, b##i);
+#define DK__GEMV1_END(T, i, yi)                                                 \
+  {                                                                            \
+    float s = dk__cpu_hsum(_mm256_add_ps(a##i, b##i));                         \
+    int64_t kk;                                                                \
+    for (kk = k; kk < K; kk++) s += dk__cpu_load1(T, w##i, kk) * x[kk];        \
+    y[yi] = s;                                                                 \
+  }
+#define DK__GEMV1_BODY(T)                                                      \
+  for (; r + 4 <= rows; r += 4) {                                              \
+    const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow, *w2 = w1 + wrow, *w3 = w2 + wrow; \
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0; \
+    for (k = 0; k + 16 <= K; k += 16) {                                        \
+      const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8); \
+      DK__GEMV1_ROW(T, 0) DK__GEMV1_ROW(T, 1) DK__GEMV1_ROW(T, 2) DK__GEMV1_ROW(T, 3)      \
+    }                                                                          \
+    if (k + 8 <= K) {                                                          \
+      const __m256 x0 = _mm256_loadu_ps(x + k);                                \
+      a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), x0, a0);                   \
+      a1 = _mm256_fmadd_ps(dk__cpu_load8(T, w1, k), x0, a1);                   \
+      a2 = _mm256_fmadd_ps(dk__cpu_load8(T, w2, k), x0, a2);                   \
+      a3 = _mm256_fmadd_ps(dk__cpu_load8(T, w3, k), x0, a3);                   \
+      k += 8;                                                                  \
+    }                                                                          \
+    DK__GEMV1_END(T, 0, r) DK__GEMV1_END(T, 1, r + 1) DK__GEMV1_END(T, 2, r + 2) DK__GEMV1_END(T, 3, r + 3) \
+  }                                                                            \
+  for (; r < rows; r++) {                                                      \
+    const char *w0 = w + (size_t)r * wrow;                                     \
+    __m256 a0 = _mm256_setzero_ps(), b0 = a0;                                  \
+    for (k = 0; k + 16 <= K; k += 16) {                                        \
+      const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8); \
+      DK__GEMV1_ROW(T, 0)                                                         \
+    }                                                                          \
+    if (k + 8 <= K) { a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), _mm256_loadu_ps(x + k), a0); k += 8; } \
+    DK__GEMV1_END(T, 0, r)                                                        \
+  }
+#define DK__GEMV1_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y
+#define DK__GEMV1_FN                                                           \
+  int64_t r = 0, k;                                                            \
+  if (dt == DK_F32) { DK__GEMV1_BODY(DK_F32) }                                 \
+  else if (dt == DK_F16) { DK__GEMV1_BODY(DK_F16) }                            \
+  else { DK__GEMV1_BODY(DK_BF16) }
+DK_CPU_AVX2 static void dk__cpu_gemv1_avx2(DK__GEMV1_ARGS) { DK__GEMV1_FN }
+DK_CPU_AVX512 static void dk__cpu_gemv1_avx512(DK__GEMV1_ARGS) { DK__GEMV1_FN }
+
 /* A 32-value weight block in a register as w = d*q + mn*(1 per value): q8_0
  * signed bytes (mn 0); every other format unsigned codes 0-31 with its offset
  * in the min (q4_0: -8d, q5_0: -16d), since maddubs takes unsigned codes
@@ -1504,6 +1605,99 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
 DK__Q8_ROWS_FNS(avx2, DK_CPU_AVX2, dk__cpu_idot_avx2)
 DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2)
 DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
+
+/* ---- the prompt GEMM's weight packing ----------------------------------
+ * Each KC x NC slice of W goes into NR-column panels [k][NR]. A value at a
+ * time (the portable dequantization, then a strided store per value) that
+ * was 45 % of a 64-row q4_K product and 35 % of an f16 one. Here each row's
+ * values are decoded 8 at a time (the block formats through the decode dot's
+ * dk__cpu_wblock_i8: w = d*q + mn, one FMA), then 8x8 tiles are transposed in
+ * registers. */
+/* 8 int8 codes (bytes 8c..8c+7 of v) as f32 */
+#define DK__I8_CHUNK(v, c)                                                     \
+  _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32((c) & 1 ? _mm_srli_si128((c) < 2 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1), 8) \
+                                                  : ((c) < 2 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1))))
+#define DK__WDEQ_BODY                                                          \
+  int64_t r, k, b;                                                             \
+  if (dt == DK_F32 || dt == DK_F16 || dt == DK_BF16) {                         \
+    for (r = 0; r < rows; r++) {                                               \
+      const char *p = w + (size_t)r * wrow;                                    \
+      float *o = dst + r * ldd;                                                \
+      for (k = 0; k < kc; k += 8) {                                            \
+        __m256 v;                                                              \
+        if (dt == DK_F32) v = _mm256_loadu_ps((const float *)p + k0 + k);      \
+        else {                                                                 \
+          __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)p + k0 + k)); \
+          v = dt == DK_F16 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); \
+        }                                                                      \
+        _mm256_storeu_ps(o + k, v);                                            \
+      }                                                                        \
+    }                                                                          \
+    return 1;                                                                  \
+  }                                                                            \
+  if (dt == DK_Q6_K) {                                                         \
+    /* 16-value scales: chunks 0-1 of a 32-value block take one, 2-3 the next */ \
+    for (r = 0; r < rows; r++)                                                 \
+      for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                             \
+        const dk_block_q6_K *p = (const dk_block_q6_K *)(w + (size_t)r * wrow) + b / 8; \
+        int j = (int)(b & 7), h = j >> 2, jj = j & 3;                          \
+        __m256i lo = _mm256_loadu_si256((const __m256i *)(p->ql + h * 64 + (jj & 1) * 32)); \
+        __m256i hi = _mm256_loadu_si256((const __m256i *)(p->qh + h * 32)), v; \
+        float d = _cvtsh_ss(p->d), *o = dst + r * ldd + (b * 32 - k0);        \
+        __m256 s0 = _mm256_set1_ps(d * (float)p->scales[2 * j]), s1 = _mm256_set1_ps(d * (float)p->scales[2 * j + 1]); \
+        lo = _mm256_and_si256(jj >> 1 ? _mm256_srli_epi16(lo, 4) : lo, _mm256_set1_epi8(15)); \
+        hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hi, 2 * jj), _mm256_set1_epi8(3)), 4); \
+        v = _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));    \
+        _mm256_storeu_ps(o, _mm256_mul_ps(s0, DK__I8_CHUNK(v, 0)));            \
+        _mm256_storeu_ps(o + 8, _mm256_mul_ps(s0, DK__I8_CHUNK(v, 1)));        \
+        _mm256_storeu_ps(o + 16, _mm256_mul_ps(s1, DK__I8_CHUNK(v, 2)));       \
+        _mm256_storeu_ps(o + 24, _mm256_mul_ps(s1, DK__I8_CHUNK(v, 3)));       \
+      }                                                                        \
+    return 1;                                                                  \
+  }                                                                            \
+  if (!((DK__CPU_Q8_DOT >> dt) & 1)) return 0;                                 \
+  for (r = 0; r < rows; r++)                                                   \
+    for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                               \
+      float d, mn, *o = dst + r * ldd + (b * 32 - k0);                         \
+      __m256i v = dk__cpu_wblock_i8(dt, w + (size_t)r * wrow, b, &d, &mn);     \
+      __m256 dv = _mm256_set1_ps(d), mv = _mm256_set1_ps(mn);                  \
+      _mm256_storeu_ps(o, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 0), mv));        \
+      _mm256_storeu_ps(o + 8, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 1), mv));    \
+      _mm256_storeu_ps(o + 16, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 2), mv));   \
+      _mm256_storeu_ps(o + 24, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 3), mv));   \
+    }                                                                          \
+  return 1;
+
+/* panel[k][j] = src[j][k] for DK_CPU_NR (16) rows: two 8-row halves, 8x8 tiles */
+#define DK__WPACK_BODY                                                         \
+  int64_t k;                                                                   \
+  int h, i;                                                                    \
+  for (k = 0; k < kc; k += 8)                                                  \
+    for (h = 0; h < 2; h++) {                                                  \
+      __m256 r[8], t[8];                                                       \
+      for (i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + (8 * h + i) * lds + k); \
+      for (i = 0; i < 8; i += 2) {                                             \
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);                             \
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);                         \
+      }                                                                        \
+      for (i = 0; i < 8; i += 4) {                                             \
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);                        \
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);                    \
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);                \
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);                \
+      }                                                                        \
+      for (i = 0; i < 4; i++) {                                                \
+        _mm256_storeu_ps(panel + (k + i) * DK_CPU_NR + 8 * h, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20)); \
+        _mm256_storeu_ps(panel + (k + i + 4) * DK_CPU_NR + 8 * h, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31)); \
+      }                                                                        \
+    }
+
+#define DK__WPACK_ARGS const float *src, int64_t lds, int64_t kc, float *panel
+#define DK__WDEQ_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, int64_t k0, int64_t kc, float *dst, int64_t ldd
+DK_CPU_AVX2 static int dk__cpu_wdeq_avx2(DK__WDEQ_ARGS) { DK__WDEQ_BODY }
+DK_CPU_AVX512 static int dk__cpu_wdeq_avx512(DK__WDEQ_ARGS) { DK__WDEQ_BODY }
+DK_CPU_AVX2 static void dk__cpu_wpack_avx2(DK__WPACK_ARGS) { DK__WPACK_BODY }
+DK_CPU_AVX512 static void dk__cpu_wpack_avx512(DK__WPACK_ARGS) { DK__WPACK_BODY }
 #endif
 
 static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
@@ -1514,6 +1708,10 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
   int m;
   if (g->xq && idot) {   /* the whole range in one call: its rows share the activations' loads */
     idot(g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xq, g->K / 32, (int)g->M, g->y + n0, g->N);
+    return;
+  }
+  if (g->M == 1 && dk__cpu_k->gemv1 && (g->wdt == DK_F32 || g->wdt == DK_F16 || g->wdt == DK_BF16)) {
+    dk__cpu_k->gemv1(g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->x, g->K, g->y + n0);
     return;
   }
   for (n = n0; n < n1; n++) {
@@ -1548,21 +1746,21 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL,
   NULL, NULL, {NULL},
-  {NULL}
+  {NULL}, NULL, NULL, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
   "avx2", dk__cpu_micro_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
-  {NULL}
+  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
   "avx512", dk__cpu_micro_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
-  {NULL}
+  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
