@@ -937,8 +937,9 @@ static void dk__cpu_pack_a_task(void *ctx, int64_t p0, int64_t p1) {
   }
 }
 
-/* the next panel's weight bytes while this one is decoded: 16 rows a few
- * KB apart are 16 streams, more than the hardware prefetcher follows */
+/* the next panel's weight bytes (the `rows` rows after this panel's, from
+ * w) while this one is decoded: 16 rows a few KB apart are 16 streams, more
+ * than the hardware prefetcher follows */
 static void dk__cpu_prefetch_rows(const dk__cpu_gemm *g, const char *w, size_t wrow, int64_t rows, int64_t k0, int64_t kc) {
 #if defined(__GNUC__) || defined(__clang__)
   const size_t off = dk__row_bytes(g->bdt, k0), len = dk__row_bytes(g->bdt, kc);
@@ -946,7 +947,7 @@ static void dk__cpu_prefetch_rows(const dk__cpu_gemm *g, const char *w, size_t w
   size_t b;
   if (rows > DK_CPU_NR) rows = DK_CPU_NR;
   for (r = 0; r < rows; r++)
-    for (b = 0; b < len; b += 64) __builtin_prefetch(w + (size_t)r * wrow + off + b);
+    for (b = 0; b < len; b += 64) __builtin_prefetch(w + (size_t)(DK_CPU_NR + r) * wrow + off + b);
 #else
   (void)g; (void)w; (void)wrow; (void)rows; (void)k0; (void)kc;
 #endif
@@ -964,7 +965,7 @@ static void dk__cpu_pack_w(const dk__cpu_gemm *g, int64_t k0, int64_t kc, int64_
     const int64_t rows = nc - jp < DK_CPU_NR ? nc - jp : DK_CPU_NR;
     const char *w = (const char *)g->b + (size_t)(n0 + jp) * wrow;
     float *panel = dst + jp * kc;
-    dk__cpu_prefetch_rows(g, w + (size_t)DK_CPU_NR * wrow, wrow, nc - jp - DK_CPU_NR, k0, kc);
+    dk__cpu_prefetch_rows(g, w, wrow, nc - jp - DK_CPU_NR, k0, kc);
     if (kc8 && dk__cpu_k->wdeq(g->bdt, w, wrow, rows, k0, kc8, tmp, kc)) {
       if (kc8 < kc)
         for (j = 0; j < rows; j++) dk__cpu_load(g->bdt, w + (size_t)j * wrow, k0 + kc8, 1, kc - kc8, tmp + j * kc + kc8);
@@ -1503,8 +1504,9 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
       for (b = 0; b < nb; b++) {                                               \
         float d0, d1, mn0, mn1;                                                \
         __m256i x = _mm256_loadu_si256((const __m256i *)xq[b].qs);            \
-        _mm_prefetch(w0 + (size_t)b * (wrow / nb) + DK__Q8_PF, _MM_HINT_T0);    \
-        _mm_prefetch(w1 + (size_t)b * (wrow / nb) + DK__Q8_PF, _MM_HINT_T0);    \
+        /* an address, not a pointer: it may lie past the weights' end */     \
+        _mm_prefetch((const char *)((uintptr_t)w0 + (size_t)b * (wrow / nb) + DK__Q8_PF), _MM_HINT_T0); \
+        _mm_prefetch((const char *)((uintptr_t)w1 + (size_t)b * (wrow / nb) + DK__Q8_PF), _MM_HINT_T0); \
         __m256i v0 = dk__cpu_wblock_i8(wdt, w0, b, &d0, &mn0);                 \
         __m256i v1 = dk__cpu_wblock_i8(wdt, w1, b, &d1, &mn1);                 \
         a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, x), _mm256_set1_ps(d0 * xq[b].d), a0); \
