@@ -1552,6 +1552,18 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
     for (m = 0; m < M; m++) y[m * ldy + r] = dk__cpu_hsum(acc[m]) + macc[m];   \
   }
 
+/* q6_K's 32-value block j (0-7) of super-block p as signed codes -32..31,
+ * in value order: low nibbles from ql (the upper nibble for j & 2), two high
+ * bits from qh (shifted by 2 * (j & 3)); the decode dot and the GEMM packing */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_i8(const dk_block_q6_K *p, int j) {
+  const int h = j >> 2, jj = j & 3;
+  __m256i lo = _mm256_loadu_si256((const __m256i *)(p->ql + h * 64 + (jj & 1) * 32));
+  __m256i hi = _mm256_loadu_si256((const __m256i *)(p->qh + h * 32));
+  lo = _mm256_and_si256(jj >> 1 ? _mm256_srli_epi16(lo, 4) : lo, _mm256_set1_epi8(15));
+  hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hi, 2 * jj), _mm256_set1_epi8(3)), 4);
+  return _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));
+}
+
 /* q6_K: 16-value groups, so a 32-value block has two scales: the integer
  * dot's 8 lanes are 4 values each, lanes 0-3 the first group, 4-7 the second,
  * and the f32 scale vector carries both. Codes -32..31 take the sign trick. */
@@ -1568,15 +1580,9 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
         float d = _cvtsh_ss(p->d);                                             \
         for (j = 0; j < 8; j++) {                                              \
           const dk__cpu_q8x *xb = xm + 8 * sb + j;                             \
-          int h = j >> 2, jj = j & 3;                                          \
-          __m256i lo = _mm256_loadu_si256((const __m256i *)(p->ql + h * 64 + (jj & 1) * 32)); \
-          __m256i hi = _mm256_loadu_si256((const __m256i *)(p->qh + h * 32));  \
-          __m256i v, x = _mm256_loadu_si256((const __m256i *)xb->qs);         \
+          __m256i v = dk__cpu_q6k_i8(p, j), x = _mm256_loadu_si256((const __m256i *)xb->qs); \
           __m256 pr, sc;                                                       \
           float f = d * xb->d;                                                 \
-          lo = _mm256_and_si256(jj >> 1 ? _mm256_srli_epi16(lo, 4) : lo, _mm256_set1_epi8(15)); \
-          hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hi, 2 * jj), _mm256_set1_epi8(3)), 4); \
-          v = _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));  \
           pr = IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v));           \
           sc = _mm256_set_m128(_mm_set1_ps(f * (float)p->scales[2 * j + 1]), _mm_set1_ps(f * (float)p->scales[2 * j])); \
           if (j & 1) a1 = _mm256_fmadd_ps(pr, sc, a1);                         \
@@ -1631,15 +1637,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
     for (r = 0; r < rows; r++) {                                               \
       const char *p = w + (size_t)r * wrow;                                    \
       float *o = dst + r * ldd;                                                \
-      for (k = 0; k < kc; k += 8) {                                            \
-        __m256 v;                                                              \
-        if (dt == DK_F32) v = _mm256_loadu_ps((const float *)p + k0 + k);      \
-        else {                                                                 \
-          __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)p + k0 + k)); \
-          v = dt == DK_F16 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); \
-        }                                                                      \
-        _mm256_storeu_ps(o + k, v);                                            \
-      }                                                                        \
+      for (k = 0; k < kc; k += 8) _mm256_storeu_ps(o + k, dk__cpu_load8(dt, p, k0 + k)); \
     }                                                                          \
     return 1;                                                                  \
   }                                                                            \
@@ -1648,14 +1646,10 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
     for (r = 0; r < rows; r++)                                                 \
       for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                             \
         const dk_block_q6_K *p = (const dk_block_q6_K *)(w + (size_t)r * wrow) + b / 8; \
-        int j = (int)(b & 7), h = j >> 2, jj = j & 3;                          \
-        __m256i lo = _mm256_loadu_si256((const __m256i *)(p->ql + h * 64 + (jj & 1) * 32)); \
-        __m256i hi = _mm256_loadu_si256((const __m256i *)(p->qh + h * 32)), v; \
+        const int j = (int)(b & 7);                                            \
+        const __m256i v = dk__cpu_q6k_i8(p, j);                                \
         float d = _cvtsh_ss(p->d), *o = dst + r * ldd + (b * 32 - k0);        \
         __m256 s0 = _mm256_set1_ps(d * (float)p->scales[2 * j]), s1 = _mm256_set1_ps(d * (float)p->scales[2 * j + 1]); \
-        lo = _mm256_and_si256(jj >> 1 ? _mm256_srli_epi16(lo, 4) : lo, _mm256_set1_epi8(15)); \
-        hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hi, 2 * jj), _mm256_set1_epi8(3)), 4); \
-        v = _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));    \
         _mm256_storeu_ps(o, _mm256_mul_ps(s0, DK__I8_CHUNK(v, 0)));            \
         _mm256_storeu_ps(o + 8, _mm256_mul_ps(s0, DK__I8_CHUNK(v, 1)));        \
         _mm256_storeu_ps(o + 16, _mm256_mul_ps(s1, DK__I8_CHUNK(v, 2)));       \
