@@ -309,12 +309,18 @@ typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, i
 typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
 /* the weight dtypes whose decode products may round activations to q8 */
-#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | \
-                        DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K))
+#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1))
+/* 256 activations rounded to int8 with a scale per 32 and their 16-value
+ * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
+typedef struct { int8_t qs[256]; int16_t bs[16]; float d[8]; } dk__cpu_q8k;
+#define DK__CPU_Q8K_DOT (DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K))
 /* rows [0, rows) of W (wrow bytes apart) against M rows of nb q8 blocks:
  * y[m * ldy + r]; one function per weight dtype */
 typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M,
                                      float *y, int64_t ldy);
+/* the same for the K-quants against M rows of nsb q8k super-blocks */
+typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk,
+                                      int64_t nsb, int M, float *y, int64_t ldy);
 typedef struct {
   const char *name;
   dk__cpu_micro_fn micro;
@@ -336,6 +342,8 @@ typedef struct {
   void (*wpack)(const float *src, int64_t lds, int64_t kc, float *panel);
   /* decode, one activation row, f32/f16/bf16 weights: y[r] = W row r . x for rows [0, rows) */
   void (*gemv1)(dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y);
+  /* the K-quants' decode dot against q8k activations (backends/cpu_kdot.h) */
+  dk__cpu_rowdot_q8k_fn rowdot_q8k[DK_DTYPE_COUNT];
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1063,6 +1071,7 @@ typedef struct {
   size_t wrow;
   float *y;              /* M rows of N, f32 */
   const dk__cpu_q8x *xq; /* x quantized (M rows of K/32 blocks), or NULL */
+  const dk__cpu_q8k *xk; /* or in super-blocks (M rows of K/256), K-quant weights */
 } dk__cpu_gemv;
 
 static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, int64_t K) {
@@ -1078,59 +1087,69 @@ static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, in
   return acc;
 }
 
-/* x rows (M x K, K a multiple of 32) to q8 blocks: d = max|x| / 127 */
-static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x *xq) {
-  int64_t b, nb = M * (K / 32);
+/* n activations to int8 codes with one scale, returned: d = max|v| / 127.
+ * res, unless NULL, gets what the rounding lost (v - d*q): a precise
+ * weight's second level */
+static float dk__cpu_round_i8(const float *v, int n, int8_t *q, float *res) {
+  float amax = 0.0f, id, d;
   int j;
-  for (b = 0; b < nb; b++) {
-    const float *v = x + b * 32;
-    float amax = 0.0f, id;
-    for (j = 0; j < 32; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
-    int sum = 0;
-    xq[b].d = amax / 127.0f;
-    id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    for (j = 0; j < 32; j++) { xq[b].qs[j] = (int8_t)lrintf(v[j] * id); sum += xq[b].qs[j]; }
+  for (j = 0; j < n; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+  d = amax / 127.0f;
+  id = amax > 0.0f ? 127.0f / amax : 0.0f;
+  for (j = 0; j < n; j++) q[j] = (int8_t)lrintf(v[j] * id);
+  if (res)
+    for (j = 0; j < n; j++) res[j] = v[j] - d * (float)q[j];
+  return d;
+}
+
+/* x rows (M x K, K a multiple of 32) to q8 blocks */
+static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x *xq, float *res) {
+  int64_t b;
+  int j, sum;
+  for (b = 0; b < M * (K / 32); b++) {
+    xq[b].d = dk__cpu_round_i8(x + b * 32, 32, xq[b].qs, res ? res + b * 32 : NULL);
+    for (sum = 0, j = 0; j < 32; j++) sum += xq[b].qs[j];
     xq[b].s = xq[b].d * (float)sum;
   }
 }
 
-/* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
- * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m) */
-/* q4_K/q5_K: 32-value block b is group b % 8 of super-block b / 8, its
- * 6-bit scale and min unpacked from the 12 scale bytes. Always inlined: the
- * AVX kernels call it, and a kernel class never calls out of its own code
- * (tools/check_cpu_isa.sh) */
+/* x rows (M x K, K a multiple of 256) to q8k super-blocks: 32-value blocks and 16-value sums */
+static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8k *xk, float *res) {
+  int64_t b;
+  int g, j, sum;
+  for (b = 0; b < M * (K / 256); b++) {
+    for (g = 0; g < 8; g++)
+      xk[b].d[g] = dk__cpu_round_i8(x + b * 256 + 32 * g, 32, xk[b].qs + 32 * g, res ? res + b * 256 + 32 * g : NULL);
+    for (g = 0; g < 16; g++) {
+      for (sum = 0, j = 0; j < 16; j++) sum += xk[b].qs[16 * g + j];
+      xk[b].bs[g] = (int16_t)sum;
+    }
+  }
+}
+
+/* the 8 six-bit scales and the 8 mins of a q4_K/q5_K super-block, one byte
+ * each (group g in byte g), from the 12 packed bytes: groups 0-3 are the low
+ * 6 bits of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 take bytes 8-11's
+ * nibbles and the top two bits of bytes 0-3 (scales) or 4-7 (mins). Always
+ * inlined: the AVX kernels call it, and a kernel class never calls out of its
+ * own code (tools/check_cpu_isa.sh) */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline void dk__cpu_k45_group(const uint8_t *sc12, int g, int *s, int *m) {
-  if (g < 4) { *s = sc12[g] & 63; *m = sc12[g + 4] & 63; }
-  else { *s = (sc12[g + 4] & 15) | ((sc12[g - 4] >> 6) << 4); *m = (sc12[g + 4] >> 4) | ((sc12[g] >> 6) << 4); }
+static inline void dk__cpu_k45_scales(const uint8_t *s12, uint64_t *sc, uint64_t *mn) {
+  uint32_t a0, a1, a2;
+  memcpy(&a0, s12, 4); memcpy(&a1, s12 + 4, 4); memcpy(&a2, s12 + 8, 4);
+  *sc = (a0 & 0x3f3f3f3fu) | (uint64_t)((a2 & 0x0f0f0f0fu) | ((a0 >> 2) & 0x30303030u)) << 32;
+  *mn = (a1 & 0x3f3f3f3fu) | (uint64_t)(((a2 >> 4) & 0x0f0f0f0fu) | ((a1 >> 2) & 0x30303030u)) << 32;
 }
 
+/* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
+ * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m) */
 static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t *q, float *d, float *mn) {
   const uint8_t *qs = NULL;
   uint32_t qh = 0;
   int j, off = 0;
   *mn = 0.0f;
-  if (wdt == DK_Q4_K || wdt == DK_Q5_K) {
-    int g = (int)(b & 7), sc, mi, sh = 4 * (g & 1);
-    const uint8_t *sc12, *hb = NULL;
-    uint16_t d16, m16;
-    if (wdt == DK_Q4_K) {
-      const dk_block_q4_K *p = (const dk_block_q4_K *)w + b / 8;
-      sc12 = p->scales; qs = p->qs; d16 = p->d; m16 = p->dmin;
-    } else {
-      const dk_block_q5_K *p = (const dk_block_q5_K *)w + b / 8;
-      sc12 = p->scales; qs = p->qs; hb = p->qh; d16 = p->d; m16 = p->dmin;
-    }
-    dk__cpu_k45_group(sc12, g, &sc, &mi);
-    for (j = 0; j < 32; j++)
-      q[j] = (int8_t)(((qs[32 * (g >> 1) + j] >> sh) & 15) | (hb ? ((hb[j] >> g) & 1) << 4 : 0));
-    *d = dk_f16_to_f32(d16) * (float)sc;
-    *mn = -dk_f16_to_f32(m16) * (float)mi;
-    return;
-  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
@@ -1163,16 +1182,6 @@ static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t 
 
 /* the integer sums are exact, so every class gives the portable result up
  * to the order of the f32 scale-weighted additions */
-/* q6_K's 32-value block b: two 16-value groups, each with its own int8 scale */
-static float dk__cpu_q6_K_dot_generic(const dk_block_q6_K *w, int64_t b, const dk__cpu_q8x *xb) {
-  const dk_block_q6_K *p = w + b / 8;
-  int32_t s[2] = {0, 0};
-  int g, j, i = (int)(b % 8);
-  for (g = 0; g < 2; g++)
-    for (j = 0; j < 16; j++) s[g] += dk__quant_q6(p, i * 32 + 16 * g + j) * xb->qs[16 * g + j];
-  return dk_f16_to_f32(p->d) * xb->d * ((float)p->scales[2 * i] * (float)s[0] + (float)p->scales[2 * i + 1] * (float)s[1]);
-}
-
 static void dk__cpu_rows_q8_generic(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq,
                                     int64_t nb, int M, float *y, int64_t ldy) {
   int64_t r, b;
@@ -1186,7 +1195,6 @@ static void dk__cpu_rows_q8_generic(dk_dtype wdt, const char *w, size_t wrow, in
         int8_t q[32];
         int32_t s = 0;
         float dw, mn;
-        if (wdt == DK_Q6_K) { acc += dk__cpu_q6_K_dot_generic((const dk_block_q6_K *)wr, b, xb); continue; }
         dk__cpu_wblock_codes(wdt, wr, b, q, &dw, &mn);
         for (j = 0; j < 32; j++) s += q[j] * xb->qs[j];
         acc += dw * xb->d * (float)s + mn * xb->s;
@@ -1372,30 +1380,24 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
   uint32_t h;
   *mn = 0.0f;
   if (wdt == DK_Q4_K || wdt == DK_Q5_K) {
-    int g = (int)(b & 7), sc, mi;
-    const uint8_t *sc12;
+    const int g = (int)(b & 7);
     const __m256i lo = _mm256_set1_epi8(15);
+    uint64_t sc, mi;
     uint16_t d16, m16;
     if (wdt == DK_Q4_K) {
       const dk_block_q4_K *p = (const dk_block_q4_K *)w + b / 8;
-      sc12 = p->scales; qs = p->qs; d16 = p->d; m16 = p->dmin;
-      v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1)));
+      dk__cpu_k45_scales(p->scales, &sc, &mi); qs = p->qs; d16 = p->d; m16 = p->dmin;
+      v = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1))), 4 * (g & 1)), lo);
     } else {
       const dk_block_q5_K *p = (const dk_block_q5_K *)w + b / 8;
       __m256i hb = _mm256_loadu_si256((const __m256i *)p->qh);
-      sc12 = p->scales; qs = p->qs; d16 = p->d; m16 = p->dmin;
-      v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1)));
-      hb = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, g), _mm256_set1_epi8(1)), 4);
-      v = _mm256_or_si256(_mm256_and_si256(g & 1 ? _mm256_srli_epi16(v, 4) : v, lo), hb);
-      dk__cpu_k45_group(sc12, g, &sc, &mi);
-      *d = _cvtsh_ss(d16) * (float)sc;
-      *mn = -_cvtsh_ss(m16) * (float)mi;
-      return v;
+      dk__cpu_k45_scales(p->scales, &sc, &mi); qs = p->qs; d16 = p->d; m16 = p->dmin;
+      v = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1))), 4 * (g & 1)), lo);
+      v = _mm256_or_si256(v, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, g), _mm256_set1_epi8(1)), 4));
     }
-    dk__cpu_k45_group(sc12, g, &sc, &mi);
-    *d = _cvtsh_ss(d16) * (float)sc;
-    *mn = -_cvtsh_ss(m16) * (float)mi;
-    return _mm256_and_si256(g & 1 ? _mm256_srli_epi16(v, 4) : v, lo);
+    *d = _cvtsh_ss(d16) * (float)((sc >> (8 * g)) & 255);
+    *mn = -_cvtsh_ss(m16) * (float)((mi >> (8 * g)) & 255);
+    return v;
   }
   switch (wdt) {
   case DK_Q8_0: {
@@ -1455,47 +1457,6 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
   const dk_dtype wdt = T;                                                      \
   int64_t r = 0, b;                                                            \
   int m;                                                                       \
-  if (M == 1 && (T == DK_Q4_K || T == DK_Q5_K)) {                              \
-    for (; r < rows; r++) {                                                    \
-      const char *wr = w + (size_t)r * wrow;                                   \
-      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();              \
-      float ms = 0.0f;                                                         \
-      for (b = 0; b < nb / 8; b++) {                                           \
-        const uint8_t *sc12, *qs, *qh = NULL;                                  \
-        float d, dmin;                                                         \
-        int g, sc[8], mi[8];                                                   \
-        const dk__cpu_q8x *xb = xq + 8 * b;                                    \
-        if (T == DK_Q4_K) {                                                    \
-          const dk_block_q4_K *p = (const dk_block_q4_K *)wr + b;              \
-          sc12 = p->scales; qs = p->qs; d = _cvtsh_ss(p->d); dmin = _cvtsh_ss(p->dmin); \
-        } else {                                                               \
-          const dk_block_q5_K *p = (const dk_block_q5_K *)wr + b;              \
-          sc12 = p->scales; qs = p->qs; qh = p->qh; d = _cvtsh_ss(p->d); dmin = _cvtsh_ss(p->dmin); \
-        }                                                                      \
-        for (g = 0; g < 8; g++) dk__cpu_k45_group(sc12, g, &sc[g], &mi[g]);   \
-        /* a tree, not a chain of 8 dependent adds per super-block */          \
-        ms -= dmin * ((((float)mi[0] * xb[0].s + (float)mi[1] * xb[1].s) +     \
-                       ((float)mi[2] * xb[2].s + (float)mi[3] * xb[3].s)) +    \
-                      (((float)mi[4] * xb[4].s + (float)mi[5] * xb[5].s) +     \
-                       ((float)mi[6] * xb[6].s + (float)mi[7] * xb[7].s)));    \
-        for (g = 0; g < 8; g += 2) {                                           \
-          const __m256i lo = _mm256_set1_epi8(15);                             \
-          __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 16 * g));      \
-          __m256i v0 = _mm256_and_si256(v, lo), v1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), lo); \
-          if (T == DK_Q5_K) {                                                  \
-            __m256i h = _mm256_loadu_si256((const __m256i *)qh), one = _mm256_set1_epi8(1); \
-            v0 = _mm256_or_si256(v0, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, g), one), 4)); \
-            v1 = _mm256_or_si256(v1, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, g + 1), one), 4)); \
-          }                                                                    \
-          a0 = _mm256_fmadd_ps(IDOT(v0, _mm256_loadu_si256((const __m256i *)xb[g].qs)), \
-                               _mm256_set1_ps(d * (float)sc[g] * xb[g].d), a0); \
-          a1 = _mm256_fmadd_ps(IDOT(v1, _mm256_loadu_si256((const __m256i *)xb[g + 1].qs)), \
-                               _mm256_set1_ps(d * (float)sc[g + 1] * xb[g + 1].d), a1); \
-        }                                                                      \
-      }                                                                        \
-      y[r] = dk__cpu_hsum(_mm256_add_ps(a0, a1)) + ms;                         \
-    }                                                                          \
-  }                                                                            \
   if (M == 1)                                                                  \
     for (; r + 2 <= rows; r += 2) {                                            \
       const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow;                  \
@@ -1564,35 +1525,6 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_i8(const dk_block_q6_K *p, int j) {
   return _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));
 }
 
-/* q6_K: 16-value groups, so a 32-value block has two scales: the integer
- * dot's 8 lanes are 4 values each, lanes 0-3 the first group, 4-7 the second,
- * and the f32 scale vector carries both. Codes -32..31 take the sign trick. */
-#define DK__Q6K_ROWS_BODY(IDOT)                                                \
-  int64_t r, sb;                                                               \
-  int m, j;                                                                    \
-  for (r = 0; r < rows; r++) {                                                 \
-    const dk_block_q6_K *wr = (const dk_block_q6_K *)(w + (size_t)r * wrow);   \
-    for (m = 0; m < M; m++) {                                                  \
-      const dk__cpu_q8x *xm = xq + m * nb;                                     \
-      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();              \
-      for (sb = 0; sb < nb / 8; sb++) {                                        \
-        const dk_block_q6_K *p = wr + sb;                                      \
-        float d = _cvtsh_ss(p->d);                                             \
-        for (j = 0; j < 8; j++) {                                              \
-          const dk__cpu_q8x *xb = xm + 8 * sb + j;                             \
-          __m256i v = dk__cpu_q6k_i8(p, j), x = _mm256_loadu_si256((const __m256i *)xb->qs); \
-          __m256 pr, sc;                                                       \
-          float f = d * xb->d;                                                 \
-          pr = IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v));           \
-          sc = _mm256_set_m128(_mm_set1_ps(f * (float)p->scales[2 * j + 1]), _mm_set1_ps(f * (float)p->scales[2 * j])); \
-          if (j & 1) a1 = _mm256_fmadd_ps(pr, sc, a1);                         \
-          else a0 = _mm256_fmadd_ps(pr, sc, a0);                               \
-        }                                                                      \
-      }                                                                        \
-      y[m * ldy + r] = dk__cpu_hsum(_mm256_add_ps(a0, a1));                    \
-    }                                                                          \
-  }
-
 #define DK__Q8_ROWS_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
 #define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT)                                                            \
   ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q8_0) (void)dt; } \
@@ -1600,9 +1532,6 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_i8(const dk_block_q6_K *p, int j) {
   ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_1) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_0) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_1) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_K(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_K) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_K(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_K) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q6_K(DK__Q8_ROWS_ARGS) { DK__Q6K_ROWS_BODY(IDOT) (void)dt; }          \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -1610,15 +1539,17 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_i8(const dk_block_q6_K *p, int j) {
     case DK_Q4_1: return dk__cpu_rows_q8_##CLS##_q4_1;                                                \
     case DK_Q5_0: return dk__cpu_rows_q8_##CLS##_q5_0;                                                \
     case DK_Q5_1: return dk__cpu_rows_q8_##CLS##_q5_1;                                                \
-    case DK_Q4_K: return dk__cpu_rows_q8_##CLS##_q4_K;                                                \
-    case DK_Q5_K: return dk__cpu_rows_q8_##CLS##_q5_K;                                                \
-    case DK_Q6_K: return dk__cpu_rows_q8_##CLS##_q6_K;                                                \
     default: return NULL;                                                                             \
     }                                                                                                 \
   }
 DK__Q8_ROWS_FNS(avx2, DK_CPU_AVX2, dk__cpu_idot_avx2)
 DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2)
 DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
+#endif
+
+#include "cpu_kdot.h"   /* the K-quants' decode dot */
+
+#ifdef DK_CPU_X86
 
 /* ---- the prompt GEMM's weight packing ----------------------------------
  * Each KC x NC slice of W goes into NR-column panels [k][NR]. A value at a
@@ -1657,7 +1588,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
       }                                                                        \
     return 1;                                                                  \
   }                                                                            \
-  if (!((DK__CPU_Q8_DOT >> dt) & 1)) return 0;                                 \
+  if (!(((DK__CPU_Q8_DOT | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K)) >> dt) & 1)) return 0; \
   for (r = 0; r < rows; r++)                                                   \
     for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                               \
       float d, mn, *o = dst + r * ldd + (b * 32 - k0);                         \
@@ -1712,6 +1643,11 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
     idot(g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xq, g->K / 32, (int)g->M, g->y + n0, g->N);
     return;
   }
+  if (g->xk) {
+    dk__cpu_k->rowdot_q8k[g->wdt](g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xk, g->K / 256, (int)g->M,
+                                  g->y + n0, g->N);
+    return;
+  }
   if (g->M == 1 && dk__cpu_k->gemv1 && (g->wdt == DK_F32 || g->wdt == DK_F16 || g->wdt == DK_BF16)) {
     dk__cpu_k->gemv1(g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->x, g->K, g->y + n0);
     return;
@@ -1748,21 +1684,21 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL
+  {NULL}, NULL, NULL, NULL, {NULL}
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
   "avx2", dk__cpu_micro_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
-  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2
+  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
   "avx512", dk__cpu_micro_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
-  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512
+  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -1827,6 +1763,13 @@ static void dk__cpu_pick_kernels(void) {
       dk__cpu_avx2.rowdot[dt] = dk__cpu_avx512.rowdot[dt] = dk__cpu_rowdot_more_avx2;
 #endif
     }
+    if ((DK__CPU_Q8K_DOT >> dt) & 1) {   /* the K-quants: against q8k super-blocks */
+      dk__cpu_portable.rowdot_q8k[dt] = dk__cpu_rows_q8k_generic;
+#ifdef DK_CPU_X86
+      dk__cpu_avx2.rowdot_q8k[dt] = dk__cpu_rows_q8k_avx2((dk_dtype)dt);
+      dk__cpu_avx512.rowdot_q8k[dt] = dk__cpu_rows_q8k_avx512((dk_dtype)dt);
+#endif
+    }
     if (!((DK__CPU_Q8_DOT >> dt) & 1)) continue;
     /* the 32-value formats also take the q8 integer dot in decode */
     dk__cpu_portable.rowdot_q8[dt] = dk__cpu_rows_q8_generic;
@@ -1870,26 +1813,30 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     if (!xb || !yb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
-    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL;
-    if (dk__cpu_k->rowdot_q8[w->dtype] && !dk__cpu_f32_decode && (!w->precise || 2 * M <= DK_CPU_GEMV_MAXM)) {
-      /* x to q8 once for all N rows (slot 4: the tasks do not touch it). A
+    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL; g.xk = NULL;
+    if ((dk__cpu_k->rowdot_q8[w->dtype] || dk__cpu_k->rowdot_q8k[w->dtype]) && !dk__cpu_f32_decode &&
+        (!w->precise || 2 * M <= DK_CPU_GEMV_MAXM)) {
+      /* x to q8 once for all N rows (slot 4: the tasks do not touch it): in
+       * 32-value blocks, or 256-value super-blocks for the K-quants. A
        * precise weight (a classifier) gets two q8 levels: x rounded, then
        * what that rounding lost rounded with its own scale, as M more rows;
        * the two products add up to x carried to ~15 bits (error <= amax /
        * 64516 per block, 254 times below one level's), at the integer dot's
        * speed: Gemma 3's f32-activation classifier was 63 % of its decode */
-      int64_t MQ = w->precise ? 2 * M : M, nb = M * (K / 32), j;
-      dk__cpu_q8x *xq = (dk__cpu_q8x *)dk__cpu_scratch(4, (size_t)(MQ * (K / 32)) * sizeof(dk__cpu_q8x) / sizeof(float) + 1);
+      const int kq = dk__cpu_k->rowdot_q8[w->dtype] == NULL;
+      const size_t bsz = kq ? sizeof(dk__cpu_q8k) : sizeof(dk__cpu_q8x);
+      int64_t MQ = w->precise ? 2 * M : M, nb = M * (K / (kq ? 256 : 32));
+      void *xq = dk__cpu_scratch(4, (size_t)(MQ * (K / (kq ? 256 : 32))) * bsz / sizeof(float) + 1);
       float *yq = w->precise ? dk__cpu_scratch(5, (size_t)(MQ * N + 8)) : yb;
-      if (!xq || !yq) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-      dk__cpu_quantize_x(xb, M, K, xq);
-      if (w->precise) {
-        float *res = dk__cpu_scratch(0, (size_t)(M * K + 8));   /* free until the bias */
-        if (!res) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-        for (j = 0; j < M * K; j++) res[j] = xb[j] - xq[j / 32].d * (float)xq[j / 32].qs[j % 32];
-        dk__cpu_quantize_x(res, M, K, xq + nb);
-      }
-      g.xq = xq; g.M = MQ; g.y = yq;
+      float *res = w->precise ? dk__cpu_scratch(0, (size_t)(M * K + 8)) : NULL;   /* slot 0 is free until the bias */
+      if (!xq || !yq || (w->precise && !res)) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+      if (kq) dk__cpu_quantize_xk(xb, M, K, (dk__cpu_q8k *)xq, res);
+      else dk__cpu_quantize_x(xb, M, K, (dk__cpu_q8x *)xq, res);
+      if (res && kq) dk__cpu_quantize_xk(res, M, K, (dk__cpu_q8k *)xq + nb, NULL);
+      else if (res) dk__cpu_quantize_x(res, M, K, (dk__cpu_q8x *)xq + nb, NULL);
+      if (kq) g.xk = (const dk__cpu_q8k *)xq;
+      else g.xq = (const dk__cpu_q8x *)xq;
+      g.M = MQ; g.y = yq;
     }
     dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
     if (g.y != yb)   /* a precise weight's two levels */

@@ -271,7 +271,7 @@ double dkt_tol(dk_dtype dt, int64_t k) {
 
 int dkt_q8_acts(dk_dtype wdt, int64_t M) {
   return M <= 4 && (wdt == DK_Q8_0 || wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 ||
-                    wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K);
+                    wdt == DK_Q2_K || wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K);
 }
 
 /* CUDA's prompt-sized dk_linear (more than 4 rows of x, on cuBLAS) runs f32

@@ -115,13 +115,13 @@ int dkt_close(dkt *t, const char *what, const double *got, const double *want, i
 /* tolerance for results of dtype dt after a reduction of length k */
 double dkt_tol(dk_dtype dt, int64_t k);
 /* the most that quantizing the M x K activations to q8 per 32-block (the
- * CPU's decode path for q8_0/q4_0 weights, as llama.cpp does) can move any
- * of the M x N results of x . W^T: sum over blocks of max|x|/254 * sum|w| */
+ * CPU's decode path for block weights, as llama.cpp does) can move any of
+ * the M x N results of x . W^T: sum over blocks of max|x|/254 * sum|w| */
 double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K);
 double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,
                           int64_t M, int64_t N, int64_t K);
 /* whether an M-row dk_linear against wdt weights may round its activations
- * to q8 (the CPU's decode dot: q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K; M <= 4) */
+ * to q8 (the CPU's decode dot: q8_0, q4_0, q4_1, q5_0, q5_1 and the K-quants q2_K-q6_K; M <= 4) */
 int dkt_q8_acts(dk_dtype wdt, int64_t M);
 
 /* float dtypes under test */

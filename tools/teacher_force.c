@@ -66,7 +66,7 @@ static int run(dk_llm_model *m, const char *mode, const int32_t *ids, int n, con
                double ref_ppl, double min_top1, double max_diff) {
   int vocab = m->c.vocab, t, agree = 0, T = n - 1, ok;
   float *buf = (float *)malloc(sizeof(float) * (size_t)vocab * (size_t)n);
-  double nll = 0, worst = 0, ppl, diff, t0;
+  double nll = 0, worst = 0, sq = 0, ppl, diff, t0;
   dk_tensor *logits;
   if (!buf) { fprintf(stderr, "teacher_force: out of memory\n"); return 2; }
   t0 = dk_llm_now();
@@ -96,12 +96,14 @@ static int run(dk_llm_model *m, const char *mode, const int32_t *ids, int n, con
       fprintf(stderr, "  position %d: top-1 %d (reference %d), log p %.4f (reference %.4f)\n", t, top, ref_top[t], lp, ref_lp[t]);
     nll -= lp;
     if (fabs(lp - ref_lp[t]) > worst) worst = fabs(lp - ref_lp[t]);
+    sq += (lp - ref_lp[t]) * (lp - ref_lp[t]);
   }
   ppl = exp(nll / T);
   diff = 100.0 * (ppl - ref_ppl) / ref_ppl;
   ok = 100.0 * agree / T >= min_top1 && fabs(diff) <= max_diff;
-  printf("%s %-6s top-1 %d/%d (%.2f %%), perplexity %.4f vs reference %.4f (%+.3f %%), largest |log p - ref| %.4f: "
-         "%s (%.1f s)\n", dk_device_name(m->ws[0].dev), mode, agree, T, 100.0 * agree / T, ppl, ref_ppl, diff, worst,
+  printf("%s %-6s top-1 %d/%d (%.2f %%), perplexity %.4f vs reference %.4f (%+.3f %%), largest |log p - ref| %.4f, "
+         "rms %.4f: %s (%.1f s)\n", dk_device_name(m->ws[0].dev), mode, agree, T, 100.0 * agree / T, ppl, ref_ppl, diff, worst,
+         sqrt(sq / T),
          ok ? "ok" : "FAIL", dk_llm_now() - t0);
   fflush(stdout);
   free(buf);

@@ -20,7 +20,7 @@
 #
 # On the CPU the gating checks run with DEVKIT_CPU_F32_DECODE=1, the
 # arithmetic of the f32 reference: by default decode rounds activations to q8
-# against q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K and q6_K weights (as
+# against q8_0, q4_0, q4_1, q5_0, q5_1 and q2_K-q6_K weights (as
 # llama.cpp does; the classifier carries two q8 levels,
 # dk_tensor_set_precise), which moves logits by up to ~0.25 and flips
 # near-ties. The default path's teacher-forced figures are printed after, as

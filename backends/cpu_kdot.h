@@ -1,0 +1,290 @@
+/* backends/cpu_kdot.h — the decode product of the K-quants (q2_K-q6_K)
+ * against activations rounded to 8 bits (dk__cpu_q8k: a 256-value
+ * super-block's codes with a scale per 32 and sums per 16). Included by
+ * backends/cpu.h, where the layout is chosen (dk__cpu_linear) and the
+ * entries are put in the kernel tables.
+ *
+ * Why: a K-quant super-block has one f16 scale (and min) for 256 values and
+ * small integer scales for its groups of 16 or 32. Against the 32-value
+ * activation blocks of the other formats (dk__cpu_q8x), each group's scale
+ * was decoded and multiplied in scalar code and the min term summed as
+ * scalars: q4_K decoded at 8.5 GB/s where q4_0 did 13, q2_K/q3_K (f32
+ * activations) at 2.5 (`build/bench --filter linear`, 4096x4096). Here the
+ * group scales multiply the integer sums as integers (madd against the
+ * scales, shuffled into place in registers), each 32 values take one
+ * conversion and one FMA by their activation scale (a broadcast from memory),
+ * and the min (q3_K/q6_K: the code offset) term is the group scales against
+ * the activations' 16-value sums, eight 32-value blocks per vector.
+ * One activation scale per 256 values (llama.cpp's q8_K) would save the
+ * conversion and the FMA per 32 values, but on Gemma 3 270M Q4_K_M it moved
+ * the teacher-forced perplexity by +0.78 % against +0.03 % with a scale per
+ * 32, and top-1 agreement from 97.6 % to 96.1 % (tools/test_models.sh's
+ * information line): Gemma's activations have outliers. So a scale per 32.
+ *
+ * Integer ranges: codes u <= 63 (q6_K taken unsigned, before its -32), x in
+ * [-127, 127]: a maddubs pair is at most 2*63*127 = 16002, inside int16; a
+ * group scale is at most 63 (q4_K/q5_K) or 128 in magnitude, so a 32-value
+ * sum times its scales stays under 2^22. */
+#ifndef DK_BACKEND_CPU_KDOT_H
+#define DK_BACKEND_CPU_KDOT_H
+
+/* q3_K's 16 six-bit scales, minus 32, one byte each: the low nibbles are
+ * bytes 0-7's (groups 0-7) then their high nibbles (8-15); the top two bits
+ * of group i are bits 2*(i/4).. of byte 8 + i%4 */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void dk__cpu_q3k_scales(const uint8_t *s12, uint64_t *lo, uint64_t *hi) {
+  uint64_t n;
+  uint32_t t;
+  memcpy(&n, s12, 8); memcpy(&t, s12 + 8, 4);
+  *lo = (n & 0x0f0f0f0f0f0f0f0full) | ((uint64_t)(t & 0x03030303u) | (uint64_t)((t >> 2) & 0x03030303u) << 32) << 4;
+  *hi = ((n >> 4) & 0x0f0f0f0f0f0f0f0full) | ((uint64_t)((t >> 4) & 0x03030303u) | (uint64_t)((t >> 6) & 0x03030303u) << 32) << 4;
+}
+
+/* super-block sb of a K-quant row as unsigned codes u with a scale per 16
+ * values: w = d * sc * (u - off) - dmin * mn */
+static void dk__cpu_ksb_codes(dk_dtype wdt, const char *row, int64_t sb, uint8_t *u, int *sc, int *mn, int *off, float *d,
+                              float *dmin) {
+  int i;
+  uint64_t a, b;
+  *off = 0; *dmin = 0.0f;
+  for (i = 0; i < 16; i++) mn[i] = 0;
+  if (wdt == DK_Q6_K) {
+    const dk_block_q6_K *p = (const dk_block_q6_K *)row + sb;
+    for (i = 0; i < 256; i++) u[i] = (uint8_t)(dk__quant_q6(p, i) + 32);
+    for (i = 0; i < 16; i++) sc[i] = p->scales[i];
+    *off = 32; *d = dk_f16_to_f32(p->d);
+  } else if (wdt == DK_Q2_K || wdt == DK_Q3_K) {
+    /* value h*128 + s*32 + l: bits 2s.. of qs[h*32 + l]; q3_K's third bit is
+     * bit 4h + s of hmask[l] */
+    const dk_block_q2_K *p2 = wdt == DK_Q2_K ? (const dk_block_q2_K *)row + sb : NULL;
+    const dk_block_q3_K *p3 = wdt == DK_Q3_K ? (const dk_block_q3_K *)row + sb : NULL;
+    const uint8_t *qs = p2 ? p2->qs : p3->qs;
+    for (i = 0; i < 256; i++) {
+      u[i] = (qs[(i >> 7) * 32 + (i & 31)] >> (2 * ((i >> 5) & 3))) & 3;
+      if (p3) u[i] |= (uint8_t)(((p3->hmask[i & 31] >> (i >> 5)) & 1) << 2);
+    }
+    if (p2) {
+      for (i = 0; i < 16; i++) { sc[i] = p2->scales[i] & 15; mn[i] = p2->scales[i] >> 4; }
+      *d = dk_f16_to_f32(p2->d); *dmin = dk_f16_to_f32(p2->dmin);
+    } else {
+      dk__cpu_q3k_scales(p3->scales, &a, &b);
+      for (i = 0; i < 16; i++) sc[i] = (int)(((i < 8 ? a : b) >> (8 * (i & 7))) & 255) - 32;
+      *off = 4; *d = dk_f16_to_f32(p3->d);
+    }
+  } else {
+    /* q4_K/q5_K: group g (32 values) is the low (even g) or high nibbles of
+     * qs[32*(g/2) ..]; q5_K's fifth bit is bit g of qh[l] */
+    const dk_block_q4_K *p4 = wdt == DK_Q4_K ? (const dk_block_q4_K *)row + sb : NULL;
+    const dk_block_q5_K *p5 = wdt == DK_Q5_K ? (const dk_block_q5_K *)row + sb : NULL;
+    const uint8_t *qs = p4 ? p4->qs : p5->qs;
+    for (i = 0; i < 256; i++) {
+      int g = i >> 5;
+      u[i] = (qs[32 * (g >> 1) + (i & 31)] >> (4 * (g & 1))) & 15;
+      if (p5) u[i] |= (uint8_t)(((p5->qh[i & 31] >> g) & 1) << 4);
+    }
+    dk__cpu_k45_scales(p4 ? p4->scales : p5->scales, &a, &b);
+    for (i = 0; i < 16; i++) { sc[i] = (int)((a >> (8 * (i / 2))) & 255); mn[i] = (int)((b >> (8 * (i / 2))) & 255); }
+    *d = dk_f16_to_f32(p4 ? p4->d : p5->d); *dmin = dk_f16_to_f32(p4 ? p4->dmin : p5->dmin);
+  }
+}
+
+/* the portable class, and the arithmetic every class does: per 32-value
+ * activation block j, si = the sum over its two 16-value groups of
+ * sc * (u . x - off * x's sum) and sm = the sum of mn * x's sum, in
+ * integers; the product is the sum over j of xd_j * (d * si - dmin * sm) */
+static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk,
+                                     int64_t nsb, int M, float *y, int64_t ldy) {
+  uint8_t u[256];
+  int sc[16], mn[16], off, g, l, j;
+  int64_t r, sb;
+  int m;
+  for (r = 0; r < rows; r++)
+    for (m = 0; m < M; m++) {
+      float acc = 0.0f, macc = 0.0f, d, dmin;
+      for (sb = 0; sb < nsb; sb++) {
+        const dk__cpu_q8k *x = xk + m * nsb + sb;
+        float a = 0.0f, ma = 0.0f;
+        dk__cpu_ksb_codes(wdt, w + (size_t)r * wrow, sb, u, sc, mn, &off, &d, &dmin);
+        for (j = 0; j < 8; j++) {
+          int32_t si = 0, sm = 0;
+          for (g = 2 * j; g < 2 * j + 2; g++) {
+            int32_t s = -off * x->bs[g];
+            for (l = 0; l < 16; l++) s += u[16 * g + l] * x->qs[16 * g + l];
+            si += sc[g] * s;
+            sm += mn[g] * x->bs[g];
+          }
+          a += x->d[j] * (float)si;
+          ma += x->d[j] * (float)sm;
+        }
+        acc += d * a;
+        macc += dmin * ma;
+      }
+      y[m * ldy + r] = acc - macc;
+    }
+}
+
+#ifdef DK_CPU_X86
+/* int16 word g of each 128-bit half, in all eight words of that half */
+#define DK__KW(g) _mm256_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g))))
+/* the two halves' words may differ: lo in the low half, hi in the high */
+#define DK__KW2(lo, hi) _mm256_set_m128i(_mm_set1_epi16((short)(((2 * (hi) + 1) << 8) | (2 * (hi)))), \
+                                         _mm_set1_epi16((short)(((2 * (lo) + 1) << 8) | (2 * (lo)))))
+/* 32 values: a += (u . x, pairs times the scale words, in int32) * x's scale j */
+#define DK__KGRP(a, u, j, scw)                                                 \
+  a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(                    \
+                          _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)(x->qs + 32 * (j)))), scw)), \
+                      _mm256_broadcast_ss(x->d + (j)), a)
+/* the 16-value-group term (scales or mins . x's 16-value sums, a lane per
+ * 32-value block) times the blocks' scales */
+#define DK__KSUMS(s16) _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(s16, _mm256_loadu_si256((const __m256i *)x->bs))), \
+                                     _mm256_loadu_ps(x->d))
+
+/* q4_K/q5_K: groups 2j and 2j+1 are the low and high nibbles of 32 bytes;
+ * q5_K's fifth bits are bits 2j and 2j+1 of qh, shifted down as j goes */
+/* a field of super-block sb of row wr, whichever of the two types T is */
+#define DK__K45_F(T, f) ((T) == DK_Q4_K ? ((const dk_block_q4_K *)wr + sb)->f : ((const dk_block_q5_K *)wr + sb)->f)
+#define DK__K45_SB(T)                                                          \
+  {                                                                            \
+    const uint8_t *qs = DK__K45_F(T, qs);                                      \
+    const __m256i lo = _mm256_set1_epi8(15);                                   \
+    uint64_t sc, mn;                                                           \
+    __m256i sc16, hm = _mm256_setzero_si256();                                 \
+    __m128i m8;                                                                \
+    __m256 a = _mm256_setzero_ps();                                            \
+    dk__cpu_k45_scales(DK__K45_F(T, scales), &sc, &mn);                        \
+    /* group g's min against its two 16-value sums: the min in both words */  \
+    m8 = _mm_cvtsi64_si128((long long)mn);                                     \
+    macc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(DK__K45_F(T, dmin))),     \
+                           DK__KSUMS(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8))), macc); \
+    sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc))); \
+    if (T == DK_Q5_K) hm = _mm256_loadu_si256((const __m256i *)((const dk_block_q5_K *)wr + sb)->qh); \
+    DK__K45_PAIR(T, 0) DK__K45_PAIR(T, 1) DK__K45_PAIR(T, 2) DK__K45_PAIR(T, 3) \
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(DK__K45_F(T, d))), a, acc); \
+  }
+#define DK__K45_PAIR(T, j)                                                     \
+  {                                                                            \
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (j)));    \
+    __m256i u0 = _mm256_and_si256(v, lo), u1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), lo); \
+    if (T == DK_Q5_K) {                                                        \
+      u0 = _mm256_or_si256(u0, _mm256_and_si256(_mm256_slli_epi16(hm, 4), _mm256_set1_epi8(16))); \
+      u1 = _mm256_or_si256(u1, _mm256_and_si256(_mm256_slli_epi16(hm, 3), _mm256_set1_epi8(16))); \
+      hm = _mm256_srli_epi16(hm, 2);                                           \
+    }                                                                          \
+    DK__KGRP(a, u0, 2 * (j), _mm256_shuffle_epi8(sc16, DK__KW(2 * (j))));      \
+    DK__KGRP(a, u1, 2 * (j) + 1, _mm256_shuffle_epi8(sc16, DK__KW(2 * (j) + 1))); \
+  }
+
+/* q6_K: codes taken unsigned (0-63) so maddubs takes them as they are; the
+ * -32 comes back through the scales . the activations' 16-value sums. A
+ * 32-value block j spans groups 2j (the maddubs' low half) and 2j+1 (its
+ * high half) */
+#define DK__Q6K_SB                                                             \
+  {                                                                            \
+    const dk_block_q6_K *p = (const dk_block_q6_K *)wr + sb;                   \
+    const __m256i lo = _mm256_set1_epi8(15), hi2 = _mm256_set1_epi8(0x30);     \
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p->scales)); \
+    const __m256i sa = _mm256_permute4x64_epi64(s16, 0x44), sbk = _mm256_permute4x64_epi64(s16, 0xee); \
+    __m256 a = _mm256_mul_ps(_mm256_set1_ps(-32.0f), DK__KSUMS(s16));          \
+    DK__Q6K_HALF(0, sa) DK__Q6K_HALF(1, sbk)                                   \
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->d)), a, acc);            \
+  }
+#define DK__Q6K_HALF(h, sv)                                                    \
+  {                                                                            \
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *)(p->ql + 64 * (h)));      \
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(p->ql + 64 * (h) + 32)); \
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(p->qh + 32 * (h)));      \
+    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(l0, lo), _mm256_and_si256(_mm256_slli_epi16(hb, 4), hi2)), \
+             4 * (h), _mm256_shuffle_epi8(sv, DK__KW2(0, 1)));                 \
+    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(l1, lo), _mm256_and_si256(_mm256_slli_epi16(hb, 2), hi2)), \
+             4 * (h) + 1, _mm256_shuffle_epi8(sv, DK__KW2(2, 3)));             \
+    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo), _mm256_and_si256(hb, hi2)), \
+             4 * (h) + 2, _mm256_shuffle_epi8(sv, DK__KW2(4, 5)));             \
+    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo), _mm256_and_si256(_mm256_srli_epi16(hb, 2), hi2)), \
+             4 * (h) + 3, _mm256_shuffle_epi8(sv, DK__KW2(6, 7)));             \
+  }
+
+/* q2_K/q3_K: 16 groups of 16, 2-bit codes (value h*128 + s*32 + l is bits
+ * 2s.. of qs[h*32 + l]); q2_K's scale and min are a byte's two nibbles;
+ * q3_K's third bit is bit 4h + s of hmask[l], its scales signed 6-bit, and
+ * its codes 0-7 carry -4 (back through the scales . 16-value sums) */
+#define DK__K23_SB(T)                                                          \
+  {                                                                            \
+    const __m256i three = _mm256_set1_epi8(3);                                 \
+    const uint8_t *qs = T == DK_Q2_K ? ((const dk_block_q2_K *)wr + sb)->qs : ((const dk_block_q3_K *)wr + sb)->qs; \
+    __m256i s16, sa, sbk, hm = _mm256_setzero_si256();                         \
+    __m256 a;                                                                  \
+    float d;                                                                   \
+    if (T == DK_Q2_K) {                                                        \
+      const dk_block_q2_K *p = (const dk_block_q2_K *)wr + sb;                 \
+      const __m128i s8 = _mm_loadu_si128((const __m128i *)p->scales), l4 = _mm_set1_epi8(15); \
+      s16 = _mm256_cvtepu8_epi16(_mm_and_si128(s8, l4));                       \
+      macc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->dmin)),              \
+                             DK__KSUMS(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s8, 4), l4))), macc); \
+      a = _mm256_setzero_ps();                                                 \
+      d = _cvtsh_ss(p->d);                                                     \
+    } else {                                                                   \
+      const dk_block_q3_K *p = (const dk_block_q3_K *)wr + sb;                 \
+      uint64_t slo, shi;                                                       \
+      dk__cpu_q3k_scales(p->scales, &slo, &shi);                               \
+      s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_set_epi64x((long long)shi, (long long)slo), _mm_set1_epi8(32))); \
+      a = _mm256_mul_ps(_mm256_set1_ps(-4.0f), DK__KSUMS(s16));                \
+      hm = _mm256_loadu_si256((const __m256i *)p->hmask);                      \
+      d = _cvtsh_ss(p->d);                                                     \
+    }                                                                          \
+    sa = _mm256_permute4x64_epi64(s16, 0x44); sbk = _mm256_permute4x64_epi64(s16, 0xee); \
+    DK__K23_HALF(T, 0, sa) DK__K23_HALF(T, 1, sbk)                             \
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), a, acc);                          \
+  }
+#define DK__K23_HALF(T, h, sv)                                                 \
+  {                                                                            \
+    const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * (h)));  \
+    DK__K23_RUN(T, h, 0, raw, sv) DK__K23_RUN(T, h, 1, _mm256_srli_epi16(raw, 2), sv) \
+    DK__K23_RUN(T, h, 2, _mm256_srli_epi16(raw, 4), sv) DK__K23_RUN(T, h, 3, _mm256_srli_epi16(raw, 6), sv) \
+  }
+#define DK__K23_RUN(T, h, s, v, sv)                                            \
+  {                                                                            \
+    __m256i u = _mm256_and_si256(v, three);                                    \
+    if (T == DK_Q3_K) {                                                        \
+      u = _mm256_or_si256(u, _mm256_and_si256(_mm256_slli_epi16(hm, 2), _mm256_set1_epi8(4))); \
+      hm = _mm256_srli_epi16(hm, 1);                                           \
+    }                                                                          \
+    DK__KGRP(a, u, 4 * (h) + (s), _mm256_shuffle_epi8(sv, DK__KW2(2 * (s), 2 * (s) + 1))); \
+  }
+
+/* rows [0, rows) against M activation rows, row outer (a row's weights stay
+ * in L1 for the second activation row of a precise weight) */
+#define DK__KDOT_BODY(T)                                                       \
+  int64_t r, sb;                                                               \
+  int m;                                                                       \
+  for (r = 0; r < rows; r++) {                                                 \
+    const char *wr = w + (size_t)r * wrow;                                     \
+    for (m = 0; m < M; m++) {                                                  \
+      __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();           \
+      for (sb = 0; sb < nsb; sb++) {                                           \
+        const dk__cpu_q8k *x = xk + m * nsb + sb;                              \
+        if (T == DK_Q6_K) DK__Q6K_SB                                           \
+        else if (T == DK_Q2_K || T == DK_Q3_K) DK__K23_SB(T)                   \
+        else DK__K45_SB(T)                                                     \
+      }                                                                        \
+      y[m * ldy + r] = dk__cpu_hsum(_mm256_sub_ps(acc, macc));                 \
+    }                                                                          \
+  }
+#define DK__KDOT_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk, int64_t nsb, int M, float *y, int64_t ldy
+#define DK__KDOT_FNS(CLS, ATTR)                                                                       \
+  ATTR static void dk__cpu_rows_q8k_##CLS##_q2_K(DK__KDOT_ARGS) { DK__KDOT_BODY(DK_Q2_K) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8k_##CLS##_q3_K(DK__KDOT_ARGS) { DK__KDOT_BODY(DK_Q3_K) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8k_##CLS##_q4_K(DK__KDOT_ARGS) { DK__KDOT_BODY(DK_Q4_K) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8k_##CLS##_q5_K(DK__KDOT_ARGS) { DK__KDOT_BODY(DK_Q5_K) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8k_##CLS##_q6_K(DK__KDOT_ARGS) { DK__KDOT_BODY(DK_Q6_K) (void)dt; } \
+  static dk__cpu_rowdot_q8k_fn dk__cpu_rows_q8k_##CLS(dk_dtype dt) {                                 \
+    return dt == DK_Q2_K ? dk__cpu_rows_q8k_##CLS##_q2_K : dt == DK_Q3_K ? dk__cpu_rows_q8k_##CLS##_q3_K \
+           : dt == DK_Q4_K ? dk__cpu_rows_q8k_##CLS##_q4_K : dt == DK_Q5_K ? dk__cpu_rows_q8k_##CLS##_q5_K \
+           : dt == DK_Q6_K ? dk__cpu_rows_q8k_##CLS##_q6_K : NULL;                                  \
+  }
+DK__KDOT_FNS(avx2, DK_CPU_AVX2)
+DK__KDOT_FNS(avx512, DK_CPU_AVX512)
+#endif
+
+#endif
