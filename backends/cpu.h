@@ -1588,6 +1588,43 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
       }                                                                        \
     return 1;                                                                  \
   }                                                                            \
+  if (dt == DK_Q2_K || dt == DK_Q3_K) {                                        \
+    /* 32-value block j of a super-block: 2-bit codes at bit 2*(j%4) of      \
+     * qs[32*(j/4) ..] (q3_K: bit j of hmask the third, minus 4), groups     \
+     * 2j and 2j+1 with a scale (and q2_K a min) each */                     \
+    for (r = 0; r < rows; r++)                                                 \
+      for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                             \
+        const int j = (int)(b & 7);                                            \
+        float d0, d1, m0 = 0.0f, m1 = 0.0f, *o = dst + r * ldd + (b * 32 - k0); \
+        __m256i v;                                                             \
+        if (dt == DK_Q2_K) {                                                   \
+          const dk_block_q2_K *p = (const dk_block_q2_K *)(w + (size_t)r * wrow) + b / 8; \
+          const float d = _cvtsh_ss(p->d), dmin = _cvtsh_ss(p->dmin);          \
+          v = _mm256_loadu_si256((const __m256i *)(p->qs + 32 * (j >> 2)));    \
+          v = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (j & 3)), _mm256_set1_epi8(3)); \
+          d0 = d * (float)(p->scales[2 * j] & 15); m0 = -dmin * (float)(p->scales[2 * j] >> 4); \
+          d1 = d * (float)(p->scales[2 * j + 1] & 15); m1 = -dmin * (float)(p->scales[2 * j + 1] >> 4); \
+        } else {                                                               \
+          const dk_block_q3_K *p = (const dk_block_q3_K *)(w + (size_t)r * wrow) + b / 8; \
+          const float d = _cvtsh_ss(p->d);                                     \
+          uint64_t slo, shi, sc;                                               \
+          __m256i hb = _mm256_loadu_si256((const __m256i *)p->hmask);          \
+          v = _mm256_loadu_si256((const __m256i *)(p->qs + 32 * (j >> 2)));    \
+          v = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (j & 3)), _mm256_set1_epi8(3)); \
+          hb = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, j), _mm256_set1_epi8(1)), 2); \
+          v = _mm256_sub_epi8(_mm256_or_si256(v, hb), _mm256_set1_epi8(4));    \
+          dk__cpu_q3k_scales(p->scales, &slo, &shi);                           \
+          sc = j < 4 ? slo : shi;                                              \
+          d0 = d * (float)((int)((sc >> (16 * (j & 3))) & 255) - 32);          \
+          d1 = d * (float)((int)((sc >> (16 * (j & 3) + 8)) & 255) - 32);      \
+        }                                                                      \
+        _mm256_storeu_ps(o, _mm256_fmadd_ps(_mm256_set1_ps(d0), DK__I8_CHUNK(v, 0), _mm256_set1_ps(m0))); \
+        _mm256_storeu_ps(o + 8, _mm256_fmadd_ps(_mm256_set1_ps(d0), DK__I8_CHUNK(v, 1), _mm256_set1_ps(m0))); \
+        _mm256_storeu_ps(o + 16, _mm256_fmadd_ps(_mm256_set1_ps(d1), DK__I8_CHUNK(v, 2), _mm256_set1_ps(m1))); \
+        _mm256_storeu_ps(o + 24, _mm256_fmadd_ps(_mm256_set1_ps(d1), DK__I8_CHUNK(v, 3), _mm256_set1_ps(m1))); \
+      }                                                                        \
+    return 1;                                                                  \
+  }                                                                            \
   if (!(((DK__CPU_Q8_DOT | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K)) >> dt) & 1)) return 0; \
   for (r = 0; r < rows; r++)                                                   \
     for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                               \
