@@ -344,6 +344,8 @@ typedef struct {
   void (*gemv1)(dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y);
   /* the K-quants' decode dot against q8k activations (backends/cpu_kdot.h) */
   dk__cpu_rowdot_q8k_fn rowdot_q8k[DK_DTYPE_COUNT];
+  /* 32 activations to int8 codes, as dk__cpu_round_i8 (NULL: that one) */
+  float (*round32)(const float *v, int8_t *q, float *res);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1093,6 +1095,7 @@ static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, in
 static float dk__cpu_round_i8(const float *v, int n, int8_t *q, float *res) {
   float amax = 0.0f, id, d;
   int j;
+  if (n == 32 && dk__cpu_k->round32) return dk__cpu_k->round32(v, q, res);
   for (j = 0; j < n; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
   d = amax / 127.0f;
   id = amax > 0.0f ? 127.0f / amax : 0.0f;
@@ -1210,6 +1213,36 @@ DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+
+/* dk__cpu_round_i8 for 32 values, the same codes bit for bit: the same
+ * max, the same single product v * (127 / max), rounded to nearest even by
+ * the conversion as lrintf does. Scalar, it was 2.4-2.8 % of a 100M decode. */
+DK_CPU_AVX2 static float dk__cpu_round32_avx2(const float *v, int8_t *q, float *res) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 x[4], m = _mm256_setzero_ps();
+  __m256i c[4], p;
+  __m128 h;
+  float amax, id, d;
+  int i;
+  for (i = 0; i < 4; i++) {
+    x[i] = _mm256_loadu_ps(v + 8 * i);
+    m = _mm256_max_ps(_mm256_andnot_ps(sign, x[i]), m);   /* a NaN value is skipped, as the scalar compare skips it */
+  }
+  h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  amax = _mm_cvtss_f32(h);
+  d = amax / 127.0f;
+  id = amax > 0.0f ? 127.0f / amax : 0.0f;
+  for (i = 0; i < 4; i++) c[i] = _mm256_cvtps_epi32(_mm256_mul_ps(x[i], _mm256_set1_ps(id)));
+  /* the packs work within 128-bit lanes: dwords 0,4,1,5,... put the bytes back in order */
+  p = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+  _mm256_storeu_si256((__m256i *)q, _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  if (res)
+    for (i = 0; i < 4; i++)
+      _mm256_storeu_ps(res + 8 * i, _mm256_sub_ps(x[i], _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(c[i]))));
+  return d;
 }
 
 /* 8 weights at w[k..k+8) of a float dtype, as f32 */
@@ -1721,21 +1754,21 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
   "avx2", dk__cpu_micro_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
-  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}
+  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
   "avx512", dk__cpu_micro_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
-  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}
+  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
