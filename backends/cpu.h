@@ -308,7 +308,7 @@ typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, i
  * for the min term of the formats whose weights are d*q + m (q4_1, q5_1) */
 typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
-/* the weight dtypes whose decode products may round activations to q8 */
+/* the 32-value weight dtypes whose decode products may round activations to q8 */
 #define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1))
 /* 256 activations rounded to int8 with a scale per 32 and their 16-value
  * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
@@ -1480,11 +1480,11 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
  * indexed by a runtime row count spilled to the stack, and a call per row
  * held the decode dot at a third of the memory bandwidth). Decode (M = 1)
  * takes two weight rows per pass over the activations, accumulators in
- * registers; q4_K/q5_K read each super-block's scales once for its 8 groups.
- * The min term (mn * the block's activation sum) is a scalar chain. */
+ * registers. The min term (mn * the block's activation sum) is a scalar
+ * chain. The K-quants have their own loop (backends/cpu_kdot.h). */
 /* the two-row decode loop prefetches this many bytes ahead of each row: a
  * 100M q8_0 model decoded at 83-96 tok/s without it, 103-133 with it (the
- * q4_K super-block and q6_K loops showed no gain, so they have none) */
+ * K-quants' loops showed no gain from it then, so they have none) */
 #define DK__Q8_PF 1024
 #define DK__Q8_ROWS_BODY(IDOT, T)                                            \
   const dk_dtype wdt = T;                                                      \
@@ -1548,7 +1548,7 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
 
 /* q6_K's 32-value block j (0-7) of super-block p as signed codes -32..31,
  * in value order: low nibbles from ql (the upper nibble for j & 2), two high
- * bits from qh (shifted by 2 * (j & 3)); the decode dot and the GEMM packing */
+ * bits from qh (shifted by 2 * (j & 3)); for the GEMM packing */
 DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_i8(const dk_block_q6_K *p, int j) {
   const int h = j >> 2, jj = j & 3;
   __m256i lo = _mm256_loadu_si256((const __m256i *)(p->ql + h * 64 + (jj & 1) * 32));
