@@ -344,7 +344,7 @@ typedef struct {
   void (*gemv1)(dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y);
   /* the K-quants' decode dot against q8k activations (backends/cpu_kdot.h) */
   dk__cpu_rowdot_q8k_fn rowdot_q8k[DK_DTYPE_COUNT];
-  /* 32 activations to int8 codes, as dk__cpu_round_i8 (NULL: that one) */
+  /* 32 activations to int8 codes, as dk__cpu_round32 (NULL: its scalar loop) */
   float (*round32)(const float *v, int8_t *q, float *res);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
@@ -1089,19 +1089,19 @@ static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, in
   return acc;
 }
 
-/* n activations to int8 codes with one scale, returned: d = max|v| / 127.
+/* 32 activations to int8 codes with one scale, returned: d = max|v| / 127.
  * res, unless NULL, gets what the rounding lost (v - d*q): a precise
- * weight's second level */
-static float dk__cpu_round_i8(const float *v, int n, int8_t *q, float *res) {
+ * weight's second level. The class's round32 where it has one. */
+static float dk__cpu_round32(const float *v, int8_t *q, float *res) {
   float amax = 0.0f, id, d;
   int j;
-  if (n == 32 && dk__cpu_k->round32) return dk__cpu_k->round32(v, q, res);
-  for (j = 0; j < n; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+  if (dk__cpu_k->round32) return dk__cpu_k->round32(v, q, res);
+  for (j = 0; j < 32; j++) amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
   d = amax / 127.0f;
   id = amax > 0.0f ? 127.0f / amax : 0.0f;
-  for (j = 0; j < n; j++) q[j] = (int8_t)lrintf(v[j] * id);
+  for (j = 0; j < 32; j++) q[j] = (int8_t)lrintf(v[j] * id);
   if (res)
-    for (j = 0; j < n; j++) res[j] = v[j] - d * (float)q[j];
+    for (j = 0; j < 32; j++) res[j] = v[j] - d * (float)q[j];
   return d;
 }
 
@@ -1110,7 +1110,7 @@ static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x
   int64_t b;
   int j, sum;
   for (b = 0; b < M * (K / 32); b++) {
-    xq[b].d = dk__cpu_round_i8(x + b * 32, 32, xq[b].qs, res ? res + b * 32 : NULL);
+    xq[b].d = dk__cpu_round32(x + b * 32, xq[b].qs, res ? res + b * 32 : NULL);
     for (sum = 0, j = 0; j < 32; j++) sum += xq[b].qs[j];
     xq[b].s = xq[b].d * (float)sum;
   }
@@ -1122,7 +1122,7 @@ static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8
   int g, j, sum;
   for (b = 0; b < M * (K / 256); b++) {
     for (g = 0; g < 8; g++)
-      xk[b].d[g] = dk__cpu_round_i8(x + b * 256 + 32 * g, 32, xk[b].qs + 32 * g, res ? res + b * 256 + 32 * g : NULL);
+      xk[b].d[g] = dk__cpu_round32(x + b * 256 + 32 * g, xk[b].qs + 32 * g, res ? res + b * 256 + 32 * g : NULL);
     for (g = 0; g < 16; g++) {
       for (sum = 0, j = 0; j < 16; j++) sum += xk[b].qs[16 * g + j];
       xk[b].bs[g] = (int16_t)sum;
@@ -1215,7 +1215,7 @@ DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-/* dk__cpu_round_i8 for 32 values, the same codes bit for bit: the same
+/* dk__cpu_round32's scalar loop in vectors, the same codes bit for bit: the same
  * max, the same single product v * (127 / max), rounded to nearest even by
  * the conversion as lrintf does. Scalar, it was 2.4-2.8 % of a 100M decode. */
 DK_CPU_AVX2 static float dk__cpu_round32_avx2(const float *v, int8_t *q, float *res) {
@@ -1546,16 +1546,31 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
     for (m = 0; m < M; m++) y[m * ldy + r] = dk__cpu_hsum(acc[m]) + macc[m];   \
   }
 
-/* q6_K's 32-value block j (0-7) of super-block p as signed codes -32..31,
- * in value order: low nibbles from ql (the upper nibble for j & 2), two high
- * bits from qh (shifted by 2 * (j & 3)); for the GEMM packing */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_i8(const dk_block_q6_K *p, int j) {
+/* q6_K's 32-value block j (0-7) of super-block p as unsigned codes 0..63
+ * (the value is the code - 32), in value order: low nibbles from ql (the
+ * upper nibble for j & 2), two high bits from qh (shifted by 2 * (j & 3));
+ * the decode dot (backends/cpu_kdot.h) and the GEMM packing */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_q6k_u8(const dk_block_q6_K *p, int j) {
   const int h = j >> 2, jj = j & 3;
   __m256i lo = _mm256_loadu_si256((const __m256i *)(p->ql + h * 64 + (jj & 1) * 32));
   __m256i hi = _mm256_loadu_si256((const __m256i *)(p->qh + h * 32));
   lo = _mm256_and_si256(jj >> 1 ? _mm256_srli_epi16(lo, 4) : lo, _mm256_set1_epi8(15));
   hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hi, 2 * jj), _mm256_set1_epi8(3)), 4);
-  return _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));
+  return _mm256_or_si256(lo, hi);
+}
+
+/* q2_K/q3_K's 32-value block j (0-7) of super-block (qs, hmask) as unsigned
+ * codes: bits 2*(j%4).. of qs[32*(j/4) ..] (q2_K 0..3), and for q3_K (hmask
+ * not NULL) bit j of hmask as the third (0..7; the value is the code - 4);
+ * the decode dot and the GEMM packing */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmask, int j) {
+  __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (j >> 2)));
+  v = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (j & 3)), _mm256_set1_epi8(3));
+  if (hmask) {
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)hmask);
+    v = _mm256_or_si256(v, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, j), _mm256_set1_epi8(1)), 2));
+  }
+  return v;
 }
 
 #define DK__Q8_ROWS_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
@@ -1611,7 +1626,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
       for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                             \
         const dk_block_q6_K *p = (const dk_block_q6_K *)(w + (size_t)r * wrow) + b / 8; \
         const int j = (int)(b & 7);                                            \
-        const __m256i v = dk__cpu_q6k_i8(p, j);                                \
+        const __m256i v = _mm256_sub_epi8(dk__cpu_q6k_u8(p, j), _mm256_set1_epi8(32)); \
         float d = _cvtsh_ss(p->d), *o = dst + r * ldd + (b * 32 - k0);        \
         __m256 s0 = _mm256_set1_ps(d * (float)p->scales[2 * j]), s1 = _mm256_set1_ps(d * (float)p->scales[2 * j + 1]); \
         _mm256_storeu_ps(o, _mm256_mul_ps(s0, DK__I8_CHUNK(v, 0)));            \
@@ -1622,9 +1637,8 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
     return 1;                                                                  \
   }                                                                            \
   if (dt == DK_Q2_K || dt == DK_Q3_K) {                                        \
-    /* 32-value block j of a super-block: 2-bit codes at bit 2*(j%4) of      \
-     * qs[32*(j/4) ..] (q3_K: bit j of hmask the third, minus 4), groups     \
-     * 2j and 2j+1 with a scale (and q2_K a min) each */                     \
+    /* 32-value block j of a super-block (q3_K's codes minus 4): groups 2j \
+     * and 2j+1 with a scale (and q2_K a min) each */                        \
     for (r = 0; r < rows; r++)                                                 \
       for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                             \
         const int j = (int)(b & 7);                                            \
@@ -1633,19 +1647,14 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
         if (dt == DK_Q2_K) {                                                   \
           const dk_block_q2_K *p = (const dk_block_q2_K *)(w + (size_t)r * wrow) + b / 8; \
           const float d = _cvtsh_ss(p->d), dmin = _cvtsh_ss(p->dmin);          \
-          v = _mm256_loadu_si256((const __m256i *)(p->qs + 32 * (j >> 2)));    \
-          v = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (j & 3)), _mm256_set1_epi8(3)); \
+          v = dk__cpu_k23_u8(p->qs, NULL, j);                                  \
           d0 = d * (float)(p->scales[2 * j] & 15); m0 = -dmin * (float)(p->scales[2 * j] >> 4); \
           d1 = d * (float)(p->scales[2 * j + 1] & 15); m1 = -dmin * (float)(p->scales[2 * j + 1] >> 4); \
         } else {                                                               \
           const dk_block_q3_K *p = (const dk_block_q3_K *)(w + (size_t)r * wrow) + b / 8; \
           const float d = _cvtsh_ss(p->d);                                     \
           uint64_t slo, shi, sc;                                               \
-          __m256i hb = _mm256_loadu_si256((const __m256i *)p->hmask);          \
-          v = _mm256_loadu_si256((const __m256i *)(p->qs + 32 * (j >> 2)));    \
-          v = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (j & 3)), _mm256_set1_epi8(3)); \
-          hb = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, j), _mm256_set1_epi8(1)), 2); \
-          v = _mm256_sub_epi8(_mm256_or_si256(v, hb), _mm256_set1_epi8(4));    \
+          v = _mm256_sub_epi8(dk__cpu_k23_u8(p->qs, p->hmask, j), _mm256_set1_epi8(4)); \
           dk__cpu_q3k_scales(p->scales, &slo, &shi);                           \
           sc = j < 4 ? slo : shi;                                              \
           d0 = d * (float)((int)((sc >> (16 * (j & 3))) & 255) - 32);          \

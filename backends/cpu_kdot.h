@@ -183,27 +183,16 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
 #define DK__Q6K_SB                                                             \
   {                                                                            \
     const dk_block_q6_K *p = (const dk_block_q6_K *)wr + sb;                   \
-    const __m256i lo = _mm256_set1_epi8(15), hi2 = _mm256_set1_epi8(0x30);     \
     const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p->scales)); \
     const __m256i sa = _mm256_permute4x64_epi64(s16, 0x44), sbk = _mm256_permute4x64_epi64(s16, 0xee); \
     __m256 a = _mm256_mul_ps(_mm256_set1_ps(-32.0f), DK__KSUMS(s16));          \
-    DK__Q6K_HALF(0, sa) DK__Q6K_HALF(1, sbk)                                   \
+    DK__Q6K_BLK(0, sa, 0) DK__Q6K_BLK(1, sa, 1) DK__Q6K_BLK(2, sa, 2) DK__Q6K_BLK(3, sa, 3) \
+    DK__Q6K_BLK(4, sbk, 0) DK__Q6K_BLK(5, sbk, 1) DK__Q6K_BLK(6, sbk, 2) DK__Q6K_BLK(7, sbk, 3) \
     acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->d)), a, acc);            \
   }
-#define DK__Q6K_HALF(h, sv)                                                    \
-  {                                                                            \
-    const __m256i l0 = _mm256_loadu_si256((const __m256i *)(p->ql + 64 * (h)));      \
-    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(p->ql + 64 * (h) + 32)); \
-    const __m256i hb = _mm256_loadu_si256((const __m256i *)(p->qh + 32 * (h)));      \
-    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(l0, lo), _mm256_and_si256(_mm256_slli_epi16(hb, 4), hi2)), \
-             4 * (h), _mm256_shuffle_epi8(sv, DK__KW2(0, 1)));                 \
-    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(l1, lo), _mm256_and_si256(_mm256_slli_epi16(hb, 2), hi2)), \
-             4 * (h) + 1, _mm256_shuffle_epi8(sv, DK__KW2(2, 3)));             \
-    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo), _mm256_and_si256(hb, hi2)), \
-             4 * (h) + 2, _mm256_shuffle_epi8(sv, DK__KW2(4, 5)));             \
-    DK__KGRP(a, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo), _mm256_and_si256(_mm256_srli_epi16(hb, 2), hi2)), \
-             4 * (h) + 3, _mm256_shuffle_epi8(sv, DK__KW2(6, 7)));             \
-  }
+/* block j's groups 2j and 2j+1 are words 2i and 2i+1 of sv (i = j % 4) */
+#define DK__Q6K_BLK(j, sv, i) \
+  DK__KGRP(a, dk__cpu_q6k_u8(p, j), j, _mm256_shuffle_epi8(sv, DK__KW2(2 * (i), 2 * (i) + 1)));
 
 /* q2_K/q3_K: 16 groups of 16, 2-bit codes (value h*128 + s*32 + l is bits
  * 2s.. of qs[h*32 + l]); q2_K's scale and min are a byte's two nibbles;
@@ -211,9 +200,9 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
  * its codes 0-7 carry -4 (back through the scales . 16-value sums) */
 #define DK__K23_SB(T)                                                          \
   {                                                                            \
-    const __m256i three = _mm256_set1_epi8(3);                                 \
+    const uint8_t *hm = NULL;                                                  \
     const uint8_t *qs = T == DK_Q2_K ? ((const dk_block_q2_K *)wr + sb)->qs : ((const dk_block_q3_K *)wr + sb)->qs; \
-    __m256i s16, sa, sbk, hm = _mm256_setzero_si256();                         \
+    __m256i s16, sa, sbk;                                                      \
     __m256 a;                                                                  \
     float d;                                                                   \
     if (T == DK_Q2_K) {                                                        \
@@ -230,28 +219,17 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
       dk__cpu_q3k_scales(p->scales, &slo, &shi);                               \
       s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_set_epi64x((long long)shi, (long long)slo), _mm_set1_epi8(32))); \
       a = _mm256_mul_ps(_mm256_set1_ps(-4.0f), DK__KSUMS(s16));                \
-      hm = _mm256_loadu_si256((const __m256i *)p->hmask);                      \
+      hm = p->hmask;                                                           \
       d = _cvtsh_ss(p->d);                                                     \
     }                                                                          \
     sa = _mm256_permute4x64_epi64(s16, 0x44); sbk = _mm256_permute4x64_epi64(s16, 0xee); \
-    DK__K23_HALF(T, 0, sa) DK__K23_HALF(T, 1, sbk)                             \
+    DK__K23_HALF(0, sa) DK__K23_HALF(1, sbk)                                   \
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), a, acc);                          \
   }
-#define DK__K23_HALF(T, h, sv)                                                 \
-  {                                                                            \
-    const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * (h)));  \
-    DK__K23_RUN(T, h, 0, raw, sv) DK__K23_RUN(T, h, 1, _mm256_srli_epi16(raw, 2), sv) \
-    DK__K23_RUN(T, h, 2, _mm256_srli_epi16(raw, 4), sv) DK__K23_RUN(T, h, 3, _mm256_srli_epi16(raw, 6), sv) \
-  }
-#define DK__K23_RUN(T, h, s, v, sv)                                            \
-  {                                                                            \
-    __m256i u = _mm256_and_si256(v, three);                                    \
-    if (T == DK_Q3_K) {                                                        \
-      u = _mm256_or_si256(u, _mm256_and_si256(_mm256_slli_epi16(hm, 2), _mm256_set1_epi8(4))); \
-      hm = _mm256_srli_epi16(hm, 1);                                           \
-    }                                                                          \
-    DK__KGRP(a, u, 4 * (h) + (s), _mm256_shuffle_epi8(sv, DK__KW2(2 * (s), 2 * (s) + 1))); \
-  }
+#define DK__K23_HALF(h, sv)                                                    \
+  DK__K23_RUN(h, 0, sv) DK__K23_RUN(h, 1, sv) DK__K23_RUN(h, 2, sv) DK__K23_RUN(h, 3, sv)
+#define DK__K23_RUN(h, s, sv)                                                  \
+  DK__KGRP(a, dk__cpu_k23_u8(qs, hm, 4 * (h) + (s)), 4 * (h) + (s), _mm256_shuffle_epi8(sv, DK__KW2(2 * (s), 2 * (s) + 1)));
 
 /* rows [0, rows) against M activation rows, row outer (a row's weights stay
  * in L1 for the second activation row of a precise weight) */
