@@ -1473,6 +1473,109 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
 #define DK__IDOT(IDOT, T, v, x) ((T) == DK_Q8_0 ? IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v)) : IDOT(v, x))
 #define DK__HAS_MIN(T) ((T) != DK_Q8_0)
 
+/* Decode's four-rows-per-pass form (below). Two weight rows share a
+ * register: the 16 code bytes of values 0-15 of row 0 in the low half, of
+ * row 1 in the high half (*lo), values 16-31 likewise (*hi); the activation
+ * block's halves are broadcast to both lanes to meet them. The fifth bits of
+ * q5_0/q5_1 take the same order: bits 0-15 of both rows' qh for *lo. */
+DK_CPU_AVX2_INLINE void dk__cpu_wpair_i8(dk_dtype T, const char *w0, const char *w1, int64_t b, __m256i *lo, __m256i *hi) {
+  const __m256i lo4 = _mm256_set1_epi8(15);
+  const uint8_t *q0, *q1;
+  __m256i v;
+  uint32_t h0, h1;
+  switch (T) {
+  case DK_Q8_0: {
+    const int8_t *a = ((const dk_block_q8_0 *)w0 + b)->qs, *c = ((const dk_block_q8_0 *)w1 + b)->qs;
+    *lo = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)), _mm_loadu_si128((const __m128i *)c), 1);
+    *hi = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 16))),
+                                  _mm_loadu_si128((const __m128i *)(c + 16)), 1);
+    return;
+  }
+  case DK_Q4_0: q0 = ((const dk_block_q4_0 *)w0 + b)->qs; q1 = ((const dk_block_q4_0 *)w1 + b)->qs; break;
+  case DK_Q4_1: q0 = ((const dk_block_q4_1 *)w0 + b)->qs; q1 = ((const dk_block_q4_1 *)w1 + b)->qs; break;
+  case DK_Q5_0: q0 = ((const dk_block_q5_0 *)w0 + b)->qs; q1 = ((const dk_block_q5_0 *)w1 + b)->qs; break;
+  default: q0 = ((const dk_block_q5_1 *)w0 + b)->qs; q1 = ((const dk_block_q5_1 *)w1 + b)->qs; break;
+  }
+  v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)q0)), _mm_loadu_si128((const __m128i *)q1), 1);
+  *lo = _mm256_and_si256(v, lo4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), lo4);
+  if (T == DK_Q5_0 || T == DK_Q5_1) {   /* qh sits right before qs */
+    memcpy(&h0, q0 - 4, 4);
+    memcpy(&h1, q1 - 4, 4);
+    *lo = _mm256_or_si256(*lo, dk__cpu_q_bits32((h0 & 0xffffu) | (h1 << 16)));
+    *hi = _mm256_or_si256(*hi, dk__cpu_q_bits32((h0 >> 16) | (h1 & 0xffff0000u)));
+  }
+}
+/* four f16 values at the same offset of four blocks, as f32 in one convert */
+DK_CPU_AVX2_INLINE __m128 dk__cpu_h4(const char *p0, const char *p1, const char *p2, const char *p3) {
+  uint16_t a, b, c, d;
+  memcpy(&a, p0, 2); memcpy(&b, p1, 2); memcpy(&c, p2, 2); memcpy(&d, p3, 2);
+  return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)((uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 | (uint64_t)d << 48)));
+}
+/* the int32 sums of a register pair against the activation halves (u1, u2
+ * unsigned codes): for codes below 32 the two maddubs fit one int16 add;
+ * q8_0's |w| <= 128 (wide) does not, so each goes to int32 alone */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_i2dot_avx2(__m256i u1, __m256i x1, __m256i u2, __m256i x2, int wide) {
+  const __m256i one = _mm256_set1_epi16(1);
+  if (wide)
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u1, x1), one), _mm256_madd_epi16(_mm256_maddubs_epi16(u2, x2), one));
+  return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u1, x1), _mm256_maddubs_epi16(u2, x2)), one);
+}
+__attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) static inline __m256i
+dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2, int wide) {
+  (void)wide;
+  return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u1, x1), u2, x2);
+}
+#define DK__I2DOT(I2DOT, T, l, h, xl, xh)                                                                     \
+  ((T) == DK_Q8_0 ? I2DOT(_mm256_sign_epi8(l, l), _mm256_sign_epi8(xl, l), _mm256_sign_epi8(h, h), _mm256_sign_epi8(xh, h), 1) \
+                  : I2DOT(l, xl, h, xh, 0))
+/* Decode (M = 1), four weight rows per pass. One hadd folds the two pairs'
+ * int32 partial sums into lanes [r0 r0 r2 r2 | r1 r1 r3 r3], so one convert
+ * and one FMA take four rows, whose four f16 scales convert in one
+ * instruction and whose min terms are one 4-lane FMA. The two-row form spent
+ * a scalar convert, multiply, broadcast and min chain per row and block:
+ * q4_0 ran at 12-14 GB/s from L3 where q4_K's loop ran at 16-17. A weight
+ * line is prefetched once (every other block of the formats under 32 bytes). */
+#define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
+  if (M == 1)                                                                  \
+    for (; r + 4 <= rows; r += 4) {                                            \
+      const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow, *w2 = w1 + wrow, *w3 = w2 + wrow; \
+      const size_t bsz = wrow / (size_t)nb;                                    \
+      const __m256i perm = _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3);          \
+      __m256 acc = _mm256_setzero_ps();                                        \
+      __m128 accm = _mm_setzero_ps(), s4;                                      \
+      for (b = 0; b < nb; b++) {                                               \
+        const __m256i x = _mm256_loadu_si256((const __m256i *)xq[b].qs);      \
+        const __m256i xl = _mm256_permute2x128_si256(x, x, 0x00), xh = _mm256_permute2x128_si256(x, x, 0x11); \
+        const size_t o = (size_t)b * bsz;                                      \
+        __m256i l01, h01, l23, h23, p;                                         \
+        __m128 d4;                                                             \
+        if (bsz >= 32 || !(b & 1)) { /* addresses: they may lie past the end */ \
+          _mm_prefetch((const char *)((uintptr_t)w0 + o + DK__Q8_PF), _MM_HINT_T0); \
+          _mm_prefetch((const char *)((uintptr_t)w1 + o + DK__Q8_PF), _MM_HINT_T0); \
+          _mm_prefetch((const char *)((uintptr_t)w2 + o + DK__Q8_PF), _MM_HINT_T0); \
+          _mm_prefetch((const char *)((uintptr_t)w3 + o + DK__Q8_PF), _MM_HINT_T0); \
+        }                                                                      \
+        dk__cpu_wpair_i8(T, w0, w1, b, &l01, &h01);                            \
+        dk__cpu_wpair_i8(T, w2, w3, b, &l23, &h23);                            \
+        p = _mm256_hadd_epi32(DK__I2DOT(I2DOT, T, l01, h01, xl, xh), DK__I2DOT(I2DOT, T, l23, h23, xl, xh)); \
+        d4 = dk__cpu_h4(w0 + o, w1 + o, w2 + o, w3 + o);                       \
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),                           \
+                              _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), perm), \
+                                            _mm256_set1_ps(xq[b].d)), acc);    \
+        if ((T) == DK_Q4_1 || (T) == DK_Q5_1)                                  \
+          accm = _mm_fmadd_ps(dk__cpu_h4(w0 + o + 2, w1 + o + 2, w2 + o + 2, w3 + o + 2), _mm_set1_ps(xq[b].s), accm); \
+        else if (DK__HAS_MIN(T))                                               \
+          accm = _mm_fmadd_ps(d4, _mm_set1_ps(xq[b].s), accm);                 \
+      }                                                                        \
+      s4 = _mm_hadd_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* r0 r2 r1 r3 */ \
+      s4 = _mm_permute_ps(s4, _MM_SHUFFLE(3, 1, 2, 0));                        \
+      /* the min per unit of d: q4_0 -8, q5_0 -16; q4_1/q5_1 carry m itself */ \
+      if (DK__HAS_MIN(T))                                                      \
+        s4 = _mm_fmadd_ps(accm, _mm_set1_ps((T) == DK_Q4_0 ? -8.0f : (T) == DK_Q5_0 ? -16.0f : 1.0f), s4); \
+      _mm_storeu_ps(y + r, s4);                                                \
+    }
+
 /* Rows [0, rows) of a weight matrix (wrow bytes apart) against M q8
  * activation rows of nb blocks: y[m * ldy + r]. One function per weight
  * dtype and class: the dtype is a constant in it, so the block decode folds
@@ -1486,10 +1589,11 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
  * 100M q8_0 model decoded at 83-96 tok/s without it, 103-133 with it (the
  * K-quants' loops showed no gain from it then, so they have none) */
 #define DK__Q8_PF 1024
-#define DK__Q8_ROWS_BODY(IDOT, T)                                            \
+#define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                            \
   const dk_dtype wdt = T;                                                      \
   int64_t r = 0, b;                                                            \
   int m;                                                                       \
+  DK__Q8_ROWS4_BODY(I2DOT, T)                                                  \
   if (M == 1)                                                                  \
     for (; r + 2 <= rows; r += 2) {                                            \
       const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow;                  \
@@ -1574,12 +1678,12 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
 }
 
 #define DK__Q8_ROWS_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
-#define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT)                                                            \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q8_0) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_0) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q4_1) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_0) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, DK_Q5_1) (void)dt; } \
+#define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT, I2DOT)                                                            \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q8_0) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_0) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_1) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_0) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_1) (void)dt; } \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -1590,9 +1694,9 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
     default: return NULL;                                                                             \
     }                                                                                                 \
   }
-DK__Q8_ROWS_FNS(avx2, DK_CPU_AVX2, dk__cpu_idot_avx2)
-DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2)
-DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni)
+DK__Q8_ROWS_FNS(avx2, DK_CPU_AVX2, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2)
+DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2)
+DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_vnni)
 #endif
 
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
