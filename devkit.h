@@ -205,8 +205,9 @@ DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else 
  * DEVKIT_CPU_ISA=portable|avx2|avx512. dk_cpu_set_isa changes it for the
  * process (NULL: the best one; for tests and benchmarks, between ops, never
  * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it.
- * DEVKIT_CPU_F32_DECODE=1 keeps the activations of 1-4-row products against
- * block weights in f32 rather than q8 (slower; for f32 reference checks);
+ * DEVKIT_CPU_F32_DECODE=1 keeps the activations of products against block
+ * weights in f32 rather than q8 (decode-sized ones, and prompt-sized ones of
+ * the 4/5-bit formats; slower; for f32 reference checks);
  * dk_tensor_set_precise carries one weight's to ~15 bits. */
 DEVKIT_API const char *dk_cpu_isa(void);
 DEVKIT_API dk_status   dk_cpu_set_isa(const char *name);

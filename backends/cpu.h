@@ -346,6 +346,10 @@ typedef struct {
   dk__cpu_rowdot_q8k_fn rowdot_q8k[DK_DTYPE_COUNT];
   /* 32 activations to int8 codes, as dk__cpu_round32 (NULL: its scalar loop) */
   float (*round32)(const float *v, int8_t *q, float *res);
+  /* the integer prompt product of the 4/5-bit block formats (backends/cpu_igemm.h):
+   * weight panels of codes, and the 4x8 micro-kernel (NULL: the f32 GEMM runs) */
+  void (*ipack)(dk_dtype dt, const char *w, size_t wrow, int rows, int64_t b0, int64_t nblk, uint8_t *dst);
+  void (*imicro)(int five, int64_t nblk, const dk__cpu_q8x *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1700,6 +1704,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_
 #endif
 
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
+#include "cpu_igemm.h"  /* the 4/5-bit block formats' integer prompt product */
 
 #ifdef DK_CPU_X86
 
@@ -1867,21 +1872,23 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
   "avx2", dk__cpu_micro_avx2, dk__cpu_dots_avx2, dk__cpu_axpy_avx2, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
-  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2
+  {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
   "avx512", dk__cpu_micro_avx512, dk__cpu_dots_avx512, dk__cpu_axpy_avx512, dk__cpu_act_avx2,
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
-  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2
+  {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -1926,10 +1933,12 @@ static int dk__cpu_class_named(const char *name) {
 
 /* once, at the first open: the best class, or DEVKIT_CPU_ISA's if this CPU
  * has it (a class it lacks falls back to the best one it has) */
-/* DEVKIT_CPU_F32_DECODE=1: products of 1-4 rows against q8_0/q4_0 weights
- * keep their activations in f32 instead of the q8 integer dot (slower): for
- * checks against an f32 reference, where q8 activations move logits by a few
- * tenths (a q8_0 classifier, as SmolLM2's tied embedding, shows it most) */
+/* DEVKIT_CPU_F32_DECODE=1: products against block weights keep their
+ * activations in f32 instead of the q8 integer dot (1-4 rows) and the
+ * integer prompt product (more rows, 4/5-bit formats): slower, for checks
+ * against an f32 reference, where q8 activations move logits by a few
+ * tenths (a q8_0 classifier, as SmolLM2's tied embedding, shows it most).
+ * The name predates the prompt product. */
 static int dk__cpu_f32_decode;
 
 static void dk__cpu_pick_kernels(void) {
@@ -2035,6 +2044,9 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     return DK_OK;
   } else {
     dk__cpu_gemm g;
+    /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
+    if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
+      return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
     memset(&g, 0, sizeof g);
     g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;
     g.a = dk__cpu_ptr(x); g.b = dk__cpu_ptr(w); g.c = dk__cpu_ptr(o);

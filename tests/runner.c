@@ -269,9 +269,14 @@ double dkt_tol(dk_dtype dt, int64_t k) {
   return base + 2e-7 * sqrt((double)(k > 0 ? k : 1)) * 4.0;
 }
 
-int dkt_q8_acts(dk_dtype wdt, int64_t M) {
-  return M <= 4 && (wdt == DK_Q8_0 || wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 ||
-                    wdt == DK_Q2_K || wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K);
+/* whether dk_linear may round x to q8 for this weight: decode-sized products
+ * (M <= 4) of every block format; on the CPU, prompt-sized ones of the 4/5-bit
+ * formats too (backends/cpu_igemm.h) */
+int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M) {
+  if (M > 4)
+    return cpu && (wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q4_K || wdt == DK_Q5_K);
+  return wdt == DK_Q8_0 || wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q2_K ||
+         wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K;
 }
 
 /* CUDA's prompt-sized dk_linear (more than 4 rows of x, on cuBLAS) runs f32

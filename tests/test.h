@@ -122,7 +122,7 @@ double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise
                           int64_t M, int64_t N, int64_t K);
 /* whether an M-row dk_linear against wdt weights may round its activations
  * to q8 (the CPU's decode dot: q8_0, q4_0, q4_1, q5_0, q5_1 and the K-quants q2_K-q6_K; M <= 4) */
-int dkt_q8_acts(dk_dtype wdt, int64_t M);
+int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M);
 
 /* float dtypes under test */
 extern const dk_dtype dkt_float_types[3];

@@ -90,11 +90,11 @@ check_greedy() {
 }
 
 # cpu_default_info MODEL REF DEVICE: on a CPU, the default (q8 activation)
-# decode path's teacher-forced figures, printed, not a bar
+# paths' teacher-forced figures, prompt (batch) and decode, printed, not a bar
 cpu_default_info() {
   case $3 in cpu*) ;; *) return 0 ;; esac
-  say "$3 with its default q8 decode activations (information, not a bar):"
-  "$BUILD/teacher_force" -m "$1" -d "$3" --ref "$2" --mode decode --min-top1 0 --max-ppl-diff 100 || true
+  say "$3 with its default q8 activations (information, not a bar):"
+  "$BUILD/teacher_force" -m "$1" -d "$3" --ref "$2" --mode both --min-top1 0 --max-ppl-diff 100 || true
 }
 
 smollm2() {

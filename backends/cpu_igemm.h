@@ -1,0 +1,230 @@
+/* backends/cpu_igemm.h — the prompt product (dk_linear with more than
+ * DK_CPU_GEMV_MAXM rows) of the 4- and 5-bit block formats in integers:
+ * q4_0, q4_1, q5_0, q5_1, q4_K, q5_K weights against activations rounded to
+ * q8 in 32-value blocks (dk__cpu_q8x, the decode's rounding). Included by
+ * backends/cpu.h, which chooses it in dk__cpu_linear and puts the entries in
+ * the kernel tables.
+ *
+ * Why: the f32 GEMM decoded every weight to f32 and transposed it into
+ * panels (35-45 % of a 64-row q4_0/q4_K product beside the micro-kernel),
+ * then ran at the FMA ports' 16 multiply-adds a cycle. Here a weight panel
+ * holds the unsigned codes of 8 rows, 4 values of each row per 4 bytes
+ * (llama.cpp's repacked q4_0x8 layout is the same idea), so one maddubs
+ * multiplies 4 values of 8 rows by a 4-value activation group broadcast to
+ * all lanes: 32 multiply-adds per instruction, summed in int16 across a
+ * block, widened to int32 once, then scaled in f32 per 32 values like the
+ * decode dot: w = d*q + mn per block, so y = sum over blocks of
+ * d_w*d_x*(q . x) + mn * s_x (s_x = d_x * the activation codes' sum).
+ *
+ * Integer ranges: codes q <= 15 (4-bit) or 31 (5-bit), activation codes in
+ * [-127, 127]. A maddubs pair is at most 2*31*127 = 7874; an int16 lane
+ * gathers one pair per 4-value chunk, so 8 chunks (a whole block) of 4-bit
+ * codes stay under 8*3810 = 30480 and 5-bit codes are widened every 4 chunks
+ * (4*7874 = 31496). */
+#ifndef DK_BACKEND_CPU_IGEMM_H
+#define DK_BACKEND_CPU_IGEMM_H
+
+/* the weight dtypes with an integer prompt product */
+#define DK__CPU_IGEMM (DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K))
+#define DK_CPU_IMR 4          /* activation rows per micro-kernel call */
+#define DK_CPU_INR 8          /* weight rows per panel */
+#define DK_CPU_IKB 16         /* 32-value blocks per packed k slice (512 values) */
+/* a panel block: 8 chunks of [4 codes x 8 rows], then d[8] and mn[8] as f32 */
+#define DK__IG_BLK 320
+
+#ifdef DK_CPU_X86
+/* blocks [b0, b0+nblk) of `rows` (<= 8) weight rows to panel blocks at dst;
+ * missing rows are zero (codes, d, mn) */
+#define DK__IPACK_BODY(T)                                                      \
+  int64_t b;                                                                   \
+  int r;                                                                       \
+  for (b = 0; b < nblk; b++) {                                                 \
+    uint8_t *o = dst + b * DK__IG_BLK;                                         \
+    __m256i v[8], t[8], u[8];                                                  \
+    float d[8], mn[8];                                                         \
+    for (r = 0; r < 8; r++) {                                                  \
+      if (r < rows) {                                                          \
+        v[r] = dk__cpu_wblock_i8(T, w + (size_t)r * wrow, b0 + b, &d[r], &mn[r]); \
+      } else {                                                                 \
+        v[r] = _mm256_setzero_si256(); d[r] = 0.0f; mn[r] = 0.0f;              \
+      }                                                                        \
+    }                                                                          \
+    /* an 8x8 transpose of 4-byte groups: chunk c = group c of rows 0-7 */    \
+    for (r = 0; r < 8; r += 2) {                                               \
+      t[r] = _mm256_unpacklo_epi32(v[r], v[r + 1]);                            \
+      t[r + 1] = _mm256_unpackhi_epi32(v[r], v[r + 1]);                        \
+    }                                                                          \
+    for (r = 0; r < 8; r += 4) {                                               \
+      u[r] = _mm256_unpacklo_epi64(t[r], t[r + 2]);                            \
+      u[r + 1] = _mm256_unpackhi_epi64(t[r], t[r + 2]);                        \
+      u[r + 2] = _mm256_unpacklo_epi64(t[r + 1], t[r + 3]);                    \
+      u[r + 3] = _mm256_unpackhi_epi64(t[r + 1], t[r + 3]);                    \
+    }                                                                          \
+    for (r = 0; r < 4; r++) {                                                  \
+      _mm256_storeu_si256((__m256i *)(o + 32 * r), _mm256_permute2x128_si256(u[r], u[r + 4], 0x20)); \
+      _mm256_storeu_si256((__m256i *)(o + 32 * (r + 4)), _mm256_permute2x128_si256(u[r], u[r + 4], 0x31)); \
+    }                                                                          \
+    memcpy(o + 256, d, 32);                                                    \
+    memcpy(o + 288, mn, 32);                                                   \
+  }
+
+#define DK__IPACK_ARGS dk_dtype dt, const char *w, size_t wrow, int rows, int64_t b0, int64_t nblk, uint8_t *dst
+#define DK__IPACK_FNS(CLS, ATTR)                                                                    \
+  ATTR static void dk__cpu_ipack_##CLS##_q4_0(DK__IPACK_ARGS) { DK__IPACK_BODY(DK_Q4_0) (void)dt; } \
+  ATTR static void dk__cpu_ipack_##CLS##_q4_1(DK__IPACK_ARGS) { DK__IPACK_BODY(DK_Q4_1) (void)dt; } \
+  ATTR static void dk__cpu_ipack_##CLS##_q5_0(DK__IPACK_ARGS) { DK__IPACK_BODY(DK_Q5_0) (void)dt; } \
+  ATTR static void dk__cpu_ipack_##CLS##_q5_1(DK__IPACK_ARGS) { DK__IPACK_BODY(DK_Q5_1) (void)dt; } \
+  ATTR static void dk__cpu_ipack_##CLS##_q4_K(DK__IPACK_ARGS) { DK__IPACK_BODY(DK_Q4_K) (void)dt; } \
+  ATTR static void dk__cpu_ipack_##CLS##_q5_K(DK__IPACK_ARGS) { DK__IPACK_BODY(DK_Q5_K) (void)dt; } \
+  ATTR static void dk__cpu_ipack_##CLS(DK__IPACK_ARGS) {                                           \
+    switch (dt) {                                                                                   \
+    case DK_Q4_0: dk__cpu_ipack_##CLS##_q4_0(dt, w, wrow, rows, b0, nblk, dst); break;              \
+    case DK_Q4_1: dk__cpu_ipack_##CLS##_q4_1(dt, w, wrow, rows, b0, nblk, dst); break;              \
+    case DK_Q5_0: dk__cpu_ipack_##CLS##_q5_0(dt, w, wrow, rows, b0, nblk, dst); break;              \
+    case DK_Q5_1: dk__cpu_ipack_##CLS##_q5_1(dt, w, wrow, rows, b0, nblk, dst); break;              \
+    case DK_Q4_K: dk__cpu_ipack_##CLS##_q4_K(dt, w, wrow, rows, b0, nblk, dst); break;              \
+    default: dk__cpu_ipack_##CLS##_q5_K(dt, w, wrow, rows, b0, nblk, dst); break;                   \
+    }                                                                                               \
+  }
+
+/* c[i][j] += sum over blocks [0, nblk) of activation row i (a + i * lda)
+ * against panel row j, i < 4, j < 8; FL: chunks summed in int16 before the
+ * widening (8: 4-bit codes, 4: 5-bit) */
+#define DK__IMICRO_BODY(FL)                                                    \
+  const __m256i one = _mm256_set1_epi16(1);                                    \
+  __m256 f0 = _mm256_setzero_ps(), f1 = f0, f2 = f0, f3 = f0;                  \
+  int64_t b;                                                                   \
+  int c, c0;                                                                   \
+  for (b = 0; b < nblk; b++) {                                                 \
+    const uint8_t *wb = wp + b * DK__IG_BLK;                                   \
+    const dk__cpu_q8x *a0 = a + b, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda; \
+    __m256i i0 = _mm256_setzero_si256(), i1 = i0, i2 = i0, i3 = i0;            \
+    __m256 dw, mw;                                                             \
+    for (c0 = 0; c0 < 8; c0 += FL) {                                           \
+      __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;          \
+      for (c = c0; c < c0 + FL; c++) {                                         \
+        const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 32 * c)); \
+        int32_t g0, g1, g2, g3;                                                \
+        memcpy(&g0, a0->qs + 4 * c, 4); memcpy(&g1, a1->qs + 4 * c, 4);       \
+        memcpy(&g2, a2->qs + 4 * c, 4); memcpy(&g3, a3->qs + 4 * c, 4);       \
+        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(g0))); \
+        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(g1))); \
+        s2 = _mm256_add_epi16(s2, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(g2))); \
+        s3 = _mm256_add_epi16(s3, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(g3))); \
+      }                                                                        \
+      i0 = _mm256_add_epi32(i0, _mm256_madd_epi16(s0, one));                   \
+      i1 = _mm256_add_epi32(i1, _mm256_madd_epi16(s1, one));                   \
+      i2 = _mm256_add_epi32(i2, _mm256_madd_epi16(s2, one));                   \
+      i3 = _mm256_add_epi32(i3, _mm256_madd_epi16(s3, one));                   \
+    }                                                                          \
+    dw = _mm256_loadu_ps((const float *)(wb + 256));                           \
+    mw = _mm256_loadu_ps((const float *)(wb + 288));                           \
+    f0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(dw, _mm256_set1_ps(a0->d)), f0); \
+    f1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(dw, _mm256_set1_ps(a1->d)), f1); \
+    f2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i2), _mm256_mul_ps(dw, _mm256_set1_ps(a2->d)), f2); \
+    f3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i3), _mm256_mul_ps(dw, _mm256_set1_ps(a3->d)), f3); \
+    f0 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a0->s), f0);                       \
+    f1 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a1->s), f1);                       \
+    f2 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a2->s), f2);                       \
+    f3 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a3->s), f3);                       \
+  }                                                                            \
+  _mm256_storeu_ps(cc, _mm256_add_ps(_mm256_loadu_ps(cc), f0));                \
+  _mm256_storeu_ps(cc + ldc, _mm256_add_ps(_mm256_loadu_ps(cc + ldc), f1));    \
+  _mm256_storeu_ps(cc + 2 * ldc, _mm256_add_ps(_mm256_loadu_ps(cc + 2 * ldc), f2)); \
+  _mm256_storeu_ps(cc + 3 * ldc, _mm256_add_ps(_mm256_loadu_ps(cc + 3 * ldc), f3));
+
+#define DK__IMICRO_ARGS int64_t nblk, const dk__cpu_q8x *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc
+/* both widenings in one function: a kernel calls into nothing (tools/check_cpu_isa.sh) */
+#define DK__IMICRO_FNS(CLS, ATTR)                                                        \
+  ATTR static void dk__cpu_imicro_##CLS(int five, DK__IMICRO_ARGS) {                     \
+    if (five) { DK__IMICRO_BODY(4) } else { DK__IMICRO_BODY(8) }                         \
+  }
+DK__IPACK_FNS(avx2, DK_CPU_AVX2)
+DK__IPACK_FNS(avx512, DK_CPU_AVX512)
+DK__IMICRO_FNS(avx2, DK_CPU_AVX2)
+DK__IMICRO_FNS(avx512, DK_CPU_AVX512)
+#endif
+
+typedef struct {
+  const float *x;            /* M rows of K, f32 (the caller's copy) */
+  dk__cpu_q8x *xq;           /* mpad rows of nb blocks; rows past M zero */
+  int64_t M, mpad, N, K, nb;
+  dk_dtype wdt, odt, bias_dt;
+  const char *w;
+  size_t wrow;
+  void *o;
+  const void *bias;
+} dk__cpu_igemm;
+
+static void dk__cpu_igemm_quant_task(void *ctx, int64_t m0, int64_t m1) {
+  const dk__cpu_igemm *g = (const dk__cpu_igemm *)ctx;
+  dk__cpu_quantize_x(g->x + m0 * g->K, m1 - m0, g->K, g->xq + m0 * g->nb, NULL);
+}
+
+/* output columns [t0 * NC, t1 * NC): per k slice, the slice's panels are
+ * packed, then every 4-row activation panel meets every weight panel */
+static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
+  const dk__cpu_igemm *g = (const dk__cpu_igemm *)ctx;
+  const int five = g->wdt == DK_Q5_0 || g->wdt == DK_Q5_1 || g->wdt == DK_Q5_K;
+  float *cacc = dk__cpu_scratch(1, (size_t)(g->mpad * DK_CPU_NC));
+  uint8_t *bp = (uint8_t *)dk__cpu_scratch(2, (size_t)(DK_CPU_NC / DK_CPU_INR * DK_CPU_IKB * DK__IG_BLK / 4));
+  float *bias = dk__cpu_scratch(0, DK_CPU_NC);
+  int64_t t;
+  if (!cacc || !bp || !bias) return;
+  for (t = t0; t < t1; t++) {
+    const int64_t n0 = t * DK_CPU_NC, nc = g->N - n0 < DK_CPU_NC ? g->N - n0 : DK_CPU_NC;
+    const int64_t npan = (nc + DK_CPU_INR - 1) / DK_CPU_INR;
+    int64_t b0, ip, jp, m;
+    memset(cacc, 0, (size_t)(g->mpad * DK_CPU_NC) * 4);
+    for (b0 = 0; b0 < g->nb; b0 += DK_CPU_IKB) {
+      const int64_t nblk = g->nb - b0 < DK_CPU_IKB ? g->nb - b0 : DK_CPU_IKB;
+      for (jp = 0; jp < npan; jp++) {
+        const int rows = (int)(nc - jp * DK_CPU_INR < DK_CPU_INR ? nc - jp * DK_CPU_INR : DK_CPU_INR);
+        dk__cpu_k->ipack(g->wdt, g->w + (size_t)(n0 + jp * DK_CPU_INR) * g->wrow, g->wrow, rows, b0, nblk,
+                         bp + jp * nblk * DK__IG_BLK);
+      }
+      for (ip = 0; ip < g->mpad; ip += DK_CPU_IMR)
+        for (jp = 0; jp < npan; jp++)
+          dk__cpu_k->imicro(five, nblk, g->xq + ip * g->nb + b0, g->nb, bp + jp * nblk * DK__IG_BLK,
+                            cacc + ip * DK_CPU_NC + jp * DK_CPU_INR, DK_CPU_NC);
+    }
+    if (g->bias) dk__cpu_load(g->bias_dt, g->bias, n0, 1, nc, bias);
+    for (m = 0; m < g->M; m++) {
+      float *row = cacc + m * DK_CPU_NC;
+      if (g->bias) { int64_t j; for (j = 0; j < nc; j++) row[j] += bias[j]; }
+      dk__cpu_store(g->odt, g->o, m * g->N + n0, nc, row);
+    }
+  }
+}
+
+/* o = x W^T (+ bias) for a weight in DK__CPU_IGEMM, K a multiple of 32 */
+static dk_status dk__cpu_igemm_run(const dk_tensor *o, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                   int64_t M, int64_t N, int64_t K) {
+  dk__cpu_igemm g;
+  void *p = NULL, *q = NULL;
+  size_t qsz;
+  if (M == 0 || N == 0) return DK_OK;
+  g.M = M; g.N = N; g.K = K; g.nb = K / 32;
+  g.mpad = (M + DK_CPU_IMR - 1) / DK_CPU_IMR * DK_CPU_IMR;
+  g.wdt = w->dtype; g.odt = o->dtype; g.w = (const char *)dk__cpu_ptr(w); g.wrow = dk__row_bytes(w->dtype, K);
+  g.o = dk__cpu_ptr(o);
+  g.bias = bias ? dk__cpu_ptr(bias) : NULL;
+  g.bias_dt = bias ? bias->dtype : DK_F32;
+  qsz = (size_t)(g.mpad * g.nb) * sizeof(dk__cpu_q8x);
+  if (posix_memalign(&p, 64, (size_t)(M * K) * sizeof(float)) != 0 || posix_memalign(&q, 64, qsz) != 0) {
+    free(p);
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no memory to round a %lldx%lld activation to q8",
+                     (long long)M, (long long)K);
+  }
+  dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, (float *)p);
+  g.x = (const float *)p;
+  g.xq = (dk__cpu_q8x *)q;
+  memset(g.xq + M * g.nb, 0, (size_t)((g.mpad - M) * g.nb) * sizeof(dk__cpu_q8x));
+  dk__cpu_parallel(M, 1 + 16384 / (K + 1), dk__cpu_igemm_quant_task, &g);
+  dk__cpu_parallel((N + DK_CPU_NC - 1) / DK_CPU_NC, 1, dk__cpu_igemm_task, &g);
+  free(p);
+  free(q);
+  return DK_OK;
+}
+
+#endif
