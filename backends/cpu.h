@@ -1477,24 +1477,18 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
 #define DK__IDOT(IDOT, T, v, x) ((T) == DK_Q8_0 ? IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v)) : IDOT(v, x))
 #define DK__HAS_MIN(T) ((T) != DK_Q8_0)
 
-/* Decode's four-rows-per-pass form (below). Two weight rows share a
- * register: the 16 code bytes of values 0-15 of row 0 in the low half, of
- * row 1 in the high half (*lo), values 16-31 likewise (*hi); the activation
- * block's halves are broadcast to both lanes to meet them. The fifth bits of
- * q5_0/q5_1 take the same order: bits 0-15 of both rows' qh for *lo. */
+/* Decode's four-rows-per-pass form (below), for the 4/5-bit formats. Two
+ * weight rows share a register: the 16 code bytes of row 0 (values 0-15 in
+ * the low nibbles) in the low half, of row 1 in the high half (*lo), values
+ * 16-31 likewise (*hi); the activation block's halves are broadcast to both
+ * lanes to meet them. The fifth bits of q5_0/q5_1 take the same order: bits
+ * 0-15 of both rows' qh for *lo. */
 DK_CPU_AVX2_INLINE void dk__cpu_wpair_i8(dk_dtype T, const char *w0, const char *w1, int64_t b, __m256i *lo, __m256i *hi) {
   const __m256i lo4 = _mm256_set1_epi8(15);
   const uint8_t *q0, *q1;
   __m256i v;
   uint32_t h0, h1;
   switch (T) {
-  case DK_Q8_0: {
-    const int8_t *a = ((const dk_block_q8_0 *)w0 + b)->qs, *c = ((const dk_block_q8_0 *)w1 + b)->qs;
-    *lo = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)), _mm_loadu_si128((const __m128i *)c), 1);
-    *hi = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 16))),
-                                  _mm_loadu_si128((const __m128i *)(c + 16)), 1);
-    return;
-  }
   case DK_Q4_0: q0 = ((const dk_block_q4_0 *)w0 + b)->qs; q1 = ((const dk_block_q4_0 *)w1 + b)->qs; break;
   case DK_Q4_1: q0 = ((const dk_block_q4_1 *)w0 + b)->qs; q1 = ((const dk_block_q4_1 *)w1 + b)->qs; break;
   case DK_Q5_0: q0 = ((const dk_block_q5_0 *)w0 + b)->qs; q1 = ((const dk_block_q5_0 *)w1 + b)->qs; break;
@@ -1516,32 +1510,28 @@ DK_CPU_AVX2_INLINE __m128 dk__cpu_h4(const char *p0, const char *p1, const char 
   memcpy(&a, p0, 2); memcpy(&b, p1, 2); memcpy(&c, p2, 2); memcpy(&d, p3, 2);
   return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)((uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 | (uint64_t)d << 48)));
 }
-/* the int32 sums of a register pair against the activation halves (u1, u2
- * unsigned codes): for codes below 32 the two maddubs fit one int16 add;
- * q8_0's |w| <= 128 (wide) does not, so each goes to int32 alone */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_i2dot_avx2(__m256i u1, __m256i x1, __m256i u2, __m256i x2, int wide) {
-  const __m256i one = _mm256_set1_epi16(1);
-  if (wide)
-    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u1, x1), one), _mm256_madd_epi16(_mm256_maddubs_epi16(u2, x2), one));
-  return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u1, x1), _mm256_maddubs_epi16(u2, x2)), one);
+/* the int32 sums of a register pair of codes (below 32) against the
+ * activation halves: the two maddubs fit one int16 add */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_i2dot_avx2(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
+  return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u1, x1), _mm256_maddubs_epi16(u2, x2)), _mm256_set1_epi16(1));
 }
 __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) static inline __m256i
-dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2, int wide) {
-  (void)wide;
+dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
   return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u1, x1), u2, x2);
 }
-#define DK__I2DOT(I2DOT, T, l, h, xl, xh)                                                                     \
-  ((T) == DK_Q8_0 ? I2DOT(_mm256_sign_epi8(l, l), _mm256_sign_epi8(xl, l), _mm256_sign_epi8(h, h), _mm256_sign_epi8(xh, h), 1) \
-                  : I2DOT(l, xl, h, xh, 0))
-/* Decode (M = 1), four weight rows per pass. One hadd folds the two pairs'
- * int32 partial sums into lanes [r0 r0 r2 r2 | r1 r1 r3 r3], so one convert
- * and one FMA take four rows, whose four f16 scales convert in one
- * instruction and whose min terms are one 4-lane FMA. The two-row form spent
- * a scalar convert, multiply, broadcast and min chain per row and block:
- * q4_0 ran at 12-14 GB/s from L3 where q4_K's loop ran at 16-17. A weight
- * line is prefetched once (every other block of the formats under 32 bytes). */
+/* Decode (M = 1) of q4_0, q4_1, q5_0, q5_1, four weight rows per pass. One
+ * hadd folds the two pairs' int32 partial sums into lanes [r0 r0 r2 r2 | r1
+ * r1 r3 r3], so one convert and one FMA take four rows, whose four f16
+ * scales convert in one instruction and whose min terms are one 4-lane FMA.
+ * The two-row form spent a scalar convert, multiply, broadcast and min chain
+ * per row and block: q4_0 ran at 12-14 GB/s from L3 where q4_K's loop ran
+ * at 16-17 (`build/bench --filter linear`, 4096x4096). A weight line is
+ * prefetched once (every other block). q8_0 keeps the two-row form: four
+ * rows of it, as 16-byte halves, ran faster from L3 (20 -> 25 GB/s) but
+ * slower from memory (a 100M q8_0 model decoded at 98-112 tok/s against
+ * 108-150 in alternating runs). */
 #define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
-  if (M == 1)                                                                  \
+  if (M == 1 && (T) != DK_Q8_0)                                                \
     for (; r + 4 <= rows; r += 4) {                                            \
       const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow, *w2 = w1 + wrow, *w3 = w2 + wrow; \
       const size_t bsz = wrow / (size_t)nb;                                    \
@@ -1554,7 +1544,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2, int wide) {
         const size_t o = (size_t)b * bsz;                                      \
         __m256i l01, h01, l23, h23, p;                                         \
         __m128 d4;                                                             \
-        if (bsz >= 32 || !(b & 1)) { /* addresses: they may lie past the end */ \
+        if (!(b & 1)) { /* addresses: they may lie past the end */             \
           _mm_prefetch((const char *)((uintptr_t)w0 + o + DK__Q8_PF), _MM_HINT_T0); \
           _mm_prefetch((const char *)((uintptr_t)w1 + o + DK__Q8_PF), _MM_HINT_T0); \
           _mm_prefetch((const char *)((uintptr_t)w2 + o + DK__Q8_PF), _MM_HINT_T0); \
@@ -1562,21 +1552,20 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2, int wide) {
         }                                                                      \
         dk__cpu_wpair_i8(T, w0, w1, b, &l01, &h01);                            \
         dk__cpu_wpair_i8(T, w2, w3, b, &l23, &h23);                            \
-        p = _mm256_hadd_epi32(DK__I2DOT(I2DOT, T, l01, h01, xl, xh), DK__I2DOT(I2DOT, T, l23, h23, xl, xh)); \
+        p = _mm256_hadd_epi32(I2DOT(l01, xl, h01, xh), I2DOT(l23, xl, h23, xh)); \
         d4 = dk__cpu_h4(w0 + o, w1 + o, w2 + o, w3 + o);                       \
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),                           \
                               _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), perm), \
                                             _mm256_set1_ps(xq[b].d)), acc);    \
         if ((T) == DK_Q4_1 || (T) == DK_Q5_1)                                  \
           accm = _mm_fmadd_ps(dk__cpu_h4(w0 + o + 2, w1 + o + 2, w2 + o + 2, w3 + o + 2), _mm_set1_ps(xq[b].s), accm); \
-        else if (DK__HAS_MIN(T))                                               \
+        else                                                                   \
           accm = _mm_fmadd_ps(d4, _mm_set1_ps(xq[b].s), accm);                 \
       }                                                                        \
       s4 = _mm_hadd_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* r0 r2 r1 r3 */ \
       s4 = _mm_permute_ps(s4, _MM_SHUFFLE(3, 1, 2, 0));                        \
       /* the min per unit of d: q4_0 -8, q5_0 -16; q4_1/q5_1 carry m itself */ \
-      if (DK__HAS_MIN(T))                                                      \
-        s4 = _mm_fmadd_ps(accm, _mm_set1_ps((T) == DK_Q4_0 ? -8.0f : (T) == DK_Q5_0 ? -16.0f : 1.0f), s4); \
+      s4 = _mm_fmadd_ps(accm, _mm_set1_ps((T) == DK_Q4_0 ? -8.0f : (T) == DK_Q5_0 ? -16.0f : 1.0f), s4); \
       _mm_storeu_ps(y + r, s4);                                                \
     }
 
