@@ -102,6 +102,48 @@ void main() {
 #if WT >= 6
   /* the other block formats: eight values at a time (quants.glsl) */
   uint bs = dkq_block(WT), bh = dkq_halves(WT), nbk = p.K / bs;
+#if WT == 11 || WT == 12
+  /* q4_K/q5_K super-blocks are 144/176 bytes, nine/eleven 16-byte words: on
+   * rows that start on a 16-byte boundary each lane reads its super-block as
+   * whole uvec4s (d, dmin and the scales; q5_K's high bits; the codes), where
+   * dkq_group8 spends about one 16-bit load per value, each a gather of the
+   * subgroup's lanes on a software device */
+  if ((WIDE & 1u) != 0u) {
+    const uint U = WT == 11 ? 9u : 11u, QO = WT == 11 ? 1u : 3u;
+    for (uint b = 0u; b < nbk; b++) {
+      uint a = p.w_off / 8u + (row * nbk + b) * U;
+      uvec4 h = W4[a], qh0 = uvec4(0u), qh1 = uvec4(0u);
+      float d = dk_h2f(h.x & 0xffffu), dmin = dk_h2f(h.x >> 16);
+      if (WT == 12) { qh0 = W4[a + 1u]; qh1 = W4[a + 2u]; }
+      [[unroll]] for (uint s = 0u; s < 8u; s++) {
+        /* the 6-bit scale and min of group s (dkq_scale_min, from registers) */
+        uint sc, mn;
+        if (s < 4u) {
+          sc = ((h.y >> (8u * s)) & 63u); mn = ((h.z >> (8u * s)) & 63u);
+        } else {
+          uint bb = (h.w >> (8u * (s - 4u))) & 255u;
+          sc = (bb & 15u) | (((h.y >> (8u * (s - 4u))) >> 6 & 3u) << 4);
+          mn = (bb >> 4) | (((h.z >> (8u * (s - 4u))) >> 6 & 3u) << 4);
+        }
+        float dl = d * float(sc), ml = dmin * float(mn);
+        [[unroll]] for (uint hf = 0u; hf < 2u; hf++) {
+          /* codes of group s: nibble s&1 of bytes 32*(s/2) + 16*hf .. */
+          uvec4 q = W4[a + QO + 2u * (s >> 1) + hf], qh = hf == 0u ? qh0 : qh1;
+          [[unroll]] for (uint wi = 0u; wi < 4u; wi += 2u) {
+            float v[8];
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+              uint byte = ((i < 4u ? q[wi] : q[wi + 1u]) >> (8u * (i & 3u))) & 255u;
+              uint c = (byte >> (4u * (s & 1u))) & 15u;
+              if (WT == 12) c |= ((((i < 4u ? qh[wi] : qh[wi + 1u]) >> (8u * (i & 3u))) >> s) & 1u) << 4;
+              v[i] = dkq_affine(dl, float(c), -ml);
+            }
+            dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * 256u + 32u * s + 16u * hf + 4u * wi);
+          }
+        }
+      }
+    }
+  } else
+#endif
   for (uint b = 0u; b < nbk; b++) {
     uint hb = p.w_off + (row * nbk + b) * bh;
     for (uint g = 0u; g < bs; g += 8u) {
