@@ -1582,7 +1582,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * 100M q8_0 model decoded at 83-96 tok/s without it, 103-133 with it (the
  * K-quants' loops showed no gain from it then, so they have none) */
 #define DK__Q8_PF 1024
-#define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                            \
+#define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                     \
   const dk_dtype wdt = T;                                                      \
   int64_t r = 0, b;                                                            \
   int m;                                                                       \
@@ -1671,7 +1671,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
 }
 
 #define DK__Q8_ROWS_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
-#define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT, I2DOT)                                                            \
+#define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT, I2DOT)                                                     \
   ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q8_0) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_0) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_1) (void)dt; } \
