@@ -1010,6 +1010,19 @@ static void dk__cpu_pack_b(const dk__cpu_gemm *g, int64_t k0, int64_t kc, int64_
   }
 }
 
+/* a GEMM task's result: columns [n0, n0+nc) of M rows accumulated in cacc
+ * (rows DK_CPU_NC apart), plus the bias (loaded into tmp), stored to c */
+static void dk__cpu_store_cols(float *cacc, int64_t M, int64_t N, int64_t n0, int64_t nc, const void *bias,
+                               dk_dtype bias_dt, float *tmp, dk_dtype cdt, void *c) {
+  int64_t m, j;
+  if (bias) dk__cpu_load(bias_dt, bias, n0, 1, nc, tmp);
+  for (m = 0; m < M; m++) {
+    float *row = cacc + m * DK_CPU_NC;
+    if (bias) for (j = 0; j < nc; j++) row[j] += tmp[j];
+    dk__cpu_store(cdt, c, m * N + n0, nc, row);
+  }
+}
+
 static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
   const dk__cpu_gemm *g = (const dk__cpu_gemm *)ctx;
   int64_t mpad = g->mpanels * DK_CPU_MR, t;
@@ -1019,7 +1032,7 @@ static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
   float *bias = dk__cpu_scratch(0, DK_CPU_NC);
   if (!cacc || !bp || !tmp || !bias) return;
   for (t = t0; t < t1; t++) {
-    int64_t n0 = t * DK_CPU_NC, nc = g->N - n0 < DK_CPU_NC ? g->N - n0 : DK_CPU_NC, k0, ip, jp, m;
+    int64_t n0 = t * DK_CPU_NC, nc = g->N - n0 < DK_CPU_NC ? g->N - n0 : DK_CPU_NC, k0, ip, jp;
     int64_t ncp = (nc + DK_CPU_NR - 1) / DK_CPU_NR * DK_CPU_NR;
     memset(cacc, 0, (size_t)(mpad * DK_CPU_NC) * 4);
     for (k0 = 0; k0 < g->K; k0 += DK_CPU_KC) {
@@ -1031,12 +1044,7 @@ static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
           dk__cpu_k->micro((int)kc, g->apack + ip * g->K * DK_CPU_MR + k0 * DK_CPU_MR, bp + jp * kc,
                         cacc + ip * DK_CPU_MR * DK_CPU_NC + jp, DK_CPU_NC);
     }
-    if (g->bias) dk__cpu_load(g->bias_dt, g->bias, n0, 1, nc, bias);
-    for (m = 0; m < g->M; m++) {
-      float *row = cacc + m * DK_CPU_NC;
-      if (g->bias) { int64_t j; for (j = 0; j < nc; j++) row[j] += bias[j]; }
-      dk__cpu_store(g->cdt, g->c, m * g->N + n0, nc, row);
-    }
+    dk__cpu_store_cols(cacc, g->M, g->N, n0, nc, g->bias, g->bias_dt, bias, g->cdt, g->c);
   }
 }
 

@@ -158,7 +158,7 @@ DK__IMICRO_FNS(avx512, DK_CPU_AVX512)
 #endif
 
 typedef struct {
-  const float *x;            /* M rows of K, f32 (the caller's copy) */
+  const float *x;            /* M rows of K, f32 (x itself, or a converted copy) */
   dk__cpu_q8x *xq;           /* mpad rows of nb blocks; rows past M zero */
   int64_t M, mpad, N, K, nb;
   dk_dtype wdt, odt, bias_dt;
@@ -186,7 +186,7 @@ static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
   for (t = t0; t < t1; t++) {
     const int64_t n0 = t * DK_CPU_NC, nc = g->N - n0 < DK_CPU_NC ? g->N - n0 : DK_CPU_NC;
     const int64_t npan = (nc + DK_CPU_INR - 1) / DK_CPU_INR;
-    int64_t b0, ip, jp, m;
+    int64_t b0, ip, jp;
     memset(cacc, 0, (size_t)(g->mpad * DK_CPU_NC) * 4);
     for (b0 = 0; b0 < g->nb; b0 += DK_CPU_IKB) {
       const int64_t nblk = g->nb - b0 < DK_CPU_IKB ? g->nb - b0 : DK_CPU_IKB;
@@ -200,12 +200,7 @@ static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
           dk__cpu_k->imicro(five, nblk, g->xq + ip * g->nb + b0, g->nb, bp + jp * nblk * DK__IG_BLK,
                             cacc + ip * DK_CPU_NC + jp * DK_CPU_INR, DK_CPU_NC);
     }
-    if (g->bias) dk__cpu_load(g->bias_dt, g->bias, n0, 1, nc, bias);
-    for (m = 0; m < g->M; m++) {
-      float *row = cacc + m * DK_CPU_NC;
-      if (g->bias) { int64_t j; for (j = 0; j < nc; j++) row[j] += bias[j]; }
-      dk__cpu_store(g->odt, g->o, m * g->N + n0, nc, row);
-    }
+    dk__cpu_store_cols(cacc, g->M, g->N, n0, nc, g->bias, g->bias_dt, bias, g->odt, g->o);
   }
 }
 
@@ -223,13 +218,15 @@ static dk_status dk__cpu_igemm_run(const dk_tensor *o, const dk_tensor *x, const
   g.bias = bias ? dk__cpu_ptr(bias) : NULL;
   g.bias_dt = bias ? bias->dtype : DK_F32;
   qsz = (size_t)(g.mpad * g.nb) * sizeof(dk__cpu_q8x);
-  if (posix_memalign(&p, 64, (size_t)(M * K) * sizeof(float)) != 0 || posix_memalign(&q, 64, qsz) != 0) {
+  /* f32 x is rounded where it lies; f16/bf16 x through an f32 copy */
+  if ((x->dtype != DK_F32 && posix_memalign(&p, 64, (size_t)(M * K) * sizeof(float)) != 0) ||
+      posix_memalign(&q, 64, qsz) != 0) {
     free(p);
     return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no memory to round a %lldx%lld activation to q8",
                      (long long)M, (long long)K);
   }
-  dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, (float *)p);
-  g.x = (const float *)p;
+  if (p) dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, (float *)p);
+  g.x = p ? (const float *)p : (const float *)dk__cpu_ptr(x);
   g.xq = (dk__cpu_q8x *)q;
   memset(g.xq + M * g.nb, 0, (size_t)((g.mpad - M) * g.nb) * sizeof(dk__cpu_q8x));
   dk__cpu_parallel(M, 1 + 16384 / (K + 1), dk__cpu_igemm_quant_task, &g);
