@@ -1361,47 +1361,30 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
 }
 
 /* Decode (one activation row) against f32/f16/bf16 weights, a range of rows
- * in one call: four weight rows per pass share each load of x, two chains a
- * row keep 8 FMAs in flight, and the dtype is a constant in each copy of the
- * loop. A call per row, with the dtype tested at every load, held f16 at
- * 10 GB/s where f32 reached 19. */
-#define DK__GEMV1_ROW(T, i)                                                     \
-  a##i = _mm256_fmadd_ps(dk__cpu_load8(T, w##i, k), x0, a##i);                 \
-  b##i = _mm256_fmadd_ps(dk__cpu_load8(T, w##i, k + 8), x1, b##i);
-#define DK__GEMV1_END(T, i, yi)                                                 \
-  {                                                                            \
-    float s = dk__cpu_hsum(_mm256_add_ps(a##i, b##i));                         \
-    int64_t kk;                                                                \
-    for (kk = k; kk < K; kk++) s += dk__cpu_load1(T, w##i, kk) * x[kk];        \
-    y[yi] = s;                                                                 \
-  }
+ * in one call, the dtype a constant in each copy of the loop (a call per
+ * row, with the dtype tested at every load, held f16 at 10 GB/s where f32
+ * reached 19). One row at a time, four chains: a thread reads one
+ * sequential stream. Four rows in lockstep, sharing each load of x, were a
+ * little faster from L3 but slower from memory, where decode reads its
+ * weights: a 100M f16 model 72.6-80.8 -> 85.7-91.0 tok/s (alternating, with
+ * llama.cpp's CPU build at 89.0-91.7 beside them). */
 #define DK__GEMV1_BODY(T)                                                      \
-  for (; r + 4 <= rows; r += 4) {                                              \
-    const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow, *w2 = w1 + wrow, *w3 = w2 + wrow; \
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0; \
-    for (k = 0; k + 16 <= K; k += 16) {                                        \
-      const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8); \
-      DK__GEMV1_ROW(T, 0) DK__GEMV1_ROW(T, 1) DK__GEMV1_ROW(T, 2) DK__GEMV1_ROW(T, 3)      \
-    }                                                                          \
-    if (k + 8 <= K) {                                                          \
-      const __m256 x0 = _mm256_loadu_ps(x + k);                                \
-      a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), x0, a0);                   \
-      a1 = _mm256_fmadd_ps(dk__cpu_load8(T, w1, k), x0, a1);                   \
-      a2 = _mm256_fmadd_ps(dk__cpu_load8(T, w2, k), x0, a2);                   \
-      a3 = _mm256_fmadd_ps(dk__cpu_load8(T, w3, k), x0, a3);                   \
-      k += 8;                                                                  \
-    }                                                                          \
-    DK__GEMV1_END(T, 0, r) DK__GEMV1_END(T, 1, r + 1) DK__GEMV1_END(T, 2, r + 2) DK__GEMV1_END(T, 3, r + 3) \
-  }                                                                            \
   for (; r < rows; r++) {                                                      \
     const char *w0 = w + (size_t)r * wrow;                                     \
-    __m256 a0 = _mm256_setzero_ps(), b0 = a0;                                  \
-    for (k = 0; k + 16 <= K; k += 16) {                                        \
-      const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8); \
-      DK__GEMV1_ROW(T, 0)                                                         \
+    __m256 a0 = _mm256_setzero_ps(), b0 = a0, c0 = a0, d0 = a0;                \
+    for (k = 0; k + 32 <= K; k += 32) {                                        \
+      a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), _mm256_loadu_ps(x + k), a0); \
+      b0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k + 8), _mm256_loadu_ps(x + k + 8), b0); \
+      c0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k + 16), _mm256_loadu_ps(x + k + 16), c0); \
+      d0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k + 24), _mm256_loadu_ps(x + k + 24), d0); \
     }                                                                          \
-    if (k + 8 <= K) { a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), _mm256_loadu_ps(x + k), a0); k += 8; } \
-    DK__GEMV1_END(T, 0, r)                                                        \
+    for (; k + 8 <= K; k += 8) a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), _mm256_loadu_ps(x + k), a0); \
+    {                                                                          \
+      float s = dk__cpu_hsum(_mm256_add_ps(_mm256_add_ps(a0, c0), _mm256_add_ps(b0, d0))); \
+      int64_t kk;                                                              \
+      for (kk = k; kk < K; kk++) s += dk__cpu_load1(T, w0, kk) * x[kk];        \
+      y[r] = s;                                                                \
+    }                                                                          \
   }
 #define DK__GEMV1_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y
 #define DK__GEMV1_FN                                                           \
@@ -1534,10 +1517,10 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * The two-row form spent a scalar convert, multiply, broadcast and min chain
  * per row and block: q4_0 ran at 12-14 GB/s from L3 where q4_K's loop ran
  * at 16-17 (`build/bench --filter linear`, 4096x4096). A weight line is
- * prefetched once (every other block). q8_0 keeps the two-row form: four
- * rows of it, as 16-byte halves, ran faster from L3 (20 -> 25 GB/s) but
- * slower from memory (a 100M q8_0 model decoded at 98-112 tok/s against
- * 108-150 in alternating runs). */
+ * prefetched once (every other block). From memory the four rows matched
+ * one row at a time (SmolLM2 Q4_1, 100M q4_0: within noise, alternating).
+ * q8_0 does not take it: four rows of it, as 16-byte halves, ran faster from
+ * L3 (20 -> 25 GB/s) but slower from memory (98-112 tok/s against 108-150). */
 #define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
   if (M == 1 && (T) != DK_Q8_0)                                                \
     for (; r + 4 <= rows; r += 4) {                                            \
@@ -1583,12 +1566,15 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * to straight-line code (a per-block switch on a runtime dtype, accumulators
  * indexed by a runtime row count spilled to the stack, and a call per row
  * held the decode dot at a third of the memory bandwidth). Decode (M = 1)
- * takes two weight rows per pass over the activations, accumulators in
- * registers. The min term (mn * the block's activation sum) is a scalar
+ * of q8_0 (and the 4/5-bit formats' last rows) takes one row at a time, two
+ * blocks per step: a thread then reads one sequential stream, which this
+ * VM's memory serves faster than two or four rows in lockstep (a 100M q8_0
+ * model from memory: 110-115 tok/s with two rows, 135-147 with one,
+ * alternating). The min term (mn * the block's activation sum) is a scalar
  * chain. The K-quants have their own loop (backends/cpu_kdot.h). */
-/* the two-row decode loop prefetches this many bytes ahead of each row: a
- * 100M q8_0 model decoded at 83-96 tok/s without it, 103-133 with it (the
- * K-quants' loops showed no gain from it then, so they have none) */
+/* the decode loop prefetches this many bytes ahead in its row: a 100M q8_0
+ * model decoded at 83-96 tok/s without it, 103-133 with it (the K-quants'
+ * loops showed no gain from it then, so they have none) */
 #define DK__Q8_PF 1024
 #define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                     \
   const dk_dtype wdt = T;                                                      \
@@ -1596,24 +1582,26 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
   int m;                                                                       \
   DK__Q8_ROWS4_BODY(I2DOT, T)                                                  \
   if (M == 1)                                                                  \
-    for (; r + 2 <= rows; r += 2) {                                            \
-      const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow;                  \
+    for (; r < rows; r++) {                                                    \
+      const char *w0 = w + (size_t)r * wrow;                                   \
       __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();              \
       float m0 = 0.0f, m1 = 0.0f;                                              \
-      for (b = 0; b < nb; b++) {                                               \
+      for (b = 0; b + 2 <= nb; b += 2) {                                       \
         float d0, d1, mn0, mn1;                                                \
-        __m256i x = _mm256_loadu_si256((const __m256i *)xq[b].qs);            \
-        /* an address, not a pointer: it may lie past the weights' end */     \
         _mm_prefetch((const char *)((uintptr_t)w0 + (size_t)b * (wrow / nb) + DK__Q8_PF), _MM_HINT_T0); \
-        _mm_prefetch((const char *)((uintptr_t)w1 + (size_t)b * (wrow / nb) + DK__Q8_PF), _MM_HINT_T0); \
         __m256i v0 = dk__cpu_wblock_i8(wdt, w0, b, &d0, &mn0);                 \
-        __m256i v1 = dk__cpu_wblock_i8(wdt, w1, b, &d1, &mn1);                 \
-        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, x), _mm256_set1_ps(d0 * xq[b].d), a0); \
-        a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, x), _mm256_set1_ps(d1 * xq[b].d), a1); \
-        if (DK__HAS_MIN(T)) { m0 += mn0 * xq[b].s; m1 += mn1 * xq[b].s; }     \
+        __m256i v1 = dk__cpu_wblock_i8(wdt, w0, b + 1, &d1, &mn1);             \
+        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), _mm256_set1_ps(d0 * xq[b].d), a0); \
+        a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, _mm256_loadu_si256((const __m256i *)xq[b + 1].qs)), _mm256_set1_ps(d1 * xq[b + 1].d), a1); \
+        if (DK__HAS_MIN(T)) { m0 += mn0 * xq[b].s; m1 += mn1 * xq[b + 1].s; } \
       }                                                                        \
-      y[r] = dk__cpu_hsum(a0) + m0;                                            \
-      y[r + 1] = dk__cpu_hsum(a1) + m1;                                        \
+      for (; b < nb; b++) {                                                    \
+        float d0, mn0;                                                         \
+        __m256i v0 = dk__cpu_wblock_i8(wdt, w0, b, &d0, &mn0);                 \
+        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), _mm256_set1_ps(d0 * xq[b].d), a0); \
+        if (DK__HAS_MIN(T)) m0 += mn0 * xq[b].s;                               \
+      }                                                                        \
+      y[r] = dk__cpu_hsum(_mm256_add_ps(a0, a1)) + m0 + m1;                    \
     }                                                                          \
   if (M == 2) /* a precise weight's two activation levels (dk__cpu_linear) */ \
     for (; r < rows; r++) {                                                    \
