@@ -1516,9 +1516,12 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * scales convert in one instruction and whose min terms are one 4-lane FMA.
  * The two-row form spent a scalar convert, multiply, broadcast and min chain
  * per row and block: q4_0 ran at 12-14 GB/s from L3 where q4_K's loop ran
- * at 16-17 (`build/bench --filter linear`, 4096x4096). A weight line is
- * prefetched once (every other block). From memory the four rows matched
- * one row at a time (SmolLM2 Q4_1, 100M q4_0: within noise, alternating).
+ * at 16-17 (`build/bench --filter linear`, 4096x4096). The prefetch runs
+ * one group ahead: the next four rows' bytes, at four times this group's
+ * offset, so it reaches their end as this group ends. Prefetching 1 KB
+ * ahead in each of the four rows (short rows: into the rows being read)
+ * held a 100M q4_0 model at 146-171 tok/s from memory; a group ahead,
+ * 198-251 (alternating; llama.cpp's CPU build 231-261 the same hour).
  * q8_0 does not take it: four rows of it, as 16-byte halves, ran faster from
  * L3 (20 -> 25 GB/s) but slower from memory (98-112 tok/s against 108-150). */
 #define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
@@ -1535,12 +1538,9 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
         const size_t o = (size_t)b * bsz;                                      \
         __m256i l01, h01, l23, h23, p;                                         \
         __m128 d4;                                                             \
-        if (!(b & 1)) { /* addresses: they may lie past the end */             \
-          _mm_prefetch((const char *)((uintptr_t)w0 + o + DK__Q8_PF), _MM_HINT_T0); \
-          _mm_prefetch((const char *)((uintptr_t)w1 + o + DK__Q8_PF), _MM_HINT_T0); \
-          _mm_prefetch((const char *)((uintptr_t)w2 + o + DK__Q8_PF), _MM_HINT_T0); \
-          _mm_prefetch((const char *)((uintptr_t)w3 + o + DK__Q8_PF), _MM_HINT_T0); \
-        }                                                                      \
+        /* the next four rows, as one stream at the pace this one is read:  \
+           an address, it may lie past the end */                              \
+        _mm_prefetch((const char *)((uintptr_t)w0 + 4 * wrow + 4 * o), _MM_HINT_T0); \
         dk__cpu_wpair_i8(T, w0, w1, b, &l01, &h01);                            \
         dk__cpu_wpair_i8(T, w2, w3, b, &l23, &h23);                            \
         p = _mm256_hadd_epi32(I2DOT(l01, xl, h01, xh), I2DOT(l23, xl, h23, xh)); \
