@@ -183,7 +183,7 @@ plan_programs() {
   # model-file tools: print a model file, write synthetic llama GGUF files,
   # the fuzzers' seed files; the op table printer
   local t
-  for t in model_info make_model make_bert optable amalgamate quant_check quantize_file teacher_force; do
+  for t in model_info make_model make_bert optable amalgamate quant_check quantize_file teacher_force tiktoken_vocab; do
     [ -f "tools/$t.c" ] && program "$out" "$t" "$ld" c11 "tools/$t.c"
   done
   if [ -f fuzz/seeds.c ]; then program "$out" fuzz_seeds "$ld" c11 fuzz/seeds.c --nolibs; fi

