@@ -74,8 +74,8 @@ static int tv_map(const uint8_t *p, int n, char *out) {
   return o;
 }
 
-/* the merges that make token r: every split into two tokens, by their ranks
- * (left, then right); *out holds the left part's lengths */
+/* the merges that make token r: every split into two tokens, ordered by
+ * their ranks (left, then right); out[] gets the left parts' lengths */
 static int tv_splits(int r, int *out) {
   const tv_tok *t = &toks[r];
   int i, j, n = 0, rl[1024];
@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
     char *sp = strchr(line, ' ');
     int bits = 0, acc = 0, n = 0, rank;
     char *c;
-    uint8_t buf[3000];
+    uint8_t buf[3072];   /* a line's 4095 base64 characters at most */
     if (!sp) continue;
     rank = atoi(sp + 1);
     for (c = line; c < sp; c++) {
@@ -117,13 +117,14 @@ int main(int argc, char **argv) {
     }
     if (rank != ntok) { fprintf(stderr, "tiktoken_vocab: rank %d where %d was expected\n", rank, ntok); return 1; }
     if (ntok % 65536 == 0) toks = (tv_tok *)realloc(toks, (size_t)(ntok + 65536) * sizeof *toks);
-    toks[ntok].p = (uint8_t *)malloc((size_t)n);
+    if (!toks || !(toks[ntok].p = (uint8_t *)malloc((size_t)n + 1))) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
     memcpy(toks[ntok].p, buf, (size_t)n);
     toks[ntok++].n = n;
   }
   fclose(f);
   for (nslots = 1; nslots < (size_t)ntok * 2; nslots *= 2) {}
   slots = (int32_t *)calloc(nslots, sizeof *slots);
+  if (!slots) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
   for (i = 0; i < ntok; i++) {
     size_t s = (size_t)tv_hash(toks[i].p, toks[i].n) & (nslots - 1);
     while (slots[s]) s = (s + 1) & (nslots - 1);
@@ -139,20 +140,24 @@ int main(int argc, char **argv) {
       sp_text = (char **)realloc(sp_text, (size_t)cap * sizeof *sp_text);
     }
     sp[strcspn(sp, "\r\n")] = 0;
+    if (!sp_id || !sp_text || !(sp_text[nsp] = (char *)malloc(strlen(sp + 1) + 1))) {
+      fprintf(stderr, "tiktoken_vocab: out of memory\n");
+      return 1;
+    }
     sp_id[nsp] = atoi(line);
-    sp_text[nsp] = (char *)malloc(strlen(sp + 1) + 1);
     strcpy(sp_text[nsp++], sp + 1);
   }
   fclose(f);
   vocab = ntok;
   for (i = 0; i < nsp; i++) if (sp_id[i] + 1 > vocab) vocab = sp_id[i] + 1;
   nsplit = (int *)malloc((size_t)ntok * sizeof *nsplit);
+  mapped = (char *)malloc(8192);
+  if (!nsplit || !mapped) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
   for (i = 0; i < ntok; i++) {
     int cut[1024];
     nsplit[i] = toks[i].n >= 2 ? tv_splits(i, cut) : 0;
     nmerge += nsplit[i];
   }
-  mapped = (char *)malloc(8192);
   gw_header(&g, 3, 0, 7);
   gw_kv_str(&g, "general.architecture", "llama");
   gw_kv_str(&g, "tokenizer.ggml.model", "gpt2");
