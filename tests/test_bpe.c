@@ -3,13 +3,16 @@
  * SmolLM2-135M vocabulary (the tokenizer keys of its GGUF, nothing else) and
  * expected.txt the ids tokenizers gives for a corpus under each
  * pre-tokenizer (tools/ref_tokenizer.py wrote both). Decoding must give the
- * text back, byte for byte, for the corpus and for random bytes. */
+ * text back, byte for byte, for the corpus and for random bytes. With the
+ * test tier's downloads (tools/test_models.sh), the same corpus on Llama 3's,
+ * Qwen's and (models/spm.h) Gemma 3's own vocabularies. */
 #include "test.h"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"   /* the writer has more than this file uses */
 #include "../tools/gguf_writer.h"
 #pragma GCC diagnostic pop
 #include "../models/bpe.h"
+#include "../models/spm.h"
 
 #include <unistd.h>
 
@@ -151,6 +154,56 @@ DKT_TEST(bpe_real_vocabularies, DKT_ONCE) {
     snprintf(exp, sizeof exp, "expected_%s.txt", fam[i]);
     bpe_check_file(t, exp, 0, path);
   }
+}
+
+/* Gemma 3's SentencePiece vocabulary (262k tokens, user-defined whitespace
+ * runs, byte fallback) from its GGUF, which the test tier fetches and names
+ * in DEVKIT_SPM_GEMMA3: expected_gemma3.txt is tools/ref_spm.py's
+ * (transformers' tokenizer built from the same file), ids without BOS */
+DKT_TEST(spm_gemma3_vocabulary, DKT_ONCE) {
+  const char *model = getenv("DEVKIT_SPM_GEMMA3");
+  char path[1200], line[16384], text[4096];
+  FILE *f;
+  dk_file *file;
+  dk_spm *sp = NULL;
+  int lines = 0, bad = 0;
+  if (!model || !*model) { dkt_skip(t, "skipped: DEVKIT_SPM_GEMMA3 is not set (./build.sh test-models sets it)"); return; }
+  if (dk_file_open(model, &file) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
+  DKT_OK(t, dk_spm_load(file, &sp));
+  dk_file_close(file);
+  if (!sp) return;
+  if (!(f = bpe_open_data("expected_gemma3.txt", path, sizeof path))) {
+    dkt_fail_at(t, __FILE__, __LINE__, "cannot open tests/data/tokenizer/expected_gemma3.txt");
+    dk_spm_free(sp);
+    return;
+  }
+  while (fgets(line, sizeof line, f)) {
+    char *hex = strchr(line, '\t'), *idstr = hex ? strchr(hex + 1, '\t') : NULL, *p;
+    int32_t want[2048], *got = NULL;
+    int nw = 0, ng = 0, i;
+    size_t tl = 0;
+    if (line[0] == '#' || line[0] == '\n') continue;
+    if (!idstr) { dkt_fail_at(t, __FILE__, __LINE__, "malformed line in %s", path); break; }
+    *idstr++ = 0;
+    for (p = hex + 1; p[0] && p[1] && tl < sizeof text; p += 2) text[tl++] = (char)(hexval(p[0]) * 16 + hexval(p[1]));
+    for (p = idstr; *p && *p != '\n' && nw < 2048;) {
+      want[nw++] = (int32_t)strtol(p, &p, 10);
+      while (*p == ' ') p++;
+    }
+    lines++;
+    if (dk_spm_encode(sp, text, tl, 0, &got, &ng) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); break; }
+    for (i = 0; i < ng && i < nw && got[i] == want[i]; i++) {}
+    if (ng != nw || i < nw) {
+      bad++;
+      dkt_fail_at(t, __FILE__, __LINE__, "'%.*s': %d ids, transformers %d; first difference at %d: %d, want %d",
+                  (int)(tl > 60 ? 60 : tl), text, ng, nw, i, i < ng ? got[i] : -1, i < nw ? want[i] : -1);
+    }
+    free(got);
+  }
+  DKT_CHECK(t, lines >= 28, "%s: only %d cases", path, lines);
+  dkt_note(t, "%s: %d texts, %d differ", path, lines, bad);
+  fclose(f);
+  dk_spm_free(sp);
 }
 
 /* any bytes (broken UTF-8, control characters, special tokens' text) come

