@@ -70,9 +70,8 @@ static size_t bpe_decode_all(const dk_bpe *b, const int32_t *ids, int n, char *o
 }
 
 /* every line of FILE: the same ids (words: the same word ends) as
- * tokenizers, and for ids the text back */
-/* FILE's lines against the SmolLM2 vocabulary under every pre-tokenizer
- * (vocab NULL), or against the vocabulary GGUF at vocab */
+ * tokenizers, and for ids the text back; on the SmolLM2 vocabulary under
+ * each line's pre-tokenizer (vocab NULL), or on the GGUF vocabulary at vocab */
 static void bpe_check_file(dkt *t, const char *file, int words, const char *vocab) {
   static const char *pres[4] = {"gpt-2", "smollm", "llama-bpe", "qwen2"};
   dk_bpe *bs[4] = {0};
