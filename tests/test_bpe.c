@@ -69,6 +69,24 @@ static size_t bpe_decode_all(const dk_bpe *b, const int32_t *ids, int n, char *o
   return o;
 }
 
+/* one line of an expected file, "TAG<tab>hex of the text<tab>ids": *tag
+ * points into line, the text's bytes go to text (*tl), the ids to want
+ * (*nw); 0 for a comment or blank line, -1 for a malformed one */
+static int bpe_parse_line(char *line, char **tag, char *text, size_t cap, size_t *tl, int32_t *want, int *nw) {
+  char *hex = strchr(line, '\t'), *idstr = hex ? strchr(hex + 1, '\t') : NULL, *p;
+  if (line[0] == '#' || line[0] == '\n') return 0;
+  if (!idstr) return -1;
+  *hex++ = 0;
+  *idstr++ = 0;
+  *tag = line;
+  for (*tl = 0, p = hex; p[0] && p[1] && *tl < cap; p += 2) text[(*tl)++] = (char)(hexval(p[0]) * 16 + hexval(p[1]));
+  for (*nw = 0, p = idstr; *p && *p != '\n' && *nw < 2048;) {
+    want[(*nw)++] = (int32_t)strtol(p, &p, 10);
+    while (*p == ' ') p++;
+  }
+  return 1;
+}
+
 /* every line of FILE: the same ids (words: the same word ends) as
  * tokenizers, and for ids the text back; on the SmolLM2 vocabulary under
  * each line's pre-tokenizer (vocab NULL), or on the GGUF vocabulary at vocab */
@@ -80,22 +98,13 @@ static void bpe_check_file(dkt *t, const char *file, int words, const char *voca
   int lines = 0, bad = 0, k, per[4] = {0};
   if (!f) { dkt_fail_at(t, __FILE__, __LINE__, "cannot open tests/data/tokenizer/%s", file); return; }
   while (fgets(line, sizeof line, f)) {
-    char *pre = line, *hex, *idstr, *p;
-    size_t tl = 0, bl;
+    char *pre;
+    size_t tl, bl;
     int32_t want[2048], *got = NULL;
-    int nw = 0, ng = 0, i;
+    int nw, ng = 0, i, r = bpe_parse_line(line, &pre, text, sizeof text, &tl, want, &nw);
     dk_status st;
-    if (line[0] == '#' || line[0] == '\n') continue;
-    hex = strchr(pre, '\t');
-    idstr = hex ? strchr(hex + 1, '\t') : NULL;
-    if (!idstr) { dkt_fail_at(t, __FILE__, __LINE__, "malformed line in %s", path); break; }
-    *hex++ = 0;
-    *idstr++ = 0;
-    for (p = hex; p[0] && p[1] && tl < sizeof text; p += 2) text[tl++] = (char)(hexval(p[0]) * 16 + hexval(p[1]));
-    for (p = idstr; *p && *p != '\n' && nw < 2048;) {
-      want[nw++] = (int32_t)strtol(p, &p, 10);
-      while (*p == ' ') p++;
-    }
+    if (r == 0) continue;
+    if (r < 0) { dkt_fail_at(t, __FILE__, __LINE__, "malformed line in %s", path); break; }
     for (k = 0; k < 4 && strcmp(pres[k], pre); k++) {}
     if (k == 4) { dkt_fail_at(t, __FILE__, __LINE__, "unknown pre-tokenizer '%s' in %s", pre, path); break; }
     if (!bs[k] && !(bs[k] = vocab ? bpe_load_path(t, vocab, pres[k]) : bpe_load(t, pres[k]))) break;
@@ -177,18 +186,12 @@ DKT_TEST(spm_gemma3_vocabulary, DKT_ONCE) {
     return;
   }
   while (fgets(line, sizeof line, f)) {
-    char *hex = strchr(line, '\t'), *idstr = hex ? strchr(hex + 1, '\t') : NULL, *p;
+    char *tag;
     int32_t want[2048], *got = NULL;
-    int nw = 0, ng = 0, i;
-    size_t tl = 0;
-    if (line[0] == '#' || line[0] == '\n') continue;
-    if (!idstr) { dkt_fail_at(t, __FILE__, __LINE__, "malformed line in %s", path); break; }
-    *idstr++ = 0;
-    for (p = hex + 1; p[0] && p[1] && tl < sizeof text; p += 2) text[tl++] = (char)(hexval(p[0]) * 16 + hexval(p[1]));
-    for (p = idstr; *p && *p != '\n' && nw < 2048;) {
-      want[nw++] = (int32_t)strtol(p, &p, 10);
-      while (*p == ' ') p++;
-    }
+    int nw, ng = 0, i, r;
+    size_t tl;
+    if ((r = bpe_parse_line(line, &tag, text, sizeof text, &tl, want, &nw)) == 0) continue;
+    if (r < 0) { dkt_fail_at(t, __FILE__, __LINE__, "malformed line in %s", path); break; }
     lines++;
     if (dk_spm_encode(sp, text, tl, 0, &got, &ng) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); break; }
     for (i = 0; i < ng && i < nw && got[i] == want[i]; i++) {}

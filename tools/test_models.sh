@@ -73,6 +73,17 @@ devices() {
   echo
 }
 
+# suite_test NAME VAR=VALUE...: the suite's test NAME, given the files it
+# skips without; its output is shown when it does not pass
+suite_test() {
+  local name=$1 out
+  shift
+  out=$(env "$@" DEVKIT_VISIBLE_DEVICES=cpu "$BUILD/tests" --filter "$name" 2>&1)
+  echo "$out" | grep -q '^1 passed, 0 failed' && return 0
+  echo "$out"
+  return 1
+}
+
 # check_greedy MODEL REF DEVICE [VAR=VALUE...]: the prompt lines of REF
 check_greedy() {
   local model=$1 ref=$2 dev=$3 tag hex pids gids text got n=0 same=0
@@ -157,7 +168,7 @@ EOF
 # tests/data/tokenizer/expected_{llama3,qwen}.txt (tools/ref_tiktoken.py:
 # `tokenizers`, checked against tiktoken)
 vocabularies() {
-  local dir="$CACHE/vocab" t0=$SECONDS out
+  local dir="$CACHE/vocab" t0=$SECONDS
   fetch llama-models 0.3.0 llama_models/llama3/tokenizer.model \
     82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55 "$dir/llama3.tiktoken" || return
   fetch dashscope 2.0.2 dashscope/resources/qwen.tiktoken \
@@ -167,8 +178,8 @@ vocabularies() {
   "$BUILD/tiktoken_vocab" "$dir/qwen.tiktoken" "$ROOT/tests/data/tokenizer/qwen-specials.txt" qwen2 \
     "$dir/qwen-vocab.gguf" >/dev/null || { fail "tiktoken_vocab could not convert Qwen's vocabulary"; return; }
   say "Llama 3 and Qwen vocabularies ($dir)"
-  out=$(DEVKIT_BPE_VOCABS="$dir" DEVKIT_VISIBLE_DEVICES=cpu "$BUILD/tests" --filter bpe_real_vocabularies 2>&1)
-  echo "$out" | grep -q '^1 passed, 0 failed' || { echo "$out"; fail "the BPE tokenizer differs from tokenizers on Llama 3's or Qwen's vocabulary"; }
+  suite_test bpe_real_vocabularies DEVKIT_BPE_VOCABS="$dir" ||
+    fail "the BPE tokenizer differs from tokenizers on Llama 3's or Qwen's vocabulary"
   say "took $((SECONDS - t0)) s"
 }
 
@@ -186,12 +197,12 @@ fetch_gemma3() {
 }
 
 gemma3() {
-  local model="$CACHE/gemma3/gemma-3-270m-q4_k_m.gguf" ref="$ROOT/tests/data/gemma3_ref.txt" dev out
+  local model="$CACHE/gemma3/gemma-3-270m-q4_k_m.gguf" ref="$ROOT/tests/data/gemma3_ref.txt" dev
   fetch_gemma3 "$model" || return
   say "Gemma 3 270M Q4_K_M ($model)"
   # its SentencePiece vocabulary on the tokenizer corpus (tools/ref_spm.py)
-  out=$(DEVKIT_SPM_GEMMA3="$model" DEVKIT_VISIBLE_DEVICES=cpu "$BUILD/tests" --filter spm_gemma3_vocabulary 2>&1)
-  echo "$out" | grep -q '^1 passed, 0 failed' || { echo "$out"; fail "the SentencePiece tokenizer differs from transformers' on Gemma 3's vocabulary"; }
+  suite_test spm_gemma3_vocabulary DEVKIT_SPM_GEMMA3="$model" ||
+    fail "the SentencePiece tokenizer differs from transformers' on Gemma 3's vocabulary"
   for dev in $(devices); do
     local t0=$SECONDS e=DEVKIT_TEST_MODELS=1 mode=both
     case $dev in cpu*) e=DEVKIT_CPU_F32_DECODE=1 ;; vulkan*) [ -n "${DEVKIT_TEST_MODELS_FULL:-}" ] || mode=batch ;; esac

@@ -78,15 +78,17 @@ static int tv_map(const uint8_t *p, int n, char *out) {
  * their ranks (left, then right); out[] gets the left parts' lengths */
 static int tv_splits(int r, int *out) {
   const tv_tok *t = &toks[r];
-  int i, j, n = 0, rl[1024];
+  int i, j, n = 0, rl[1024], rr[1024];
   for (i = 1; i < t->n && i < 1024; i++) {
     const int a = tv_rank(t->p, i), b = a >= 0 ? tv_rank(t->p + i, t->n - i) : -1;
     if (b < 0) continue;
-    for (j = n; j > 0 && (rl[j - 1] > a || (rl[j - 1] == a && tv_rank(t->p + out[j - 1], t->n - out[j - 1]) > b)); j--) {
+    for (j = n; j > 0 && (rl[j - 1] > a || (rl[j - 1] == a && rr[j - 1] > b)); j--) {
       rl[j] = rl[j - 1];
+      rr[j] = rr[j - 1];
       out[j] = out[j - 1];
     }
     rl[j] = a;
+    rr[j] = b;
     out[j] = i;
     n++;
   }
@@ -97,9 +99,9 @@ int main(int argc, char **argv) {
   FILE *f;
   static char line[4096];
   char *mapped;
-  int *sp_id = NULL, nsp = 0, cap = 0, i, nmerge = 0, vocab, *nsplit;
+  int *sp_id = NULL, nsp = 0, cap = 0, i, nmerge = 0, vocab;
   char **sp_text = NULL;
-  gw_buf g = {0};
+  gw_buf g = {0}, mg = {0};
   if (argc != 5) { fprintf(stderr, "usage: tiktoken_vocab IN.tiktoken SPECIALS.txt PRE OUT.gguf\n"); return 2; }
   if (!(f = fopen(argv[1], "r"))) { fprintf(stderr, "tiktoken_vocab: cannot open %s\n", argv[1]); return 1; }
   while (fgets(line, sizeof line, f)) {
@@ -150,13 +152,17 @@ int main(int argc, char **argv) {
   fclose(f);
   vocab = ntok;
   for (i = 0; i < nsp; i++) if (sp_id[i] + 1 > vocab) vocab = sp_id[i] + 1;
-  nsplit = (int *)malloc((size_t)ntok * sizeof *nsplit);
   mapped = (char *)malloc(8192);
-  if (!nsplit || !mapped) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
-  for (i = 0; i < ntok; i++) {
-    int cut[1024];
-    nsplit[i] = toks[i].n >= 2 ? tv_splits(i, cut) : 0;
-    nmerge += nsplit[i];
+  if (!mapped) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
+  for (i = 0; i < ntok; i++) {   /* the merges, in rank order, into their own buffer: the count goes first */
+    int cut[1024], k, n = toks[i].n >= 2 ? tv_splits(i, cut) : 0;
+    for (k = 0; k < n; k++) {
+      int o = tv_map(toks[i].p, cut[k], mapped);
+      mapped[o++] = ' ';
+      tv_map(toks[i].p + cut[k], toks[i].n - cut[k], mapped + o);
+      gw_str(&mg, mapped);
+    }
+    nmerge += n;
   }
   gw_header(&g, 3, 0, 7);
   gw_kv_str(&g, "general.architecture", "llama");
@@ -173,17 +179,9 @@ int main(int argc, char **argv) {
   gw_arr_head(&g, "tokenizer.ggml.token_type", GW_I32, (uint64_t)vocab);
   for (i = 0; i < vocab; i++) gw_u32(&g, i < ntok ? 1u : 3u);
   gw_arr_head(&g, "tokenizer.ggml.merges", GW_STRING, (uint64_t)nmerge);
-  for (i = 0; i < ntok; i++) {
-    int cut[1024], k, n = nsplit[i] ? tv_splits(i, cut) : 0;
-    for (k = 0; k < n; k++) {
-      int o = tv_map(toks[i].p, cut[k], mapped);
-      mapped[o++] = ' ';
-      tv_map(toks[i].p + cut[k], toks[i].n - cut[k], mapped + o);
-      gw_str(&g, mapped);
-    }
-  }
+  gw_bytes(&g, mg.p, mg.n);
   gw_kv_bool(&g, "tokenizer.ggml.add_bos_token", 0);
-  if (g.failed) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
+  if (g.failed || mg.failed) { fprintf(stderr, "tiktoken_vocab: out of memory\n"); return 1; }
   if (!(f = fopen(argv[4], "wb")) || fwrite(g.p, 1, g.n, f) != g.n || fclose(f) != 0) {
     fprintf(stderr, "tiktoken_vocab: cannot write %s\n", argv[4]);
     return 1;
