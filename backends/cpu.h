@@ -321,6 +321,9 @@ typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, size_t wrow, i
 /* the same for the K-quants against M rows of nsb q8k super-blocks */
 typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk,
                                       int64_t nsb, int M, float *y, int64_t ldy);
+/* c[m][n] = a_m . w_n, m in [0, M), n in [n0, n1) (backends/cpu_fgemm.h) */
+typedef void (*dk__cpu_fgemm_fn)(const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
+                                 int64_t n1, float *c, int64_t ldc);
 typedef struct {
   const char *name;
   dk__cpu_micro_fn micro;
@@ -350,6 +353,9 @@ typedef struct {
    * weight panels of codes, and the 4x8 micro-kernel (NULL: the f32 GEMM runs) */
   void (*ipack)(dk_dtype dt, const char *w, size_t wrow, int rows, int64_t b0, int64_t nblk, uint8_t *dst);
   void (*imicro)(int five, int64_t nblk, const dk__cpu_q8x *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
+  /* the row-form prompt product of f16/bf16 weights (backends/cpu_fgemm.h;
+   * NULL: the panel GEMM runs) */
+  dk__cpu_fgemm_fn (*fgemm)(dk_dtype dt);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1690,6 +1696,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_
 
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
 #include "cpu_igemm.h"  /* the 4/5-bit block formats' integer prompt product */
+#include "cpu_fgemm.h"  /* the float formats' row-form prompt product */
 
 #ifdef DK_CPU_X86
 
@@ -1857,7 +1864,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -1865,7 +1872,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -1873,7 +1880,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2032,6 +2039,10 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
     if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
+    /* f16/bf16 weights up to DK_CPU_FGEMM_MAXM rows in row form, straight
+     * from the weight rows */
+    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && M <= DK_CPU_FGEMM_MAXM)
+      return dk__cpu_fgemm_run(o, x, w, bias, M, N, K);
     memset(&g, 0, sizeof g);
     g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;
     g.a = dk__cpu_ptr(x); g.b = dk__cpu_ptr(w); g.c = dk__cpu_ptr(o);

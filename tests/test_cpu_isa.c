@@ -134,6 +134,8 @@ DKT_TEST(cpu_isa_linear, DKT_ONCE) {
         int blk = dk_dtype_block(wts[w]);
         /* float K not a multiple of 8 or 16: every vector tail runs; blocks: several, odd count */
         isa_linear(t, dkt_float_types[x], wts[w], Ms[m], 37, blk == 1 ? 107 : blk == 32 ? 160 : 768, m == 1);
+        /* floats with K a multiple of 8: the row-form prompt product (21 rows, 38 columns: tile tails) */
+        if (blk == 1 && m == 2) isa_linear(t, dkt_float_types[x], wts[w], 21, 38, 104, 0);
       }
 }
 

@@ -367,7 +367,12 @@ DKT_TEST(ops_linear_float, 0) {
       linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 3, 40, 100, 1, 0);
       linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 37, 70, 96, 1, 0);
       linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 8, 33, 64, 0, 1);
+      /* no bias: the CPU's row-form product writes f32 out where it lies;
+       * rows not a multiple of its 4x3 tile either way */
+      linear_case(t, dkt_float_types[xd], dkt_float_types[wd], 38, 71, 104, 0, 0);
     }
+  /* K = 2048: the CPU's row form takes activations in 32-row chunks (70 = 2 and a tail) */
+  for (wd = 0; wd < 3; wd++) linear_case(t, DK_F32, dkt_float_types[wd], 70, 35, 2048, 0, 0);
 }
 
 /* decode products of real layer shapes (the 1B bench's K = 1792 and 4800;

@@ -1,0 +1,158 @@
+/* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
+ * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM) of f16 and bf16 weights in
+ * row form: each output is the dot product of an activation row and a
+ * weight row, 4 activation rows by 3 weight rows at a time, the weights
+ * converted to f32 in registers as they are loaded. Included by
+ * backends/cpu.h, which chooses it in dk__cpu_linear and puts the entries in
+ * the kernel tables.
+ *
+ * Why not the panel GEMM (a C tile in registers, B converted and transposed
+ * into panels): at a prompt's 64 rows every weight is used 64 times, and
+ * converting and transposing it cost half as much as those multiply-adds
+ * (perf, 100M f16 prompt: packing 25 %, micro-kernel 48 %). Here, per 8
+ * values: 3 weight loads (converted), 4 activation loads and 12 FMAs, the 12
+ * accumulators reduced once per tile. 2-core EPYC (Zen 3), f16 weights from
+ * memory, GFLOP/s panel -> row form: 64x2048x768 78-85 -> 95-118, 64x768x2048
+ * 82-92 -> 114-139, 16x2048x768 34-39 -> 65-73, 64x4096x4096 70 -> 111; at
+ * 512 rows the two are level (113-116 / 112-114), hence the bound. f32
+ * weights (no conversion to save) were no faster: 64x2048x768 89 -> 86,
+ * 512 rows 93 -> 67; q8_0 decoded in registers (a multiply per 8 values)
+ * was slower (100M q8_0 prompt 358-381 -> 341-346 tok/s).
+ *
+ * Blocking: activation rows in chunks whose f32 copy stays in L2 (256 KB:
+ * 64 rows at K = 768, 16 at K = 4096), so a tile reads its 4 rows from L1/L2
+ * and the 3 weight rows (a few KB) from L1 for every chunk row; a piece's
+ * weight rows (about 48) are read from memory once, from L2 for the other
+ * chunks. */
+#ifndef DK_BACKEND_CPU_FGEMM_H
+#define DK_BACKEND_CPU_FGEMM_H
+
+#define DK_CPU_FGEMM_MAXM 256
+#define DK_CPU_FGROUP 3   /* weight rows per tile */
+
+/* rows of A in a chunk: its f32 copy in about 256 KB, a multiple of 4 in [4, 64] */
+#define DK__CPU_FGEMM_CHUNK(K) ((K) >= 16384 ? 4 : (K) <= 1024 ? 64 : 65536 / (K) / 4 * 4)
+
+#ifdef DK_CPU_X86
+/* c[m][n] = a_m . w_n for m in [0, M), n in [n0, n1): a f32 rows of K
+ * (K a multiple of 8), w rows of wrow bytes, c rows of ldc. A tile's
+ * missing rows (M or n1 - n0 not a multiple of 4 or 3) read a present row
+ * again and are not stored. */
+/* c[0..nn) = the sums of x, y, z (nn <= 3): one masked store, no scalar loop
+ * (which GCC turns into a memcpy call) */
+DK_CPU_AVX2_INLINE void dk__cpu_hsum3_store(__m256 x, __m256 y, __m256 z, float *c, int nn) {
+  const __m128 x4 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  const __m128 y4 = _mm_add_ps(_mm256_castps256_ps128(y), _mm256_extractf128_ps(y, 1));
+  const __m128 z4 = _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1));
+  const __m128 s = _mm_hadd_ps(_mm_hadd_ps(x4, y4), _mm_hadd_ps(z4, _mm_setzero_ps()));
+  _mm_maskstore_ps(c, _mm_cmpgt_epi32(_mm_set1_epi32(nn), _mm_setr_epi32(0, 1, 2, 3)), s);
+}
+
+#define DK__FGEMM_FMA3(AV, C0, C1, C2)                                         \
+  C0 = _mm256_fmadd_ps(AV, w0v, C0);                                           \
+  C1 = _mm256_fmadd_ps(AV, w1v, C1);                                           \
+  C2 = _mm256_fmadd_ps(AV, w2v, C2);
+#define DK__FGEMM_BODY(T)                                                      \
+  const int64_t mch = DK__CPU_FGEMM_CHUNK(K);                                  \
+  int64_t mc, m, n, k;                                                         \
+  for (mc = 0; mc < M; mc += mch) {                                            \
+    const int64_t me = M - mc < mch ? M : mc + mch;                            \
+    for (n = n0; n < n1; n += DK_CPU_FGROUP) {                                 \
+      const int nn = n1 - n < DK_CPU_FGROUP ? (int)(n1 - n) : DK_CPU_FGROUP;   \
+      const char *w0 = w + (size_t)n * wrow, *w1 = w0 + (nn > 1 ? wrow : 0), *w2 = w0 + (nn > 2 ? 2 * wrow : 0); \
+      for (m = mc; m < me; m += 4) {                                           \
+        const int mm = me - m < 4 ? (int)(me - m) : 4;                         \
+        const float *a0 = a + m * K, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0), \
+                    *a3 = a0 + (mm > 3 ? 3 * K : 0);                            \
+        __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00; \
+        __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00; \
+        for (k = 0; k < K; k += 8) {                                           \
+          const __m256 w0v = dk__cpu_load8(T, w0, k), w1v = dk__cpu_load8(T, w1, k), \
+                       w2v = dk__cpu_load8(T, w2, k);                          \
+          __m256 av = _mm256_loadu_ps(a0 + k);                                 \
+          DK__FGEMM_FMA3(av, c00, c01, c02)                                    \
+          av = _mm256_loadu_ps(a1 + k);                                        \
+          DK__FGEMM_FMA3(av, c10, c11, c12)                                    \
+          av = _mm256_loadu_ps(a2 + k);                                        \
+          DK__FGEMM_FMA3(av, c20, c21, c22)                                    \
+          av = _mm256_loadu_ps(a3 + k);                                        \
+          DK__FGEMM_FMA3(av, c30, c31, c32)                                    \
+        }                                                                      \
+        dk__cpu_hsum3_store(c00, c01, c02, c + m * ldc + n, nn);               \
+        if (mm > 1) dk__cpu_hsum3_store(c10, c11, c12, c + (m + 1) * ldc + n, nn); \
+        if (mm > 2) dk__cpu_hsum3_store(c20, c21, c22, c + (m + 2) * ldc + n, nn); \
+        if (mm > 3) dk__cpu_hsum3_store(c30, c31, c32, c + (m + 3) * ldc + n, nn); \
+      }                                                                        \
+    }                                                                          \
+  }
+
+#define DK__FGEMM_ARGS const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc
+/* the kernel of a weight dtype (NULL: none) */
+#define DK__FGEMM_FNS(CLS, ATTR)                                                           \
+  ATTR static void dk__cpu_fgemm_##CLS##_f16(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_F16) }    \
+  ATTR static void dk__cpu_fgemm_##CLS##_bf16(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_BF16) }  \
+  static dk__cpu_fgemm_fn dk__cpu_fgemm_##CLS(dk_dtype dt) {                               \
+    return dt == DK_F16 ? dk__cpu_fgemm_##CLS##_f16 : dt == DK_BF16 ? dk__cpu_fgemm_##CLS##_bf16 : NULL; \
+  }
+DK__FGEMM_FNS(avx2, DK_CPU_AVX2)
+DK__FGEMM_FNS(avx512, DK_CPU_AVX512)
+#endif
+
+typedef struct {
+  const float *x;      /* M rows of K, f32 (x itself, or a converted copy) */
+  int64_t M, N, K;
+  dk_dtype wdt;
+  const char *w;
+  size_t wrow;
+  float *y;            /* M rows of N */
+} dk__cpu_fgemm;
+
+/* weight-row groups [g0, g1) */
+static void dk__cpu_fgemm_task(void *ctx, int64_t g0, int64_t g1) {
+  const dk__cpu_fgemm *g = (const dk__cpu_fgemm *)ctx;
+  const int64_t n1 = g1 * DK_CPU_FGROUP < g->N ? g1 * DK_CPU_FGROUP : g->N;
+  dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FGROUP, n1, g->y, g->N);
+}
+
+/* o = x W^T (+ bias) for a weight the class's fgemm takes, K a multiple of 8 */
+static dk_status dk__cpu_fgemm_run(const dk_tensor *o, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                   int64_t M, int64_t N, int64_t K) {
+  dk__cpu_fgemm g;
+  void *p = NULL, *q = NULL;
+  const char *xp = (const char *)dk__cpu_ptr(x), *op = (const char *)dk__cpu_ptr(o);
+  const int alias = op < xp + dk_tensor_nbytes(x) && xp < op + dk_tensor_nbytes(o);
+  if (M == 0 || N == 0) return DK_OK;
+  g.M = M; g.N = N; g.K = K;
+  g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w); g.wrow = dk__row_bytes(w->dtype, K);
+  /* f32 x is read where it lies, f32 o without a bias written where it
+   * lies; otherwise (or where o overlaps x) through f32 copies */
+  if (((x->dtype != DK_F32 || alias) && posix_memalign(&p, 64, (size_t)(M * K) * sizeof(float)) != 0) ||
+      ((o->dtype != DK_F32 || bias || alias) && posix_memalign(&q, 64, (size_t)(M * N) * sizeof(float)) != 0)) {
+    free(p);
+    return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no memory for a %lldx%lld product",
+                     (long long)M, (long long)N);
+  }
+  if (p) dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, (float *)p);
+  g.x = p ? (const float *)p : (const float *)dk__cpu_ptr(x);
+  g.y = q ? (float *)q : (float *)dk__cpu_ptr(o);
+  /* about 48 weight rows a piece: a piece's rows stay in L2 across chunks */
+  dk__cpu_parallel((N + DK_CPU_FGROUP - 1) / DK_CPU_FGROUP, 16, dk__cpu_fgemm_task, &g);
+  if (q) {
+    float *bb = bias ? dk__cpu_scratch(0, (size_t)N) : NULL;
+    int64_t m, j;
+    if (bias && !bb) {
+      free(p); free(q);
+      return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+    }
+    if (bias) {
+      dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
+      for (m = 0; m < M; m++) for (j = 0; j < N; j++) g.y[m * N + j] += bb[j];
+    }
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, g.y);
+  }
+  free(p);
+  free(q);
+  return DK_OK;
+}
+
+#endif
