@@ -325,7 +325,7 @@ typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, 
                                       int64_t nsb, int M, float *y, int64_t ldy);
 /* c[m][n] = a_m . w_n, m in [0, M), n in [n0, n1) (backends/cpu_fgemm.h) */
 typedef void (*dk__cpu_fgemm_fn)(const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
-                                 int64_t n1, float *c, int64_t ldc);
+                                 int64_t n1, float *c, int64_t ldc, float *wbuf);
 typedef struct {
   const char *name;
   dk__cpu_micro_fn micro;
@@ -355,7 +355,7 @@ typedef struct {
    * weight panels of codes, and the 4x8 micro-kernel (NULL: the f32 GEMM runs) */
   void (*ipack)(dk_dtype dt, const char *w, size_t wrow, int rows, int64_t b0, int64_t nblk, uint8_t *dst);
   void (*imicro)(int five, int64_t nblk, const dk__cpu_q8x *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
-  /* the row-form prompt product of f16/bf16 weights (backends/cpu_fgemm.h;
+  /* the row-form prompt product of f16/bf16/q8_0 weights (backends/cpu_fgemm.h;
    * NULL: the panel GEMM runs) */
   dk__cpu_fgemm_fn (*fgemm)(dk_dtype dt);
 } dk__cpu_kernels;
@@ -2041,9 +2041,9 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
     if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
-    /* f16/bf16 weights up to DK_CPU_FGEMM_MAXM rows in row form, straight
-     * from the weight rows */
-    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && M <= DK_CPU_FGEMM_MAXM)
+    /* f16/bf16 (q8_0 up to K = 1024) weights, up to DK_CPU_FGEMM_MAXM rows, in row form */
+    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && M <= DK_CPU_FGEMM_MAXM &&
+        (w->dtype != DK_Q8_0 || K <= DK_CPU_FGEMM_Q8_MAXK))
       return dk__cpu_fgemm_run(o, x, w, bias, M, N, K);
     memset(&g, 0, sizeof g);
     g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;

@@ -1,8 +1,10 @@
 /* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
- * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM) of f16 and bf16 weights in
- * row form: each output is the dot product of an activation row and a
- * weight row, 4 activation rows by 3 weight rows at a time, the weights
- * converted to f32 in registers as they are loaded. Included by
+ * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM) of f16, bf16 and q8_0
+ * weights in row form: each output is the dot product of an activation row
+ * and a weight row, 4 activation rows by 3 weight rows at a time. f16/bf16
+ * weights are converted to f32 in registers as they are loaded; q8_0's three
+ * rows are decoded to f32 once per chunk of activation rows (d * q, the
+ * dequantization's rounding) and read from L1 by every tile. Included by
  * backends/cpu.h, which chooses it in dk__cpu_linear and puts the entries in
  * the kernel tables.
  *
@@ -14,10 +16,12 @@
  * accumulators reduced once per tile. 2-core EPYC (Zen 3), f16 weights from
  * memory, GFLOP/s panel -> row form: 64x2048x768 78-85 -> 95-118, 64x768x2048
  * 82-92 -> 114-139, 16x2048x768 34-39 -> 65-73, 64x4096x4096 70 -> 111; at
- * 512 rows the two are level (113-116 / 112-114), hence the bound. f32
- * weights (no conversion to save) were no faster: 64x2048x768 89 -> 86,
- * 512 rows 93 -> 67; q8_0 decoded in registers (a multiply per 8 values)
- * was slower (100M q8_0 prompt 358-381 -> 341-346 tok/s).
+ * 512 rows the two are level (113-116 / 112-114), hence the bound. q8_0:
+ * 64x2048x768 77-98 -> 100-117; at K = 2048 its decoded rows (24 KB) crowd
+ * L1 (87 -> 66; in 512-value passes level with the panel GEMM), hence
+ * DK_CPU_FGEMM_Q8_MAXK. Not kept: f32 weights (nothing to convert; 64 rows
+ * 89 -> 86, 512 rows 93 -> 67) and q8_0 decoded in registers per use (a
+ * multiply per 8 values on the FMA ports: slower than the panel GEMM).
  *
  * Blocking: activation rows in chunks whose f32 copy stays in L2 (256 KB:
  * 64 rows at K = 768, 16 at K = 4096), so a tile reads its 4 rows from L1/L2
@@ -29,6 +33,9 @@
 
 #define DK_CPU_FGEMM_MAXM 256
 #define DK_CPU_FGROUP 3   /* weight rows per tile */
+/* q8_0 only up to this K: its three decoded f32 rows (12 KB) stay in L1
+ * beside a tile's activations */
+#define DK_CPU_FGEMM_Q8_MAXK 1024
 
 /* rows of A in a chunk: its f32 copy in about 256 KB, a multiple of 4 in [4, 64] */
 #define DK__CPU_FGEMM_CHUNK(K) ((K) >= 16384 ? 4 : (K) <= 1024 ? 64 : 65536 / (K) / 4 * 4)
@@ -48,6 +55,25 @@ DK_CPU_AVX2_INLINE void dk__cpu_hsum3_store(__m256 x, __m256 y, __m256 z, float 
   _mm_maskstore_ps(c, _mm_cmpgt_epi32(_mm_set1_epi32(nn), _mm_setr_epi32(0, 1, 2, 3)), s);
 }
 
+/* three q8_0 rows of K values to f32 rows of K at dst (d * q: the
+ * dequantization's one rounding) */
+DK_CPU_AVX2_INLINE void dk__cpu_q8_0_rows_f32(const char *w0, const char *w1, const char *w2, int64_t K, float *dst) {
+  const char *rows[3];
+  int r, j;
+  int64_t b;
+  rows[0] = w0; rows[1] = w1; rows[2] = w2;
+  for (r = 0; r < 3; r++)
+    for (b = 0; b < K / 32; b++) {
+      const dk_block_q8_0 *p = (const dk_block_q8_0 *)rows[r] + b;
+      const __m256 d = _mm256_set1_ps(_cvtsh_ss(p->d));
+      for (j = 0; j < 4; j++)
+        _mm256_storeu_ps(dst + r * K + b * 32 + 8 * j,
+                         _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * j))))));
+    }
+}
+/* the dtype the tile loop reads: q8_0 rows come decoded to f32 */
+#define DK__FGEMM_WT(T) ((T) == DK_Q8_0 ? DK_F32 : (T))
+
 #define DK__FGEMM_FMA3(AV, C0, C1, C2)                                         \
   C0 = _mm256_fmadd_ps(AV, w0v, C0);                                           \
   C1 = _mm256_fmadd_ps(AV, w1v, C1);                                           \
@@ -60,6 +86,10 @@ DK_CPU_AVX2_INLINE void dk__cpu_hsum3_store(__m256 x, __m256 y, __m256 z, float 
     for (n = n0; n < n1; n += DK_CPU_FGROUP) {                                 \
       const int nn = n1 - n < DK_CPU_FGROUP ? (int)(n1 - n) : DK_CPU_FGROUP;   \
       const char *w0 = w + (size_t)n * wrow, *w1 = w0 + (nn > 1 ? wrow : 0), *w2 = w0 + (nn > 2 ? 2 * wrow : 0); \
+      if (T == DK_Q8_0) { /* the group's rows to f32 once, read from L1 by every tile */ \
+        dk__cpu_q8_0_rows_f32(w0, w1, w2, K, wbuf);                            \
+        w0 = (const char *)wbuf; w1 = (const char *)(wbuf + K); w2 = (const char *)(wbuf + 2 * K); \
+      }                                                                        \
       for (m = mc; m < me; m += 4) {                                           \
         const int mm = me - m < 4 ? (int)(me - m) : 4;                         \
         const float *a0 = a + m * K, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0), \
@@ -67,8 +97,8 @@ DK_CPU_AVX2_INLINE void dk__cpu_hsum3_store(__m256 x, __m256 y, __m256 z, float 
         __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00; \
         __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00; \
         for (k = 0; k < K; k += 8) {                                           \
-          const __m256 w0v = dk__cpu_load8(T, w0, k), w1v = dk__cpu_load8(T, w1, k), \
-                       w2v = dk__cpu_load8(T, w2, k);                          \
+          const __m256 w0v = dk__cpu_load8(DK__FGEMM_WT(T), w0, k), w1v = dk__cpu_load8(DK__FGEMM_WT(T), w1, k), \
+                       w2v = dk__cpu_load8(DK__FGEMM_WT(T), w2, k);            \
           __m256 av = _mm256_loadu_ps(a0 + k);                                 \
           DK__FGEMM_FMA3(av, c00, c01, c02)                                    \
           av = _mm256_loadu_ps(a1 + k);                                        \
@@ -86,13 +116,15 @@ DK_CPU_AVX2_INLINE void dk__cpu_hsum3_store(__m256 x, __m256 y, __m256 z, float 
     }                                                                          \
   }
 
-#define DK__FGEMM_ARGS const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc
+#define DK__FGEMM_ARGS const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc, float *wbuf
 /* the kernel of a weight dtype (NULL: none) */
 #define DK__FGEMM_FNS(CLS, ATTR)                                                           \
   ATTR static void dk__cpu_fgemm_##CLS##_f16(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_F16) }    \
   ATTR static void dk__cpu_fgemm_##CLS##_bf16(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_BF16) }  \
+  ATTR static void dk__cpu_fgemm_##CLS##_q8_0(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_Q8_0) }  \
   static dk__cpu_fgemm_fn dk__cpu_fgemm_##CLS(dk_dtype dt) {                               \
-    return dt == DK_F16 ? dk__cpu_fgemm_##CLS##_f16 : dt == DK_BF16 ? dk__cpu_fgemm_##CLS##_bf16 : NULL; \
+    return dt == DK_F16 ? dk__cpu_fgemm_##CLS##_f16 : dt == DK_BF16 ? dk__cpu_fgemm_##CLS##_bf16 :         \
+           dt == DK_Q8_0 ? dk__cpu_fgemm_##CLS##_q8_0 : NULL;                                        \
   }
 DK__FGEMM_FNS(avx2, DK_CPU_AVX2)
 DK__FGEMM_FNS(avx512, DK_CPU_AVX512)
@@ -111,7 +143,9 @@ typedef struct {
 static void dk__cpu_fgemm_task(void *ctx, int64_t g0, int64_t g1) {
   const dk__cpu_fgemm *g = (const dk__cpu_fgemm *)ctx;
   const int64_t n1 = g1 * DK_CPU_FGROUP < g->N ? g1 * DK_CPU_FGROUP : g->N;
-  dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FGROUP, n1, g->y, g->N);
+  float *wbuf = g->wdt == DK_Q8_0 ? dk__cpu_scratch(0, (size_t)(DK_CPU_FGROUP * g->K)) : NULL;
+  if (g->wdt == DK_Q8_0 && !wbuf) return;
+  dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FGROUP, n1, g->y, g->N, wbuf);
 }
 
 /* o = x W^T (+ bias) for a weight the class's fgemm takes, K a multiple of 8 */
