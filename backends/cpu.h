@@ -5,7 +5,7 @@
  * spirit (the tests have their own double-precision references) and a usable
  * fallback: linear and matmul pack their operands into panels for a register-
  * blocked kernel (prompt-sized linear of the 4/5-bit formats in integers,
- * cpu_igemm.h; of f16/bf16 weights as row dot products, cpu_fgemm.h), and
+ * cpu_igemm.h; of f16/bf16/q8_0 weights as row dot products, cpu_fgemm.h), and
  * decode-sized linear streams the weights once with the dequantization in
  * registers. x86-64 gets AVX2/FMA/F16C versions of the hot
  * loops, chosen at run time, so the header still builds with plain `cc -O2`.
