@@ -1061,6 +1061,20 @@ static void dk__cpu_store_cols(float *cacc, int64_t M, int64_t N, int64_t n0, in
   }
 }
 
+/* y (M rows of N, f32) plus the bias, stored to o: dk_linear's products
+ * that leave an f32 result (decode, the row-form prompt product) */
+static dk_status dk__cpu_bias_store(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t M, int64_t N) {
+  if (bias) {
+    float *bb = dk__cpu_scratch(0, (size_t)N);
+    int64_t m, j;
+    if (!bb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+    dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
+    for (m = 0; m < M; m++) for (j = 0; j < N; j++) y[m * N + j] += bb[j];
+  }
+  dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, y);
+  return DK_OK;
+}
+
 static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
   const dk__cpu_gemm *g = (const dk__cpu_gemm *)ctx;
   int64_t mpad = g->mpanels * DK_CPU_MR, t;
@@ -2057,15 +2071,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
     if (g.y != yb)   /* a precise weight's two levels */
       for (m = 0; m < M * N; m++) yb[m] = g.y[m] + g.y[M * N + m];
-    if (bias) {
-      float *bb = dk__cpu_scratch(0, (size_t)N);
-      int64_t j;
-      if (!bb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-      dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
-      for (m = 0; m < M; m++) for (j = 0; j < N; j++) yb[m * N + j] += bb[j];
-    }
-    dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, yb);
-    return DK_OK;
+    return dk__cpu_bias_store(o, bias, yb, M, N);
   } else {
     dk__cpu_gemm g;
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */

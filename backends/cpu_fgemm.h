@@ -137,14 +137,15 @@ typedef struct {
   const char *w;
   size_t wrow;
   float *y;            /* M rows of N */
+  int failed;          /* a task found no scratch memory */
 } dk__cpu_fgemm;
 
 /* weight-row groups [g0, g1) */
 static void dk__cpu_fgemm_task(void *ctx, int64_t g0, int64_t g1) {
-  const dk__cpu_fgemm *g = (const dk__cpu_fgemm *)ctx;
+  dk__cpu_fgemm *g = (dk__cpu_fgemm *)ctx;
   const int64_t n1 = g1 * DK_CPU_FGROUP < g->N ? g1 * DK_CPU_FGROUP : g->N;
   float *wbuf = g->wdt == DK_Q8_0 ? dk__cpu_scratch(0, (size_t)(DK_CPU_FGROUP * g->K)) : NULL;
-  if (g->wdt == DK_Q8_0 && !wbuf) return;
+  if (g->wdt == DK_Q8_0 && !wbuf) { __atomic_store_n(&g->failed, 1, __ATOMIC_RELAXED); return; }
   dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FGROUP, n1, g->y, g->N, wbuf);
 }
 
@@ -155,8 +156,9 @@ static dk_status dk__cpu_fgemm_run(const dk_tensor *o, const dk_tensor *x, const
   void *p = NULL, *q = NULL;
   const char *xp = (const char *)dk__cpu_ptr(x), *op = (const char *)dk__cpu_ptr(o);
   const int alias = op < xp + dk_tensor_nbytes(x) && xp < op + dk_tensor_nbytes(o);
+  dk_status st = DK_OK;
   if (M == 0 || N == 0) return DK_OK;
-  g.M = M; g.N = N; g.K = K;
+  g.M = M; g.N = N; g.K = K; g.failed = 0;
   g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w); g.wrow = dk__row_bytes(w->dtype, K);
   /* f32 x is read where it lies, f32 o without a bias written where it
    * lies; otherwise (or where o overlaps x) through f32 copies */
@@ -171,22 +173,11 @@ static dk_status dk__cpu_fgemm_run(const dk_tensor *o, const dk_tensor *x, const
   g.y = q ? (float *)q : (float *)dk__cpu_ptr(o);
   /* about 48 weight rows a piece: a piece's rows stay in L2 across chunks */
   dk__cpu_parallel((N + DK_CPU_FGROUP - 1) / DK_CPU_FGROUP, 16, dk__cpu_fgemm_task, &g);
-  if (q) {
-    float *bb = bias ? dk__cpu_scratch(0, (size_t)N) : NULL;
-    int64_t m, j;
-    if (bias && !bb) {
-      free(p); free(q);
-      return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-    }
-    if (bias) {
-      dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
-      for (m = 0; m < M; m++) for (j = 0; j < N; j++) g.y[m * N + j] += bb[j];
-    }
-    dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, g.y);
-  }
+  if (g.failed) st = dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+  else if (q) st = dk__cpu_bias_store(o, bias, g.y, M, N);
   free(p);
   free(q);
-  return DK_OK;
+  return st;
 }
 
 #endif
