@@ -324,7 +324,9 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_b
 // than itself with one row a block (1B f16 prompt 42.6k vs 38.0k tok/s) but
 // no faster than the one-row kernel above at 167 registers (3 blocks an SM,
 // 43.9k on another lease): the floor of 3 blocks keeps it at <= 168
-// registers. That build has not run on a GPU: DEVKIT_CUDA_ATTN_ROWS=many.
+// registers. That build ran on an H200 on 2026-11-26 (1B f16 prompt 43.3k
+// -> 46.6-48.3k tok/s, racecheck and memcheck clean) and is the default;
+// DEVKIT_CUDA_ATTN_ROWS=one keeps the one-row kernel for prompts too.
 extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32, true>(p); }
 extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16, true>(p); }
 extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16, true>(p); }

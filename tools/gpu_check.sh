@@ -16,11 +16,11 @@
 #   9. tools/bench_1b.sh cuda:0 vulkan:0: the GPU issues' end-to-end rows
 #      (synthetic 1B, 512-token prompt after a warm-up run, 128 decode
 #      tokens; TYPES to narrow), then cuda:0 again with DEVKIT_CUBLAS=off
-#  10. verify: the CUDA paths that are off until a GPU runs them (today:
-#      DEVKIT_CUDA_ATTN_ROWS=many, several prompt rows a split-K attention
-#      block): their tests, racecheck and memcheck, and the 1B f16 prompt
-#      with the switch on and off, alternating; flip the default if clean
-#      and faster
+#  10. verify: a CUDA path that is off until a GPU runs it (VERIFY="NAME
+#      ON OFF TESTS", e.g. VERIFY="DEVKIT_CUDA_ATTN_ROWS many one
+#      ops_attention"): its tests, racecheck and memcheck, and the 1B f16
+#      model with the switch on and off, alternating; flip the default if
+#      clean and faster. None is waiting today
 #
 #   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b verify
 #                                     (default: all but bench1b and verify)
@@ -136,24 +136,33 @@ if has bench1b; then
 fi
 
 if has verify; then
-  DEVKIT_CUDA_ATTN_ROWS=many timeout 200 build/tests --device cuda:0 ops_attention models_ > "$LOGS/verify_rows.log" 2>&1
-  note "DEVKIT_CUDA_ATTN_ROWS=many tests: $(tail -1 "$LOGS/verify_rows.log")"
-  grep -A3 "FAIL" "$LOGS/verify_rows.log" | head -12 | tee -a "$SUM"
-  for tool in racecheck memcheck; do
-    DEVKIT_CUDA_ATTN_ROWS=many timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
-      build/tests --device cuda:0 ops_attention > "$LOGS/verify_$tool.log" 2>&1
-    note "DEVKIT_CUDA_ATTN_ROWS=many $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_$tool.log" | sort | uniq -c | tr '\n' ' ')"
-  done
-  f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_f16.gguf
-  mkdir -p "$(dirname "$f")"
-  [ -f "$f" ] || build/make_model --params 1000M --type f16 -o "$f" > /dev/null
-  ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
-  for rep in 1 2 3; do
-    for r in many one; do
-      line=$(DEVKIT_CUDA_ATTN_ROWS=$r timeout 60 build/llama -m "$f" -d cuda:0 --ids "$ids" -n 16 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*tok/s)')
-      note "1B f16 DEVKIT_CUDA_ATTN_ROWS=$r: $line"
+  # VERIFY="NAME ON OFF TESTS": the switch of a CUDA path that is off until
+  # a GPU runs it, its on and off values and the tests that cover it. Empty
+  # today: the last such path (DEVKIT_CUDA_ATTN_ROWS) ran on an H200 on
+  # 2026-11-26 and is on by default.
+  if [ -z "${VERIFY:-}" ]; then
+    note "verify: no CUDA path is waiting for a GPU (set VERIFY=\"NAME ON OFF TESTS\")"
+  else
+    read -r vname von voff vtests <<< "$VERIFY"
+    env "$vname=$von" timeout 200 build/tests --device cuda:0 $vtests > "$LOGS/verify.log" 2>&1
+    note "$vname=$von tests: $(tail -1 "$LOGS/verify.log")"
+    grep -A3 "FAIL" "$LOGS/verify.log" | head -12 | tee -a "$SUM"
+    for tool in racecheck memcheck; do
+      env "$vname=$von" timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+        build/tests --device cuda:0 $vtests > "$LOGS/verify_$tool.log" 2>&1
+      note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_$tool.log" | sort | uniq -c | tr '\n' ' ')"
     done
-  done
+    f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_f16.gguf
+    mkdir -p "$(dirname "$f")"
+    [ -f "$f" ] || build/make_model --params 1000M --type f16 -o "$f" > /dev/null
+    ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
+    for rep in 1 2 3; do
+      for v in "$von" "$voff"; do
+        line=$(env "$vname=$v" timeout 60 build/llama -m "$f" -d cuda:0 --ids "$ids" -n 128 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*')
+        note "1B f16 $vname=$v: $line"
+      done
+    done
+  fi
 fi
 
 echo
