@@ -213,6 +213,27 @@ DEVKIT_API const char *dk_cpu_isa(void);
 DEVKIT_API dk_status   dk_cpu_set_isa(const char *name);
 DEVKIT_API dk_status   dk_sync(dk_device d);
 
+/* ---- profiling ---------------------------------------------------------
+ * dk_profile(1) times every op from then on, on every device, and sums the
+ * times by op, device and operands (each one's dtype and shape); dk_profile(0)
+ * stops. A CPU op is timed by the host clock (it has finished when it
+ * returns); a CUDA op by events recorded on the device's stream before and
+ * after its work, a Vulkan op by timestamps written into its command buffer,
+ * read back when the device next synchronizes (dk_sync, a download): device
+ * time, without the launch gaps between ops (compare the sum with the wall
+ * time to see those). A backend without device timestamps (a Vulkan queue
+ * without them) is timed by the host clock around the op and a
+ * synchronization after it. DEVKIT_PROFILE=1 in the environment turns it on
+ * at the first op and prints the table to stderr at dk_shutdown (the only
+ * thing devkit prints, and only when asked).
+ * dk_profile_report writes the table, longest total first, into buf (up to
+ * len bytes, NUL-terminated) and returns the length of the whole table, as
+ * snprintf does; dk_profile_reset empties it. Profiling costs a timestamp
+ * pair per op; leave it off for figures. */
+DEVKIT_API dk_status   dk_profile(int on);
+DEVKIT_API size_t      dk_profile_report(char *buf, size_t len);
+DEVKIT_API void        dk_profile_reset(void);
+
 /* ---- errors ----------------------------------------------------------- */
 typedef void (*dk_error_handler)(dk_status status, const char *message, void *user);
 DEVKIT_API const char *dk_status_name(dk_status s);
@@ -474,6 +495,8 @@ DEVKIT_API const char *dk_op_name(int op);
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -603,6 +626,16 @@ typedef struct dk_backend_impl {
   uint32_t wdtypes[DK_OP_COUNT];   /* bit per weight/table/kv dtype (linear, embedding, norms, attention) */
   /* optional: with devices present, what the backend runs on (dk_backend_note) */
   const char *(*active_note)(void);
+  /* optional, for dk_profile: prof_mark queues a timestamp after the work
+   * queued so far on device d and returns its id, -1 when it has none
+   * left before the next synchronization, -2 when d has no timestamps
+   * (the core then times the op by the host clock); prof_elapsed gives the seconds
+   * between two marks once the device has synchronized; prof_reset frees
+   * every mark of d (called after the elapsed times were read). Without
+   * them the core times ops by the host clock around the op and a sync. */
+  int (*prof_mark)(dk_device d);
+  double (*prof_elapsed)(dk_device d, int a, int b);
+  void (*prof_reset)(dk_device d);
 } dk_backend_impl;
 
 #define DK_BIT(t) (1u << (t))
@@ -1055,8 +1088,12 @@ static dk_storage *dk__live_storages = NULL;   /* under dk__pool_lock */
 static uint32_t dk__gen = 1;                    /* atomic; bumped by dk_shutdown */
 static void dk__storage_device_release(dk_storage *st, int locked);
 
+static void dk__prof_synced(dk_device d);
+static void dk__prof_at_shutdown(void);
+
 DEVKIT_API void dk_shutdown(void) {
   int b, i;
+  dk__prof_at_shutdown();
   pthread_mutex_lock(&dk__init_lock);
   if (dk__initialized) {
     /* every tensor made so far becomes stale, and the device memory of those
@@ -1238,6 +1275,7 @@ DEVKIT_API dk_status dk_sync(dk_device d) {
   if (!dk__device_valid(d)) return dk__no_device("dk_sync", d);
   dk__lock(d);
   s = dk__reg[d.backend].impl->sync(d);
+  if (s == DK_OK) dk__prof_synced(d);
   dk__unlock(d);
   return s;
 }
@@ -1749,6 +1787,7 @@ DEVKIT_API dk_status dk_tensor_download(const dk_tensor *t, void *dst, size_t nb
   dk__lock(t->device);
   s = nbytes ? dk__reg[t->device.backend].impl->download(t->st, t->offset, dst, nbytes)
              : dk__reg[t->device.backend].impl->sync(t->device);
+  if (s == DK_OK) dk__prof_synced(t->device);
   dk__unlock(t->device);
   return s;
 }
@@ -2482,6 +2521,269 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
 };
 
 /* The one entry point of every op. */
+/* ==== profiling (dk_profile) ==============================================
+ * A row per (op, device, operands); ops on a GPU leave a pending pair of
+ * marks per call, turned into seconds when that device next synchronizes.
+ * Everything here is under dk__prof_lock, taken inside a device's lock. */
+#define DK__PROF_ROWS 512
+#define DK__PROF_KEY 200
+typedef struct {
+  int op;
+  dk_device dev;
+  char key[DK__PROF_KEY];   /* "out f32[1,2688]  x f32[1,1792]  w f16[2688,1792]" */
+  uint64_t calls, untimed;
+  double sec;
+} dk__prof_row;
+typedef struct { int row, a, b; } dk__prof_pend;
+static struct {
+  int on, env_done, print_at_shutdown;
+  dk__prof_row rows[DK__PROF_ROWS];
+  int nrows;
+  uint64_t lost;   /* calls of a kind past the table's DK__PROF_ROWS rows */
+  dk__prof_pend *pend[DK_BACKEND_COUNT][DK_MAX_DEVICES];
+  int npend[DK_BACKEND_COUNT][DK_MAX_DEVICES], cap[DK_BACKEND_COUNT][DK_MAX_DEVICES];
+} dk__prof;
+static pthread_mutex_t dk__prof_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* a monotonic clock where the including program's feature macros declare
+ * one, else the wall clock (C99 and C++11 have none of their own) */
+static double dk__prof_clock(void) {
+#if defined(CLOCK_MONOTONIC)
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#else
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
+#endif
+}
+
+DEVKIT_API dk_status dk_profile(int on) {
+  __atomic_store_n(&dk__prof.env_done, 1, __ATOMIC_RELAXED);   /* the call wins over DEVKIT_PROFILE */
+  __atomic_store_n(&dk__prof.on, on ? 1 : 0, __ATOMIC_RELEASE);
+  return DK_OK;
+}
+
+static int dk__prof_enabled(void) {
+  if (!__atomic_load_n(&dk__prof.env_done, __ATOMIC_ACQUIRE)) {
+    const char *e = getenv("DEVKIT_PROFILE");
+    pthread_mutex_lock(&dk__prof_lock);
+    if (!dk__prof.env_done) {
+      if (e && e[0] && strcmp(e, "0") != 0) {
+        dk__prof.on = 1;
+        dk__prof.print_at_shutdown = 1;
+      }
+      __atomic_store_n(&dk__prof.env_done, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&dk__prof_lock);
+  }
+  return __atomic_load_n(&dk__prof.on, __ATOMIC_ACQUIRE);
+}
+
+/* the row of this call (made on first use), or -1 when the table is full */
+static int dk__prof_row_of(const dk_call *c) {
+  const dk__opinfo *oi = &dk__ops[c->op];
+  char key[DK__PROF_KEY], sh[96];
+  dk__sb sb;
+  int i, n = oi->n_out + oi->n_in;
+  sb.buf = key; sb.cap = sizeof key; sb.len = 0; key[0] = 0;
+  for (i = 0; i < n; i++) {
+    if (!c->t[i]) continue;
+    dk__shape_str(c->t[i], sh, sizeof sh);
+    /* attention's k and v are the cache up to the current position: keyed
+     * by that length, a decode would make a row per token */
+    if (c->op == DK_OP_ATTENTION && (!strcmp(oi->roles[i], "k") || !strcmp(oi->roles[i], "v")) && c->t[i]->ndim > 1) {
+      char *comma = strchr(sh, ',');
+      if (comma) memmove(sh + 2, comma, strlen(comma) + 1), sh[1] = '*';
+    }
+    dk__sbf(&sb, "%s%s %s%s", sb.len ? "  " : "", oi->roles[i], dk_dtype_name(c->t[i]->dtype), sh);
+  }
+  for (i = 0; i < dk__prof.nrows; i++) {
+    const dk__prof_row *r = &dk__prof.rows[i];
+    if (r->op == (int)c->op && dk_device_equal(r->dev, c->dev) && !strcmp(r->key, key)) return i;
+  }
+  if (dk__prof.nrows == DK__PROF_ROWS) return -1;
+  i = dk__prof.nrows++;
+  memset(&dk__prof.rows[i], 0, sizeof dk__prof.rows[i]);
+  dk__prof.rows[i].op = (int)c->op;
+  dk__prof.rows[i].dev = c->dev;
+  memcpy(dk__prof.rows[i].key, key, sizeof key);
+  return i;
+}
+
+/* one call done: host seconds (sec >= 0), or a pair of device marks */
+static void dk__prof_record(const dk_call *c, double sec, int a, int b) {
+  int row, bk = (int)c->dev.backend, di = c->dev.index;
+  pthread_mutex_lock(&dk__prof_lock);
+  row = dk__prof_row_of(c);
+  if (row < 0) {
+    dk__prof.lost++;
+  } else {
+    dk__prof.rows[row].calls++;
+    if (sec >= 0) {
+      dk__prof.rows[row].sec += sec;
+    } else if (a < 0 || b < 0) {
+      dk__prof.rows[row].untimed++;
+    } else {
+      if (dk__prof.npend[bk][di] == dk__prof.cap[bk][di]) {
+        int cap = dk__prof.cap[bk][di] ? 2 * dk__prof.cap[bk][di] : 256;
+        dk__prof_pend *p = (dk__prof_pend *)realloc(dk__prof.pend[bk][di], (size_t)cap * sizeof *p);
+        if (p) { dk__prof.pend[bk][di] = p; dk__prof.cap[bk][di] = cap; }
+      }
+      if (dk__prof.npend[bk][di] < dk__prof.cap[bk][di]) {
+        dk__prof_pend *p = &dk__prof.pend[bk][di][dk__prof.npend[bk][di]++];
+        p->row = row; p->a = a; p->b = b;
+      } else {
+        dk__prof.rows[row].untimed++;
+      }
+    }
+  }
+  pthread_mutex_unlock(&dk__prof_lock);
+}
+
+/* device d has finished everything queued (under its lock): read the marks */
+static void dk__prof_synced(dk_device d) {
+  const dk_backend_impl *impl = dk__reg[d.backend].impl;
+  int i, bk = (int)d.backend, di = d.index;
+  if (!impl || !impl->prof_elapsed || (unsigned)di >= DK_MAX_DEVICES) return;
+  pthread_mutex_lock(&dk__prof_lock);
+  if (dk__prof.npend[bk][di]) {
+    for (i = 0; i < dk__prof.npend[bk][di]; i++) {
+      const dk__prof_pend *p = &dk__prof.pend[bk][di][i];
+      const double sec = impl->prof_elapsed(d, p->a, p->b);
+      if (sec >= 0) dk__prof.rows[p->row].sec += sec;
+      else dk__prof.rows[p->row].untimed++;
+    }
+    dk__prof.npend[bk][di] = 0;
+  }
+  pthread_mutex_unlock(&dk__prof_lock);
+  if (impl->prof_reset) impl->prof_reset(d);
+}
+
+/* the whole table's length, like snprintf; buf gets what fits */
+typedef struct { char *buf; size_t cap, len; } dk__prof_out;
+static void dk__prof_put(dk__prof_out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void dk__prof_put(dk__prof_out *o, const char *fmt, ...) {
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(o->len < o->cap ? o->buf + o->len : NULL, o->len < o->cap ? o->cap - o->len : 0, fmt, ap);
+  va_end(ap);
+  if (n > 0) o->len += (size_t)n;
+}
+
+DEVKIT_API size_t dk_profile_report(char *buf, size_t len) {
+  dk__prof_out o;
+  int idx[DK__PROF_ROWS], n, i, j;
+  double total = 0;
+  uint64_t calls = 0, untimed = 0, pending = 0;
+  o.buf = buf; o.cap = buf ? len : 0; o.len = 0;
+  if (buf && len) buf[0] = 0;
+  pthread_mutex_lock(&dk__prof_lock);
+  n = dk__prof.nrows;
+  for (i = 0; i < n; i++) {
+    idx[i] = i;
+    total += dk__prof.rows[i].sec;
+    calls += dk__prof.rows[i].calls;
+    untimed += dk__prof.rows[i].untimed;
+  }
+  for (i = 0; i < DK_BACKEND_COUNT; i++)
+    for (j = 0; j < DK_MAX_DEVICES; j++) pending += (uint64_t)dk__prof.npend[i][j];
+  for (i = 1; i < n; i++)   /* insertion sort, longest first: a table is a few hundred rows at most */
+    for (j = i; j > 0 && dk__prof.rows[idx[j]].sec > dk__prof.rows[idx[j - 1]].sec; j--) {
+      int t = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = t;
+    }
+  dk__prof_put(&o, "devkit profile: %llu op calls, %.3f ms of op time", (unsigned long long)calls, total * 1e3);
+  if (pending) dk__prof_put(&o, ", %llu calls not yet read back (no dk_sync since)", (unsigned long long)pending);
+  if (untimed) dk__prof_put(&o, ", %llu calls untimed", (unsigned long long)untimed);
+  if (dk__prof.lost) dk__prof_put(&o, ", %llu calls past the table's %d rows", (unsigned long long)dk__prof.lost, DK__PROF_ROWS);
+  /* by op and device: the rows of one op summed (a group's first row is
+   * its longest, so the groups come out longest first too) */
+  dk__prof_put(&o, "\nby op:\n%10s %6s %8s %10s  %-9s %s\n", "total ms", "share", "calls", "us/call", "device", "op");
+  for (i = 0; i < n; i++) {
+    const dk__prof_row *r = &dk__prof.rows[idx[i]];
+    double sec = 0;
+    uint64_t gc = 0, gu = 0;
+    for (j = 0; j < i; j++)
+      if (dk__prof.rows[idx[j]].op == r->op && dk_device_equal(dk__prof.rows[idx[j]].dev, r->dev)) break;
+    if (j < i) continue;   /* summed with an earlier row */
+    for (j = i; j < n; j++) {
+      const dk__prof_row *q = &dk__prof.rows[idx[j]];
+      if (q->op != r->op || !dk_device_equal(q->dev, r->dev)) continue;
+      sec += q->sec; gc += q->calls; gu += q->untimed;
+    }
+    dk__prof_put(&o, "%10.3f %5.1f%% %8llu %10.2f  %-9s %s\n", sec * 1e3, total > 0 ? 100.0 * sec / total : 0.0,
+                 (unsigned long long)gc, gc > gu ? sec * 1e6 / (double)(gc - gu) : 0.0, dk_device_name(r->dev),
+                 dk__ops[r->op].name);
+  }
+  dk__prof_put(&o, "\nby op and operands:\n%10s %6s %8s %10s  %-9s %-20s %s\n", "total ms", "share", "calls", "us/call",
+               "device", "op", "operands");
+  for (i = 0; i < n; i++) {
+    const dk__prof_row *r = &dk__prof.rows[idx[i]];
+    const uint64_t timed = r->calls - r->untimed;
+    dk__prof_put(&o, "%10.3f %5.1f%% %8llu %10.2f  %-9s %-20s %s\n", r->sec * 1e3, total > 0 ? 100.0 * r->sec / total : 0.0,
+                 (unsigned long long)r->calls, timed ? r->sec * 1e6 / (double)timed : 0.0, dk_device_name(r->dev),
+                 dk__ops[r->op].name, r->key);
+  }
+  pthread_mutex_unlock(&dk__prof_lock);
+  return o.len;
+}
+
+DEVKIT_API void dk_profile_reset(void) {
+  int i, j;
+  pthread_mutex_lock(&dk__prof_lock);
+  dk__prof.nrows = 0;
+  dk__prof.lost = 0;
+  for (i = 0; i < DK_BACKEND_COUNT; i++)
+    for (j = 0; j < DK_MAX_DEVICES; j++) dk__prof.npend[i][j] = 0;   /* their marks are freed at the next sync */
+  pthread_mutex_unlock(&dk__prof_lock);
+}
+
+/* DEVKIT_PROFILE=1: the table on stderr when the kit shuts down */
+static void dk__prof_at_shutdown(void) {
+  size_t n;
+  char *buf;
+  int i, j;
+  if (dk__prof.print_at_shutdown && dk__prof.nrows && (n = dk_profile_report(NULL, 0) + 1) && (buf = (char *)malloc(n))) {
+    dk_profile_report(buf, n);
+    fputs(buf, stderr);
+    free(buf);
+  }
+  /* the marks of devices about to close mean nothing to the next kit */
+  pthread_mutex_lock(&dk__prof_lock);
+  for (i = 0; i < DK_BACKEND_COUNT; i++)
+    for (j = 0; j < DK_MAX_DEVICES; j++) {
+      free(dk__prof.pend[i][j]);
+      dk__prof.pend[i][j] = NULL;
+      dk__prof.npend[i][j] = dk__prof.cap[i][j] = 0;
+    }
+  pthread_mutex_unlock(&dk__prof_lock);
+}
+
+/* the backend's op, timed when profiling (under the device's lock) */
+static dk_status dk__run_op(const dk_backend_impl *impl, dk_call *c) {
+  dk_status s;
+  double t0;
+  int a, b;
+  if (!dk__prof_enabled()) return impl->ops[c->op](c);
+  if (impl->prof_mark && (a = impl->prof_mark(c->dev)) != -2) {
+    s = impl->ops[c->op](c);
+    b = a >= 0 ? impl->prof_mark(c->dev) : -1;
+    dk__prof_record(c, -1.0, a, b);
+    return s;
+  }
+  t0 = dk__prof_clock();
+  s = impl->ops[c->op](c);
+  if (s == DK_OK) s = impl->sync(c->dev);
+  dk__prof_record(c, dk__prof_clock() - t0, -1, -1);
+  return s;
+}
+
 static dk_status dk__dispatch(dk_call *c) {
   const dk__opinfo *oi = &dk__ops[c->op];
   const dk_backend_impl *impl;
@@ -2547,7 +2849,7 @@ static dk_status dk__dispatch(dk_call *c) {
   if (i == oi->n_out) return DK_OK;
   dk__lock(d);
   dk__cur_call = c;
-  s = impl->ops[c->op](c);
+  s = dk__run_op(impl, c);
   dk__cur_call = NULL;
   dk__unlock(d);
   return s;
@@ -2850,6 +3152,7 @@ static dk_status dk__transfer(dk_tensor *dst, const dk_tensor *src) {
   if (db == DK_CPU) {
     dk__lock(src->device);
     s = dk__reg[sb].impl->download(src->st, src->offset, (char *)dst->st->ptr + dst->offset, n);
+    if (s == DK_OK) dk__prof_synced(src->device);
     dk__unlock(src->device);
     return s;
   }

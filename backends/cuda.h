@@ -153,6 +153,7 @@ typedef struct CUmemPoolHandle_st *dk_cu_mempool;
   X(EventRecord, 2000, 1, (dk_cu_event e, dk_cu_stream s))                                      \
   X(EventSynchronize, 2000, 1, (dk_cu_event e))                                                 \
   X(EventDestroy, 4000, 1, (dk_cu_event e))                                                     \
+  X(EventElapsedTime, 2000, 0, (float *ms, dk_cu_event start, dk_cu_event end))                 \
   X(MemAlloc, 3020, 1, (dk_cu_ptr *p, size_t n))                                                \
   X(MemFree, 3020, 1, (dk_cu_ptr p))                                                            \
   X(MemGetInfo, 3020, 1, (size_t *free_bytes, size_t *total_bytes))                             \
@@ -251,6 +252,8 @@ typedef struct {
   dk_cu_event ev_stage[2];   /* recorded after the DMA that last used each staging half */
   int stage_pending[2];
   dk_cu_event ev_xfer;       /* cross-stream ordering for copies between devices */
+  dk_cu_event *prof_ev;      /* dk_profile's marks, made on first use, reused after each sync */
+  int prof_n, prof_cap;
   unsigned char *pinned;     /* 2 * DK_CUDA_STAGE_HALF bytes, or NULL (pageable fallback) */
   int pinned_failed;
   dk_cu_ptr status;          /* DK_CUDA_STATUS_SLOTS 64-bit words, ~0 = clean */
@@ -702,10 +705,12 @@ static void dk__cuda_close_logical(int index) {
     for (i = 0; i < 2; i++)
       if (ld->ev_stage[i]) dk__cu.api.EventDestroy(ld->ev_stage[i]);
     if (ld->ev_xfer) dk__cu.api.EventDestroy(ld->ev_xfer);
+    for (i = 0; i < ld->prof_cap; i++) dk__cu.api.EventDestroy(ld->prof_ev[i]);
     if (ld->stream) dk__cu.api.StreamDestroy(ld->stream);
     if (ld->pinned) dk__cu.api.MemFreeHost(ld->pinned);
   }
   dk__cu.phys[ld->physical].refs--;
+  free(ld->prof_ev);
   free(ld);
   dk__cu.dev[index] = NULL;
 }
@@ -2005,6 +2010,40 @@ static dk_status dk__cuda_op(const dk_call *c) {
   return dk__cuda_ops[c->op](c);
 }
 
+/* ==== dk_profile: events around each op on the device's stream ============== */
+
+#define DK_CUDA_PROF_MAX 65536   /* marks between two syncs; past them ops go untimed */
+
+static int dk__cuda_prof_mark(dk_device d) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  if (!ld || !dk__cu.api.EventElapsedTime) return -2;   /* the core times the op by the host clock */
+  if (dk__cu.api.CtxSetCurrent(dk__cu.phys[ld->physical].ctx) != DK_CU_SUCCESS) return -1;
+  if (ld->prof_n == ld->prof_cap) {
+    const int cap = ld->prof_cap ? 2 * ld->prof_cap : 512;
+    dk_cu_event *ev;
+    if (cap > DK_CUDA_PROF_MAX || !(ev = (dk_cu_event *)realloc(ld->prof_ev, (size_t)cap * sizeof *ev))) return -1;
+    ld->prof_ev = ev;
+    while (ld->prof_cap < cap && dk__cu.api.EventCreate(&ev[ld->prof_cap], 0) == DK_CU_SUCCESS) ld->prof_cap++;
+    if (ld->prof_n == ld->prof_cap) return -1;
+  }
+  if (dk__cu.api.EventRecord(ld->prof_ev[ld->prof_n], ld->stream) != DK_CU_SUCCESS) return -1;
+  return ld->prof_n++;
+}
+
+static double dk__cuda_prof_elapsed(dk_device d, int a, int b) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  float ms = 0;
+  if (!ld || a < 0 || b < 0 || a >= ld->prof_n || b >= ld->prof_n ||
+      dk__cu.api.EventElapsedTime(&ms, ld->prof_ev[a], ld->prof_ev[b]) != DK_CU_SUCCESS)
+    return -1.0;
+  return 1e-3 * (double)ms;
+}
+
+static void dk__cuda_prof_reset(dk_device d) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  if (ld) ld->prof_n = 0;
+}
+
 /* ==== the table ============================================================== */
 
 /* dk_backend_note(DK_CUDA) with GPUs present: which GEMM prompts run on */
@@ -2028,6 +2067,9 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   b->download = dk__cuda_download;
   b->copy = dk__cuda_copy;
   b->sync = dk__cuda_sync;
+  b->prof_mark = dk__cuda_prof_mark;
+  b->prof_elapsed = dk__cuda_prof_elapsed;
+  b->prof_reset = dk__cuda_prof_reset;
   for (op = DK_OP_ADD; op <= DK_OP_DIV; op++) dk__cuda_ops[op] = dk__cuda_binary;
   for (op = DK_OP_SCALE; op <= DK_OP_SWIGLU; op++) dk__cuda_ops[op] = dk__cuda_unary;
   dk__cuda_ops[DK_OP_RMSNORM] = dk__cuda_ops[DK_OP_LAYERNORM] = dk__cuda_norm;

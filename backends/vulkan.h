@@ -112,7 +112,8 @@
   X(DestroyFence) X(ResetFences) X(WaitForFences) X(GetFenceStatus) X(CreateDescriptorPool)     \
   X(DestroyDescriptorPool) X(ResetDescriptorPool) X(AllocateDescriptorSets)                     \
   X(UpdateDescriptorSets) X(CmdBindDescriptorSets) X(CreatePipelineCache) X(DestroyPipelineCache)  \
-  X(GetPipelineCacheData)
+  X(GetPipelineCacheData) X(CreateQueryPool) X(DestroyQueryPool) X(GetQueryPoolResults)             \
+  X(CmdResetQueryPool) X(CmdWriteTimestamp)
 
 #define DK_VK_DECL(n) PFN_vk##n n;
 typedef struct { DK_VK_INSTANCE_FNS(DK_VK_DECL) } dk_vk_ifns;
@@ -189,6 +190,7 @@ typedef struct {
   char driver[128];
   uint8_t uuid[16];
   uint32_t qfam;
+  uint32_t ts_bits;               /* the queue's timestampValidBits (0: no timestamps) */
   int has_push, has_budget, has_16bit, has_sg, has_robust, has_int_dot, has_f16;
   uint32_t subgroup_size;
   VkDeviceSize max_range, max_alloc, align;
@@ -246,6 +248,10 @@ typedef struct {
    * header of its own so hazards are tracked like any operand's */
   dk_storage part_st;
   dk_tensor part_t;
+  /* dk_profile's timestamps: a query pool made on first use, reset by the
+   * command buffer that writes the first mark after each sync */
+  VkQueryPool prof_pool;
+  int prof_n, prof_failed;
 } dk_vk_device;
 
 static struct {
@@ -560,6 +566,7 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
     }
   for (i = 0; i < nq && ph->qfam == UINT32_MAX; i++)
     if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount) ph->qfam = i;
+  if (ph->qfam != UINT32_MAX) ph->ts_bits = qf[ph->qfam].timestampValidBits;
   free(qf);
   if (ph->qfam == UINT32_MAX) return 0;
 
@@ -1615,6 +1622,53 @@ static dk_status dk_vk_sync(dk_device dv) {
   return dk_vk_take_pending(d);
 }
 
+/* ==== dk_profile: timestamps around each op in the command buffer ========= */
+
+#define DK_VK_PROF_MAX 16384   /* marks between two syncs; past them ops go untimed */
+
+/* A timestamp after everything recorded so far has finished (bottom of
+ * pipe): an op's time is then from the end of the work before it to the
+ * end of its own, the barrier it waits at included. */
+static int dk_vk_prof_mark(dk_device dv) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  dk_vk_frame *f;
+  if (!d || !d->ph->ts_bits || d->prof_failed) return -2;   /* the core times the op by the host clock */
+  if (d->prof_n >= DK_VK_PROF_MAX) return -1;
+  if (!d->prof_pool) {
+    VkQueryPoolCreateInfo qi;
+    memset(&qi, 0, sizeof qi);
+    qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = DK_VK_PROF_MAX;
+    if (d->fn.CreateQueryPool(d->dev, &qi, NULL, &d->prof_pool) != VK_SUCCESS) {
+      d->prof_pool = VK_NULL_HANDLE;
+      d->prof_failed = 1;
+      return -2;
+    }
+  }
+  if (dk_vk_begin(d) != DK_OK) return -1;
+  f = &d->frames[d->rec];
+  if (d->prof_n == 0) d->fn.CmdResetQueryPool(f->cmd, d->prof_pool, 0, DK_VK_PROF_MAX);
+  d->fn.CmdWriteTimestamp(f->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->prof_pool, (uint32_t)d->prof_n);
+  return d->prof_n++;
+}
+
+static double dk_vk_prof_elapsed(dk_device dv, int a, int b) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  uint64_t t[2], mask;
+  if (!d || !d->prof_pool || a < 0 || b < 0 || a >= d->prof_n || b >= d->prof_n) return -1.0;
+  if (d->fn.GetQueryPoolResults(d->dev, d->prof_pool, (uint32_t)a, 1, sizeof t[0], &t[0], sizeof t[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS ||
+      d->fn.GetQueryPoolResults(d->dev, d->prof_pool, (uint32_t)b, 1, sizeof t[1], &t[1], sizeof t[1], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+    return -1.0;
+  mask = d->ph->ts_bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << d->ph->ts_bits) - 1);
+  return (double)((t[1] - t[0]) & mask) * (double)d->ph->props.limits.timestampPeriod * 1e-9;
+}
+
+static void dk_vk_prof_reset(dk_device dv) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  if (d) d->prof_n = 0;
+}
+
 /* ==== allocation ========================================================== */
 
 static VkDeviceSize dk_vk_heap_size(dk_vk_device *d) {
@@ -1861,6 +1915,7 @@ static void dk_vk_close_device(dk_vk_device *d) {
       if (d->frames[i].dpool) d->fn.DestroyDescriptorPool(d->dev, d->frames[i].dpool, NULL);
     }
     if (d->pool) d->fn.DestroyCommandPool(d->dev, d->pool, NULL);
+    if (d->prof_pool) d->fn.DestroyQueryPool(d->dev, d->prof_pool, NULL);
     while (d->blocks) {
       dk_vk_block *b = d->blocks;
       d->blocks = b->next;
@@ -3299,6 +3354,9 @@ static const dk_backend_impl *dk__vk_backend(void) {
   b->download = dk_vk_download;
   b->copy = dk_vk_copy;
   b->sync = dk_vk_sync;
+  b->prof_mark = dk_vk_prof_mark;
+  b->prof_elapsed = dk_vk_prof_elapsed;
+  b->prof_reset = dk_vk_prof_reset;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->ops[op] = dk_vk_op;
     b->dtypes[op] = DK_FLOATS;

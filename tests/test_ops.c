@@ -1,6 +1,7 @@
 /* tests/test_ops.c — every op, every float dtype, against double-precision
  * references written here. Each test runs on every device present. */
 #include "test.h"
+#include <time.h>
 
 static int64_t numel(int nd, const int64_t *s) {
   int64_t n = 1;
@@ -963,4 +964,78 @@ DKT_TEST(ops_attention_cache_view, 0) {
   dk_tensor_free(kview); dk_tensor_free(vview);
   dk_tensor_free(kc); dk_tensor_free(vc); dk_tensor_free(q); dk_tensor_free(o);
   free(kv); free(vv); free(qv);
+}
+
+/* ---- dk_profile ------------------------------------------------------------- */
+
+static double profile_now(void) {
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* one row of the table's part that starts with `part` (up to the next
+ * blank line): its figures, or 0 when no row names this op on dev */
+static int profile_row(const char *table, const char *part, const char *dev, const char *op, double *ms,
+                       unsigned long long *calls) {
+  const char *line = strstr(table, part);
+  while (line && (line = strchr(line, '\n')) && *++line && *line != '\n') {
+    char d[32], o[64];
+    double share, us;
+    if (sscanf(line, "%lf %lf%% %llu %lf %31s %63s", ms, &share, calls, &us, d, o) == 6 && !strcmp(d, dev) &&
+        !strcmp(o, op))
+      return 1;
+  }
+  return 0;
+}
+
+DKT_TEST(profile_ops, 0) {
+  int64_t sx[2] = {64, 128}, sw[2] = {96, 128}, so[2] = {64, 96};
+  dk_tensor *x = dkt_random(t, t->dev, DK_F32, 2, sx, "x", -1, 1, NULL);
+  dk_tensor *w = dkt_random(t, t->dev, DK_F32, 2, sw, "w", -1, 1, NULL);
+  dk_tensor *o = out_tensor(t, DK_F32, 2, so, "out");
+  char table[8192], small[16];
+  const char *dev = dk_device_name(t->dev);
+  double ms_lin = 0, ms_add = 0, t0, wall;
+  unsigned long long calls_lin = 0, calls_add = 0;
+  size_t n;
+  int i;
+  if (!x || !w || !o) goto done;
+  DKT_OK(t, dk_sync(t->dev));   /* the uploads are not ops, and stay out of the figures */
+  dk_profile_reset();
+  DKT_OK(t, dk_profile(1));
+  t0 = profile_now();
+  for (i = 0; i < 3; i++) DKT_OK(t, dk_linear(o, x, w, NULL));
+  for (i = 0; i < 2; i++) DKT_OK(t, dk_add(o, o, o));
+  DKT_OK(t, dk_sync(t->dev));
+  wall = profile_now() - t0;
+  DKT_OK(t, dk_profile(0));
+  DKT_OK(t, dk_add(o, o, o));   /* not counted */
+  DKT_OK(t, dk_sync(t->dev));
+  n = dk_profile_report(table, sizeof table);
+  DKT_CHECK(t, n == strlen(table), "dk_profile_report returned %zu for a table of %zu bytes", n, strlen(table));
+  DKT_CHECK(t, profile_row(table, "by op and operands:", dev, "dk_linear", &ms_lin, &calls_lin) && calls_lin == 3,
+            "dk_linear on %s: %llu calls in the table, 3 made:\n%s", dev, calls_lin, table);
+  DKT_CHECK(t, profile_row(table, "by op and operands:", dev, "dk_add", &ms_add, &calls_add) && calls_add == 2,
+            "dk_add on %s: %llu calls in the table, 2 made while on:\n%s", dev, calls_add, table);
+  DKT_CHECK(t, strstr(table, "out f32[64,96]  x f32[64,128]  w f32[96,128]") != NULL, "operands not named:\n%s", table);
+  {   /* the summary by op: each op's one row */
+    double ms = 0;
+    unsigned long long calls = 0;
+    DKT_CHECK(t, profile_row(table, "by op:", dev, "dk_add", &ms, &calls) && calls == 2 && fabs(ms - ms_add) < 1.5e-3,
+              "the by-op line of dk_add: %llu calls, %g ms:\n%s", calls, ms, table);
+  }
+  DKT_CHECK(t, !strstr(table, "untimed") && !strstr(table, "not yet read"), "ops left untimed:\n%s", table);
+  /* device time: positive, and inside the wall time around it */
+  DKT_CHECK(t, ms_lin + ms_add > 0 && ms_lin >= 0 && ms_add >= 0, "times %g and %g ms", ms_lin, ms_add);
+  DKT_CHECK(t, (ms_lin + ms_add) * 1e-3 <= wall * 1.01 + 1e-6, "op time %g ms over the %g ms wall time", ms_lin + ms_add,
+            wall * 1e3);
+  /* a short buffer: cut, terminated, the whole length still returned */
+  DKT_CHECK(t, dk_profile_report(small, sizeof small) == n && strlen(small) == sizeof small - 1, "short buffer");
+  dk_profile_reset();
+  n = dk_profile_report(table, sizeof table);
+  DKT_CHECK(t, strstr(table, " 0 op calls") && !profile_row(table, "by op:", dev, "dk_linear", &ms_lin, &calls_lin),
+            "after dk_profile_reset:\n%s", table);
+done:
+  dk_tensor_free(x); dk_tensor_free(w); dk_tensor_free(o);
 }

@@ -60,7 +60,7 @@ case "$n" in "0|cuInit: CUDA_ERROR_NO_DEVICE (100)"*) ;; *) echo "[check_cuda_ho
 if [ -x "${BUILD:-build}/tests" ]; then
   $CC -std=c11 -O1 -g -fPIC -shared -pthread -o "$OUT/libcuda_mock_plain.so" tools/cuda_mock/libcuda_mock.c
   DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
-    "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape \
+    "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape profile_ \
     > "$OUT/suite.log" 2>&1 || true
   # and the encoder ops switched off: refused, naming the switch
   DEVKIT_CUDA_NEWOPS=0 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \

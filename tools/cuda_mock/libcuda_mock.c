@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../kernels/dk_params.h"
 
@@ -55,7 +56,12 @@ typedef unsigned long long CUdeviceptr;
 
 typedef struct mock_ctx { int magic, dev; } mock_ctx;
 typedef struct mock_stream { int magic; mock_ctx *ctx; } mock_stream;
-typedef struct mock_event { int magic; mock_ctx *ctx; } mock_event;
+static double mock_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+typedef struct mock_event { int magic; mock_ctx *ctx; int recorded; double t; } mock_event;   /* t: host seconds at the last record */
 typedef struct mock_module { int magic; mock_ctx *ctx; } mock_module;
 typedef struct mock_func { int magic; mock_ctx *ctx; char name[64]; } mock_func;
 typedef struct mock_alloc { struct mock_alloc *next; unsigned char *p; size_t n; int dev; } mock_alloc;
@@ -568,6 +574,16 @@ static CUresult m_EventRecord(void *e, void *s) {
   if ((r = check_stream("cuEventRecord", s)) != OK) return r;
   if (!e || ((mock_event *)e)->magic != MAGIC_EVENT) return E_INVALID_HANDLE;
   if (((mock_event *)e)->ctx != ((mock_stream *)s)->ctx) return bad("cuEventRecord", "event and stream of different contexts", E_INVALID_HANDLE);
+  ((mock_event *)e)->recorded = 1;
+  ((mock_event *)e)->t = mock_clock();   /* the mock runs kernels at launch: the stream is done here */
+  return OK;
+}
+/* as the driver: both events recorded and timing-enabled, in ms */
+static CUresult m_EventElapsedTime(float *ms, void *a, void *b) {
+  const mock_event *ea = (const mock_event *)a, *eb = (const mock_event *)b;
+  if (!ms || !ea || !eb || ea->magic != MAGIC_EVENT || eb->magic != MAGIC_EVENT) return bad("cuEventElapsedTime", "not an event", E_INVALID_HANDLE);
+  if (!ea->recorded || !eb->recorded) return E_INVALID_HANDLE;
+  *ms = (float)((eb->t - ea->t) * 1e3);
   return OK;
 }
 static CUresult m_EventSynchronize(void *e) {
@@ -714,7 +730,7 @@ static const mock_sym g_syms[] = {
   S(CtxEnablePeerAccess, 4000), S(ModuleLoadData, 2000), S(ModuleUnload, 2000), S(ModuleGetFunction, 2000),
   S(LaunchKernel, 4000), S(StreamCreate, 2000), S(StreamDestroy, 4000), S(StreamSynchronize, 2000),
   S(StreamWaitEvent, 3020), S(EventCreate, 2000), S(EventRecord, 2000), S(EventSynchronize, 2000),
-  S(EventDestroy, 4000), S(MemAlloc, 3020), S(MemFree, 3020), S(MemGetInfo, 3020), S(MemHostAlloc, 2020),
+  S(EventDestroy, 4000), S(EventElapsedTime, 2000), S(MemAlloc, 3020), S(MemFree, 3020), S(MemGetInfo, 3020), S(MemHostAlloc, 2020),
   S(MemFreeHost, 2000), S(MemcpyHtoDAsync, 3020), S(MemcpyDtoHAsync, 3020), S(MemcpyDtoDAsync, 3020),
   S(MemcpyPeerAsync, 4000), S(MemsetD32Async, 3020), S(MemAllocAsync, 11020), S(MemFreeAsync, 11020),
   S(DeviceGetDefaultMemPool, 11020), S(MemPoolSetAttribute, 11020), S(MemPoolTrimTo, 11020),
