@@ -748,8 +748,13 @@ DEVKIT_API dk_status dk_set_error(dk_status s, const char *fmt, ...) {
   return dk__raise(s);
 }
 
-/* A message assembled in pieces (the operand tables). */
-typedef struct { char *buf; size_t cap, len; } dk__sb;
+/* A message assembled in pieces (the operand tables): len is what buf
+ * holds, want what the whole text needs (as snprintf returns it). */
+typedef struct { char *buf; size_t cap, len, want; } dk__sb;
+static void dk__sb_init(dk__sb *b, char *buf, size_t cap) {
+  b->buf = buf; b->cap = buf ? cap : 0; b->len = b->want = 0;
+  if (b->cap) buf[0] = 0;
+}
 static void dk__sbf(dk__sb *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -758,11 +763,12 @@ static void dk__sbf(dk__sb *b, const char *fmt, ...)
 static void dk__sbf(dk__sb *b, const char *fmt, ...) {
   va_list ap;
   int n;
-  if (b->len >= b->cap) return;
   va_start(ap, fmt);
-  n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+  n = b->len < b->cap ? vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n > 0) b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len - 1;
+  if (n <= 0) return;
+  b->want += (size_t)n;
+  if (b->len < b->cap) b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len - 1;
 }
 
 /* ==== dtypes ============================================================== */
@@ -1181,7 +1187,7 @@ static void dk__describe_present(dk__sb *sb) {
 static dk_status dk__no_device(const char *what, dk_device d) {
   char buf[1024];
   dk__sb sb;
-  sb.buf = buf; sb.cap = sizeof buf; sb.len = 0; buf[0] = 0;
+  dk__sb_init(&sb, buf, sizeof buf);
   dk__describe_present(&sb);
   if ((unsigned)d.backend >= DK_BACKEND_COUNT)
     return dk__error(DK_ERR_NO_DEVICE, "%s: invalid device (backend %d); devices present: %s", what,
@@ -1223,7 +1229,7 @@ DEVKIT_API dk_status dk_device_parse(const char *text, dk_device *out) {
 bad: {
     char buf[1024];
     dk__sb sb;
-    sb.buf = buf; sb.cap = sizeof buf; sb.len = 0; buf[0] = 0;
+    dk__sb_init(&sb, buf, sizeof buf);
     dk__describe_present(&sb);
     return dk__error(DK_ERR_INVALID,
                      "dk_device_parse: '%s' is not a device; write cpu, cpu:N, cuda, cuda:N, vulkan:N or vk:N. "
@@ -1472,7 +1478,7 @@ static const char *dk__short_site(const char *site) {
 static void dk__shape_text(int ndim, const int64_t *shape, char *buf, size_t cap) {
   dk__sb sb;
   int i;
-  sb.buf = buf; sb.cap = cap; sb.len = 0; buf[0] = 0;
+  dk__sb_init(&sb, buf, cap);
   dk__sbf(&sb, "[");
   for (i = 0; i < ndim; i++) dk__sbf(&sb, "%s%lld", i ? "," : "", (long long)shape[i]);
   dk__sbf(&sb, "]");
@@ -1902,7 +1908,7 @@ static dk_status dk__op_verror(const dk_call *c, dk_status s, const char *fix, c
   dk__sb sb;
   int i, n = oi->n_out + oi->n_in, role_w = 0, name_w = 0;
   char tmp[sizeof dk__msg];
-  sb.buf = tmp; sb.cap = sizeof tmp; sb.len = 0; tmp[0] = 0;
+  dk__sb_init(&sb, tmp, sizeof tmp);
   dk__sbf(&sb, "%s: ", oi->name);
   if (sb.len < sb.cap) {
     int k = vsnprintf(sb.buf + sb.len, sb.cap - sb.len, fmt, ap);
@@ -1969,13 +1975,13 @@ static dk_status dk__mismatch(dk_call *c, int backend_level) {
     if (votes > best_votes) { best = i; best_votes = votes; }
   }
   target = c->t[best]->device;
-  l.buf = list; l.cap = sizeof list; l.len = 0; list[0] = 0;
+  dk__sb_init(&l, list, sizeof list);
   for (i = 0; i < n; i++) {
     if (!c->t[i] || dk_device_equal(c->t[i]->device, target)) continue;
     if (first_odd < 0) first_odd = i;
     dk__sbf(&l, "%s%s", l.len ? ", " : "", oi->roles[i]);
   }
-  f.buf = fix; f.cap = sizeof fix; f.len = 0; fix[0] = 0;
+  dk__sb_init(&f, fix, sizeof fix);
   {
     char tname[32], oname[32];
     snprintf(tname, sizeof tname, "%s", dk_device_name(target));
@@ -2587,7 +2593,7 @@ static int dk__prof_row_of(const dk_call *c) {
   char key[DK__PROF_KEY], sh[96];
   dk__sb sb;
   int i, n = oi->n_out + oi->n_in;
-  sb.buf = key; sb.cap = sizeof key; sb.len = 0; key[0] = 0;
+  dk__sb_init(&sb, key, sizeof key);
   for (i = 0; i < n; i++) {
     if (!c->t[i]) continue;
     dk__shape_str(c->t[i], sh, sizeof sh);
@@ -2661,29 +2667,12 @@ static void dk__prof_synced(dk_device d) {
   if (impl->prof_reset) impl->prof_reset(d);
 }
 
-/* the whole table's length, like snprintf; buf gets what fits */
-typedef struct { char *buf; size_t cap, len; } dk__prof_out;
-static void dk__prof_put(dk__prof_out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void dk__prof_put(dk__prof_out *o, const char *fmt, ...) {
-  va_list ap;
-  int n;
-  va_start(ap, fmt);
-  n = vsnprintf(o->len < o->cap ? o->buf + o->len : NULL, o->len < o->cap ? o->cap - o->len : 0, fmt, ap);
-  va_end(ap);
-  if (n > 0) o->len += (size_t)n;
-}
-
 DEVKIT_API size_t dk_profile_report(char *buf, size_t len) {
-  dk__prof_out o;
+  dk__sb o;
   int idx[DK__PROF_ROWS], n, i, j;
   double total = 0;
   uint64_t calls = 0, untimed = 0, pending = 0;
-  o.buf = buf; o.cap = buf ? len : 0; o.len = 0;
-  if (buf && len) buf[0] = 0;
+  dk__sb_init(&o, buf, len);
   pthread_mutex_lock(&dk__prof_lock);
   n = dk__prof.nrows;
   for (i = 0; i < n; i++) {
@@ -2698,13 +2687,13 @@ DEVKIT_API size_t dk_profile_report(char *buf, size_t len) {
     for (j = i; j > 0 && dk__prof.rows[idx[j]].sec > dk__prof.rows[idx[j - 1]].sec; j--) {
       int t = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = t;
     }
-  dk__prof_put(&o, "devkit profile: %llu op calls, %.3f ms of op time", (unsigned long long)calls, total * 1e3);
-  if (pending) dk__prof_put(&o, ", %llu calls not yet read back (no dk_sync since)", (unsigned long long)pending);
-  if (untimed) dk__prof_put(&o, ", %llu calls untimed", (unsigned long long)untimed);
-  if (dk__prof.lost) dk__prof_put(&o, ", %llu calls past the table's %d rows", (unsigned long long)dk__prof.lost, DK__PROF_ROWS);
+  dk__sbf(&o, "devkit profile: %llu op calls, %.3f ms of op time", (unsigned long long)calls, total * 1e3);
+  if (pending) dk__sbf(&o, ", %llu calls not yet read back (no dk_sync since)", (unsigned long long)pending);
+  if (untimed) dk__sbf(&o, ", %llu calls untimed", (unsigned long long)untimed);
+  if (dk__prof.lost) dk__sbf(&o, ", %llu calls past the table's %d rows", (unsigned long long)dk__prof.lost, DK__PROF_ROWS);
   /* by op and device: the rows of one op summed (a group's first row is
    * its longest, so the groups come out longest first too) */
-  dk__prof_put(&o, "\nby op:\n%10s %6s %8s %10s  %-9s %s\n", "total ms", "share", "calls", "us/call", "device", "op");
+  dk__sbf(&o, "\nby op:\n%10s %6s %8s %10s  %-9s %s\n", "total ms", "share", "calls", "us/call", "device", "op");
   for (i = 0; i < n; i++) {
     const dk__prof_row *r = &dk__prof.rows[idx[i]];
     double sec = 0;
@@ -2717,21 +2706,21 @@ DEVKIT_API size_t dk_profile_report(char *buf, size_t len) {
       if (q->op != r->op || !dk_device_equal(q->dev, r->dev)) continue;
       sec += q->sec; gc += q->calls; gu += q->untimed;
     }
-    dk__prof_put(&o, "%10.3f %5.1f%% %8llu %10.2f  %-9s %s\n", sec * 1e3, total > 0 ? 100.0 * sec / total : 0.0,
+    dk__sbf(&o, "%10.3f %5.1f%% %8llu %10.2f  %-9s %s\n", sec * 1e3, total > 0 ? 100.0 * sec / total : 0.0,
                  (unsigned long long)gc, gc > gu ? sec * 1e6 / (double)(gc - gu) : 0.0, dk_device_name(r->dev),
                  dk__ops[r->op].name);
   }
-  dk__prof_put(&o, "\nby op and operands:\n%10s %6s %8s %10s  %-9s %-20s %s\n", "total ms", "share", "calls", "us/call",
+  dk__sbf(&o, "\nby op and operands:\n%10s %6s %8s %10s  %-9s %-20s %s\n", "total ms", "share", "calls", "us/call",
                "device", "op", "operands");
   for (i = 0; i < n; i++) {
     const dk__prof_row *r = &dk__prof.rows[idx[i]];
     const uint64_t timed = r->calls - r->untimed;
-    dk__prof_put(&o, "%10.3f %5.1f%% %8llu %10.2f  %-9s %-20s %s\n", r->sec * 1e3, total > 0 ? 100.0 * r->sec / total : 0.0,
+    dk__sbf(&o, "%10.3f %5.1f%% %8llu %10.2f  %-9s %-20s %s\n", r->sec * 1e3, total > 0 ? 100.0 * r->sec / total : 0.0,
                  (unsigned long long)r->calls, timed ? r->sec * 1e6 / (double)timed : 0.0, dk_device_name(r->dev),
                  dk__ops[r->op].name, r->key);
   }
   pthread_mutex_unlock(&dk__prof_lock);
-  return o.len;
+  return o.want;
 }
 
 DEVKIT_API void dk_profile_reset(void) {
@@ -3223,7 +3212,7 @@ DEVKIT_API dk_status dk_check_placement(const dk_placement *items, int n, int *n
   if (n_bad) *n_bad = nb;
   if (!nb) return DK_OK;
   if (name_w > 48) name_w = 48;
-  sb.buf = dk__msg; sb.cap = sizeof dk__msg; sb.len = 0; dk__msg[0] = 0;
+  dk__sb_init(&sb, dk__msg, sizeof dk__msg);
   dk__sbf(&sb, "dk_check_placement: %d of %d tensors are not where they are meant to be:\n", nb, n);
   for (i = 0; i < n; i++) {
     const dk_tensor *t = items[i].tensor;

@@ -468,7 +468,7 @@ static int dk__cuda_is_fault(dk_cu_result r) {
 static void dk__cuda_recent_str(const dk__cuda_dev *ld, char *buf, size_t cap) {
   dk__sb sb;
   int i, start = (ld->recent_next - ld->recent_n + DK_CUDA_RECENT) % DK_CUDA_RECENT;
-  sb.buf = buf; sb.cap = cap; sb.len = 0; buf[0] = 0;
+  dk__sb_init(&sb, buf, cap);
   if (ld->recent_n == 0) { dk__sbf(&sb, "none"); return; }
   if (ld->recent_dropped) dk__sbf(&sb, "(%lld earlier) ", ld->recent_dropped);
   for (i = 0; i < ld->recent_n; i++) {
