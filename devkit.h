@@ -2543,6 +2543,7 @@ typedef struct {
 typedef struct { int row, a, b; } dk__prof_pend;
 static struct {
   int on, env_done, print_at_shutdown;
+  int marked;   /* a backend has queued marks: from then on syncs read them (before, a sync costs one load) */
   dk__prof_row rows[DK__PROF_ROWS];
   int nrows;
   uint64_t lost;   /* calls of a kind past the table's DK__PROF_ROWS rows */
@@ -2652,7 +2653,8 @@ static void dk__prof_record(const dk_call *c, double sec, int a, int b) {
 static void dk__prof_synced(dk_device d) {
   const dk_backend_impl *impl = dk__reg[d.backend].impl;
   int i, bk = (int)d.backend, di = d.index;
-  if (!impl || !impl->prof_elapsed || (unsigned)di >= DK_MAX_DEVICES) return;
+  if (!__atomic_load_n(&dk__prof.marked, __ATOMIC_ACQUIRE) || !impl || !impl->prof_elapsed || (unsigned)di >= DK_MAX_DEVICES)
+    return;
   pthread_mutex_lock(&dk__prof_lock);
   if (dk__prof.npend[bk][di]) {
     for (i = 0; i < dk__prof.npend[bk][di]; i++) {
@@ -2761,6 +2763,7 @@ static dk_status dk__run_op(const dk_backend_impl *impl, dk_call *c) {
   int a, b;
   if (!dk__prof_enabled()) return impl->ops[c->op](c);
   if (impl->prof_mark && (a = impl->prof_mark(c->dev)) != -2) {
+    if (a >= 0) __atomic_store_n(&dk__prof.marked, 1, __ATOMIC_RELEASE);
     s = impl->ops[c->op](c);
     b = a >= 0 ? impl->prof_mark(c->dev) : -1;
     dk__prof_record(c, -1.0, a, b);

@@ -407,7 +407,7 @@ int dkt_close(dkt *t, const char *what, const double *got, const double *want, i
 
 typedef struct { dk_device dev; char name[200]; } dkt_unit;
 
-static double dkt_now(void) {
+double dkt_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;

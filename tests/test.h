@@ -50,6 +50,7 @@ void dkt_register(const char *name, const char *file, int line, dkt_fn fn, int f
 void dkt_fail_at(dkt *t, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void dkt_skip(dkt *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dkt_note(dkt *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double dkt_now(void);   /* seconds, monotonic */
 
 #define DKT_CHECK(t, cond, ...)                                                \
   do {                                                                         \

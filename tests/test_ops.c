@@ -1,7 +1,6 @@
 /* tests/test_ops.c — every op, every float dtype, against double-precision
  * references written here. Each test runs on every device present. */
 #include "test.h"
-#include <time.h>
 
 static int64_t numel(int nd, const int64_t *s) {
   int64_t n = 1;
@@ -968,12 +967,6 @@ DKT_TEST(ops_attention_cache_view, 0) {
 
 /* ---- dk_profile ------------------------------------------------------------- */
 
-static double profile_now(void) {
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* one row of the table's part that starts with `part` (up to the next
  * blank line): its figures, or 0 when no row names this op on dev */
 static int profile_row(const char *table, const char *part, const char *dev, const char *op, double *ms,
@@ -1004,11 +997,11 @@ DKT_TEST(profile_ops, 0) {
   DKT_OK(t, dk_sync(t->dev));   /* the uploads are not ops, and stay out of the figures */
   dk_profile_reset();
   DKT_OK(t, dk_profile(1));
-  t0 = profile_now();
+  t0 = dkt_now();
   for (i = 0; i < 3; i++) DKT_OK(t, dk_linear(o, x, w, NULL));
   for (i = 0; i < 2; i++) DKT_OK(t, dk_add(o, o, o));
   DKT_OK(t, dk_sync(t->dev));
-  wall = profile_now() - t0;
+  wall = dkt_now() - t0;
   DKT_OK(t, dk_profile(0));
   DKT_OK(t, dk_add(o, o, o));   /* not counted */
   DKT_OK(t, dk_sync(t->dev));
