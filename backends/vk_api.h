@@ -143,6 +143,7 @@ typedef enum VkStructureType {
   VK_STRUCTURE_TYPE_FENCE_CREATE_INFO = 8,
   VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO = 11,
   VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO = 12,
+  VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO = 13,
   VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO = 16,
   VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO = 17,
   VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO = 18,
@@ -174,7 +175,8 @@ typedef enum VkStructureType {
 
 typedef enum VkPhysicalDeviceType { VK_PHYSICAL_DEVICE_TYPE_CPU = 4, VK_PHYSICAL_DEVICE_TYPE_MAX_ENUM = 0x7FFFFFFF } VkPhysicalDeviceType;
 typedef enum VkSharingMode { VK_SHARING_MODE_EXCLUSIVE = 0, VK_SHARING_MODE_MAX_ENUM = 0x7FFFFFFF } VkSharingMode;
-typedef enum VkDescriptorType { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER = 7, VK_DESCRIPTOR_TYPE_MAX_ENUM = 0x7FFFFFFF } VkDescriptorType;
+typedef enum VkDescriptorType { VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER = 4, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER = 7, VK_DESCRIPTOR_TYPE_MAX_ENUM = 0x7FFFFFFF } VkDescriptorType;
+typedef enum VkFormat { VK_FORMAT_R32G32B32A32_UINT = 107, VK_FORMAT_MAX_ENUM = 0x7FFFFFFF } VkFormat;
 typedef enum VkCommandBufferLevel { VK_COMMAND_BUFFER_LEVEL_PRIMARY = 0, VK_COMMAND_BUFFER_LEVEL_MAX_ENUM = 0x7FFFFFFF } VkCommandBufferLevel;
 typedef enum VkPipelineBindPoint { VK_PIPELINE_BIND_POINT_COMPUTE = 1, VK_PIPELINE_BIND_POINT_MAX_ENUM = 0x7FFFFFFF } VkPipelineBindPoint;
 typedef enum VkDriverId { VK_DRIVER_ID_MAX_ENUM = 0x7FFFFFFF } VkDriverId;
@@ -192,7 +194,7 @@ typedef enum VkAccessFlagBits {
 } VkAccessFlagBits;
 typedef enum VkBufferUsageFlagBits {
   VK_BUFFER_USAGE_TRANSFER_SRC_BIT = 0x00000001, VK_BUFFER_USAGE_TRANSFER_DST_BIT = 0x00000002,
-  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT = 0x00000020, VK_BUFFER_USAGE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
+  VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT = 0x00000004, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT = 0x00000020, VK_BUFFER_USAGE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
 } VkBufferUsageFlagBits;
 typedef enum VkCommandBufferUsageFlagBits {
   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT = 0x00000001, VK_COMMAND_BUFFER_USAGE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
@@ -253,6 +255,7 @@ typedef VkFlags VkMemoryHeapFlags;
 typedef VkFlags VkMemoryMapFlags;
 typedef VkFlags VkBufferCreateFlags;
 typedef VkFlags VkBufferUsageFlags;
+typedef VkFlags VkBufferViewCreateFlags;
 typedef VkFlags VkShaderModuleCreateFlags;
 typedef VkFlags VkShaderStageFlags;
 typedef VkFlags VkSubgroupFeatureFlags;
@@ -556,6 +559,14 @@ typedef struct VkBufferCreateInfo {
   uint32_t queueFamilyIndexCount; const uint32_t *pQueueFamilyIndices;
 } VkBufferCreateInfo;
 
+typedef struct VkBufferViewCreateInfo {
+  VkStructureType sType; const void *pNext;
+  VkBufferViewCreateFlags flags;
+  VkBuffer buffer;
+  VkFormat format;
+  VkDeviceSize offset, range;
+} VkBufferViewCreateInfo;
+
 typedef struct VkBufferCopy { VkDeviceSize srcOffset, dstOffset, size; } VkBufferCopy;
 
 /* ==== pipelines and descriptors =========================================== */
@@ -719,6 +730,8 @@ typedef VkResult (VKAPI_PTR *PFN_vkMapMemory)(VkDevice device, VkDeviceMemory me
 typedef void (VKAPI_PTR *PFN_vkUnmapMemory)(VkDevice device, VkDeviceMemory memory);
 typedef VkResult (VKAPI_PTR *PFN_vkCreateBuffer)(VkDevice device, const VkBufferCreateInfo *pCreateInfo, const VkAllocationCallbacks *pAllocator, VkBuffer *pBuffer);
 typedef void (VKAPI_PTR *PFN_vkDestroyBuffer)(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks *pAllocator);
+typedef VkResult (VKAPI_PTR *PFN_vkCreateBufferView)(VkDevice device, const VkBufferViewCreateInfo *pCreateInfo, const VkAllocationCallbacks *pAllocator, VkBufferView *pView);
+typedef void (VKAPI_PTR *PFN_vkDestroyBufferView)(VkDevice device, VkBufferView bufferView, const VkAllocationCallbacks *pAllocator);
 typedef void (VKAPI_PTR *PFN_vkGetBufferMemoryRequirements)(VkDevice device, VkBuffer buffer, VkMemoryRequirements *pMemoryRequirements);
 typedef VkResult (VKAPI_PTR *PFN_vkBindBufferMemory)(VkDevice device, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize memoryOffset);
 typedef VkResult (VKAPI_PTR *PFN_vkCreateShaderModule)(VkDevice device, const VkShaderModuleCreateInfo *pCreateInfo, const VkAllocationCallbacks *pAllocator, VkShaderModule *pShaderModule);

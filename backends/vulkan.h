@@ -83,6 +83,7 @@
 
 #define DK_VK_FRAMES 4
 #define DK_VK_MAX_BIND 4
+#define DK_VK_TEX 2      /* texel bindings after them: w and x of the row kernels (dk_vk_block_view) */
 #define DK_VK_CHECKS 64                     /* embedding checks per frame */
 #define DK_VK_SPANS 64                      /* hazard list entries before a forced barrier */
 #define DK_VK_ALIGN 256
@@ -113,7 +114,7 @@
   X(DestroyDescriptorPool) X(ResetDescriptorPool) X(AllocateDescriptorSets)                     \
   X(UpdateDescriptorSets) X(CmdBindDescriptorSets) X(CreatePipelineCache) X(DestroyPipelineCache)  \
   X(GetPipelineCacheData) X(CreateQueryPool) X(DestroyQueryPool) X(GetQueryPoolResults)             \
-  X(CmdResetQueryPool) X(CmdWriteTimestamp)
+  X(CmdResetQueryPool) X(CmdWriteTimestamp) X(CreateBufferView) X(DestroyBufferView)
 
 #define DK_VK_DECL(n) PFN_vk##n n;
 typedef struct { DK_VK_INSTANCE_FNS(DK_VK_DECL) } dk_vk_ifns;
@@ -134,6 +135,7 @@ typedef struct dk_vk_block {
   int dedicated;
   int nfree, capfree;
   VkDeviceSize *free_off, *free_size;   /* sorted by offset, coalesced */
+  VkBufferView view;              /* the whole block as 16-byte texels (dk_vk_block_view), made on first use */
   struct dk_vk_block *next;
 } dk_vk_block;
 
@@ -206,6 +208,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
+  int tex;                        /* the row kernels read w through a texel view (binding DK_VK_MAX_BIND) */
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
@@ -757,6 +760,7 @@ static int dk_vk_pick_type(dk_vk_phys *ph, uint32_t bits, VkMemoryPropertyFlags 
 
 static void dk_vk_block_destroy(dk_vk_device *d, dk_vk_block *b) {
   if (!b) return;
+  if (b->view) d->fn.DestroyBufferView(d->dev, b->view, NULL);
   if (b->buf) d->fn.DestroyBuffer(d->dev, b->buf, NULL);
   if (b->mem) {
     if (b->map) d->fn.UnmapMemory(d->dev, b->mem);
@@ -782,6 +786,7 @@ static VkResult dk_vk_block_create(dk_vk_device *d, VkDeviceSize size, uint32_t 
   bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   bi.size = size;
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if (d->tex) bi.usage |= VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   r = d->fn.CreateBuffer(d->dev, &bi, NULL, &b->buf);
   if (r != VK_SUCCESS) { free(b); return r; }
@@ -813,6 +818,26 @@ static VkResult dk_vk_block_create(dk_vk_device *d, VkDeviceSize size, uint32_t 
   }
   *out = b;
   return VK_SUCCESS;
+}
+
+/* The whole block as a uniform texel buffer of 16-byte texels
+ * (R32G32B32A32_UINT, a format every device must support there), made on
+ * first use; VK_NULL_HANDLE where the device reads no weights that way or
+ * the block holds more texels than one view may. Why: llvmpipe loads a
+ * storage buffer lane by lane, with a branch and a bounds check for each
+ * lane and each 32-bit word, but fetches a texel for all its SIMD lanes at
+ * once (measured in bench/RESULTS.md). */
+static VkBufferView dk_vk_block_view(dk_vk_device *d, dk_vk_block *b) {
+  VkBufferViewCreateInfo vi;
+  if (b->view || !d->tex || b->size / 16 > d->ph->props.limits.maxTexelBufferElements) return b->view;
+  memset(&vi, 0, sizeof vi);
+  vi.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
+  vi.buffer = b->buf;
+  vi.format = VK_FORMAT_R32G32B32A32_UINT;
+  vi.offset = 0;
+  vi.range = b->size & ~(VkDeviceSize)15;
+  if (d->fn.CreateBufferView(d->dev, &vi, NULL, &b->view) != VK_SUCCESS) b->view = VK_NULL_HANDLE;
+  return b->view;
 }
 
 static int dk_vk_free_grow(dk_vk_block *b) {
@@ -1248,6 +1273,8 @@ typedef struct {
   int nrd, nwr;
   dk_vk_mem *mem[DK_VK_MAX_BIND];
   int nmem;
+  dk_vk_block *blk[DK_VK_MAX_BIND];   /* the block behind each binding, where one is */
+  VkBufferView tview[DK_VK_TEX];      /* bindings DK_VK_MAX_BIND.., for the shaders that read as texels */
 } dk_vk_args;
 
 static void dk_vk_args_init(dk_vk_args *a) { memset(a, 0, sizeof *a); }
@@ -1261,6 +1288,17 @@ static void dk_vk_arg_raw(dk_vk_args *a, int slot, VkBuffer buf, VkDeviceSize of
 
 static void dk_vk_arg_dummy(dk_vk_device *d, dk_vk_args *a, int slot) {
   dk_vk_arg_raw(a, slot, d->dummy->buf, 0, d->dummy->size);
+}
+
+/* Binding `slot` also as texel binding DK_VK_MAX_BIND + `tex`; *at gets
+ * the binding's start in 16-byte texels of its block's view. 0 where it
+ * cannot be (no view, or a start off the 16-byte grid). */
+static int dk_vk_texels(dk_vk_device *d, dk_vk_args *a, int slot, int tex, uint32_t *at) {
+  VkBufferView v;
+  if (!a->blk[slot] || a->buf[slot].offset % 16 || !(v = dk_vk_block_view(d, a->blk[slot]))) return 0;
+  a->tview[tex] = v;
+  *at = (uint32_t)(a->buf[slot].offset / 16);
+  return 1;
 }
 
 static void dk_vk_track(dk_vk_args *a, VkBuffer buf, VkDeviceSize lo, VkDeviceSize hi, int write, dk_vk_mem *m) {
@@ -1305,6 +1343,7 @@ static dk_status dk_vk_arg(dk_vk_device *d, dk_vk_args *a, int slot, const dk_te
                           role, t->name, dk_device_name(t->device), (unsigned long long)n,
                           (unsigned long long)d->max_range);
   dk_vk_arg_raw(a, slot, blk->buf, base, range);
+  a->blk[slot] = blk;
   /* the hazard is the bound range, not just the bytes used: the binding
    * starts aligned down, and the validation layer (rightly: the shader may
    * touch any of it) counts the whole range as accessed. Two views side by
@@ -1346,9 +1385,9 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
                            uint32_t pc_size, uint32_t gx, uint32_t gy, uint32_t gz) {
   VkPipeline pipe = VK_NULL_HANDLE;
   dk_vk_frame *f;
-  VkWriteDescriptorSet w[DK_VK_MAX_BIND];
+  VkWriteDescriptorSet w[DK_VK_MAX_BIND + DK_VK_TEX];
   dk_status s;
-  int i;
+  int i, nw;
   uint32_t key[DK_VK_SPEC];
   memcpy(key, spec, sizeof key);
   key[6] = d->one_sg;
@@ -1368,8 +1407,18 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
     w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     w[i].pBufferInfo = &a->buf[i];
   }
+  nw = a->nbuf;
+  for (i = 0; i < DK_VK_TEX; i++)
+    if (a->tview[i]) {
+      w[nw].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      w[nw].dstBinding = (uint32_t)(DK_VK_MAX_BIND + i);
+      w[nw].descriptorCount = 1;
+      w[nw].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      w[nw].pTexelBufferView = &a->tview[i];
+      nw++;
+    }
   if (d->push) {
-    d->fn.CmdPushDescriptorSetKHR(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, (uint32_t)a->nbuf, w);
+    d->fn.CmdPushDescriptorSetKHR(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, (uint32_t)nw, w);
   } else {
     VkDescriptorSetAllocateInfo ai;
     VkDescriptorSet set;
@@ -1381,8 +1430,8 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
     ai.pSetLayouts = &d->dsl;
     if ((r = d->fn.AllocateDescriptorSets(d->dev, &ai, &set)) != VK_SUCCESS)
       return dk_vk_fail(d, r, "vkAllocateDescriptorSets");
-    for (i = 0; i < a->nbuf; i++) w[i].dstSet = set;
-    d->fn.UpdateDescriptorSets(d->dev, (uint32_t)a->nbuf, w, 0, NULL);
+    for (i = 0; i < nw; i++) w[i].dstSet = set;
+    d->fn.UpdateDescriptorSets(d->dev, (uint32_t)nw, w, 0, NULL);
     d->fn.CmdBindDescriptorSets(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, 1, &set, 0, NULL);
   }
   d->fn.CmdPushConstants(f->cmd, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_size, pc);
@@ -1939,7 +1988,7 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   VkPhysicalDeviceFeatures2 f2;
   VkPhysicalDeviceVulkan11Features f11;
   VkPhysicalDeviceShaderIntegerDotProductFeatures fdot;
-  VkDescriptorSetLayoutBinding lb[DK_VK_MAX_BIND];
+  VkDescriptorSetLayoutBinding lb[DK_VK_MAX_BIND + DK_VK_TEX];
   VkDescriptorSetLayoutCreateInfo li;
   VkPushConstantRange pcr;
   VkPipelineLayoutCreateInfo pli;
@@ -2051,6 +2100,10 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  /* the row kernels read w as texels on CPU devices (dk_vk_block_view);
+   * DEVKIT_VULKAN_TEXEL=0 keeps storage-buffer loads */
+  e = getenv("DEVKIT_VULKAN_TEXEL");
+  d->tex = d->rows_mv && ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !(e && !strcmp(e, "0"));
   /* float weights on GPUs: matvec_vec.comp (an H100 through NVIDIA's driver,
    * 2026-11-25: f16 4096x4096 312 -> 3199 GB/s); DEVKIT_VULKAN_MATVEC=split
    * keeps matvec.comp, =vec asks for it on any device */
@@ -2073,18 +2126,20 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   e = getenv("DEVKIT_VULKAN_BATCH");
   d->batch = e && atoi(e) > 0 ? atoi(e) : 256;
 
-  /* one layout for every shader: four storage buffers, 128 bytes of constants */
+  /* one layout for every shader: four storage buffers (and, where the row
+   * kernels read w and x as texels, two texel buffers), 128 bytes of
+   * constants */
   memset(lb, 0, sizeof lb);
-  for (i = 0; i < DK_VK_MAX_BIND; i++) {
+  for (i = 0; i < DK_VK_MAX_BIND + DK_VK_TEX; i++) {
     lb[i].binding = i;
-    lb[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    lb[i].descriptorType = i < DK_VK_MAX_BIND ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
     lb[i].descriptorCount = 1;
     lb[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   memset(&li, 0, sizeof li);
   li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
   li.flags = d->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
-  li.bindingCount = DK_VK_MAX_BIND;
+  li.bindingCount = DK_VK_MAX_BIND + (d->tex ? DK_VK_TEX : 0);
   li.pBindings = lb;
   if ((r = d->fn.CreateDescriptorSetLayout(d->dev, &li, NULL, &d->dsl)) != VK_SUCCESS) goto fail;
   pcr.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -2116,15 +2171,17 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
     d->frames[i].cmd = cmds[i];
     if ((r = d->fn.CreateFence(d->dev, &fi, NULL, &d->frames[i].fence)) != VK_SUCCESS) goto fail;
     if (!d->push) {
-      VkDescriptorPoolSize ps;
+      VkDescriptorPoolSize ps[2];
       VkDescriptorPoolCreateInfo pi;
-      ps.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      ps.descriptorCount = (uint32_t)d->batch * DK_VK_MAX_BIND;
+      ps[0].type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      ps[0].descriptorCount = (uint32_t)d->batch * DK_VK_MAX_BIND;
+      ps[1].type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      ps[1].descriptorCount = (uint32_t)d->batch * DK_VK_TEX;
       memset(&pi, 0, sizeof pi);
       pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
       pi.maxSets = (uint32_t)d->batch;
-      pi.poolSizeCount = 1;
-      pi.pPoolSizes = &ps;
+      pi.poolSizeCount = 1 + (uint32_t)d->tex;
+      pi.pPoolSizes = ps;
       if ((r = d->fn.CreateDescriptorPool(d->dev, &pi, NULL, &d->frames[i].dpool)) != VK_SUCCESS) goto fail;
     }
   }
@@ -2168,7 +2225,7 @@ typedef struct {
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
 } dk_vk_pc_attn;
 /* matvec*.comp; gemm_rows.comp the same with M for KC */
-typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
+typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo, wt, xt; } dk_vk_pc_mv;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
@@ -2888,6 +2945,10 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             pc.ldx = (uint32_t)(K / 4);
             per = 2;   /* its R */
           }
+          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_Q6_K &&
+              dk_vk_texels(d, &args, 2, 0, &pc.wt) && dk_vk_texels(d, &args, 1, 1, &pc.xt))
+            /* the same kernel reading w and x as texels (dk_vk_block_view) */
+            spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
           dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);
           if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
         }

@@ -20,6 +20,19 @@
 //!variant matvec_rows_q4_K -DWT=11
 //!variant matvec_rows_q5_K -DWT=12
 //!variant matvec_rows_q6_K -DWT=13
+//!variant matvec_rows_t_f32 -DWT=0 -DTEXW
+//!variant matvec_rows_t_f16 -DWT=1 -DTEXW
+//!variant matvec_rows_t_bf16 -DWT=2 -DTEXW
+//!variant matvec_rows_t_q8_0 -DWT=4 -DTEXW
+//!variant matvec_rows_t_q4_0 -DWT=5 -DTEXW
+//!variant matvec_rows_t_q4_1 -DWT=6 -DTEXW
+//!variant matvec_rows_t_q5_0 -DWT=7 -DTEXW
+//!variant matvec_rows_t_q5_1 -DWT=8 -DTEXW
+//!variant matvec_rows_t_q2_K -DWT=9 -DTEXW
+//!variant matvec_rows_t_q3_K -DWT=10 -DTEXW
+//!variant matvec_rows_t_q4_K -DWT=11 -DTEXW
+//!variant matvec_rows_t_q5_K -DWT=12 -DTEXW
+//!variant matvec_rows_t_q6_K -DWT=13 -DTEXW
 #extension GL_GOOGLE_include_directive : require
 #define WG 64
 #define MMAX 8
@@ -34,8 +47,6 @@ DK_IN(3, Bias)
 layout(set = 0, binding = 1) readonly buffer X4_w { uvec4 X4[]; };
 layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
 
-#define DKQ_BUF W16
-#include "quants.glsl"
 
 layout(constant_id = 0) const uint DTX = 0u;
 layout(constant_id = 1) const uint DTO = 0u;
@@ -49,7 +60,31 @@ layout(push_constant) uniform P {
   uint N, K, KC;
   uint x_off, w_off, o_off, b_off;  /* w_off in halves for block formats */
   uint ldx, ldo;
+  uint wt, xt;                      /* the _t variants: bindings 2 and 1 in their texel views, in 16-byte texels */
 } p;
+
+/* 16-byte word i of w and of x (counted from their bindings' starts). The
+ * _t variants fetch them from texel views of the same memory: llvmpipe
+ * (Mesa 22) loads a storage buffer one lane and one 32-bit word at a time,
+ * each with a branch and a bounds check, even at an offset every lane
+ * shares, but fetches a texel for all its SIMD lanes at once. */
+#ifdef TEXW
+layout(set = 0, binding = 4) uniform usamplerBuffer WTX;
+layout(set = 0, binding = 5) uniform usamplerBuffer XTX;
+#define WV(i) texelFetch(WTX, int(p.wt + (i)))
+#define XV(i) texelFetch(XTX, int(p.xt + (i)))
+#else
+#define WV(i) W4[i]
+#define XV(i) X4[i]
+#endif
+
+#define DKQ_BUF W16
+#ifdef TEXW
+/* half i of w, from its texel */
+uint dk_wt_half(uint i) { return (WV(i >> 3)[(i >> 1) & 3u] >> ((i & 1u) << 4)) & 0xffffu; }
+#define DKQ_HALF(i) dk_wt_half(i)
+#endif
+#include "quants.glsl"
 
 float acc[MMAX];
 
@@ -79,11 +114,11 @@ void dot8(float w0, float w1, float w2, float w3, float w4, float w5, float w6, 
     uint xb = p.x_off + m * p.ldx + k;
     float x0, x1, x2, x3, x4, x5, x6, x7;
     if ((WIDE & 2u) != 0u && DTX == DT_F32) {
-      uvec4 a = X4[xb / 4u], c = X4[xb / 4u + 1u];
+      uvec4 a = XV(xb / 4u), c = XV(xb / 4u + 1u);
       x0 = uintBitsToFloat(a.x); x1 = uintBitsToFloat(a.y); x2 = uintBitsToFloat(a.z); x3 = uintBitsToFloat(a.w);
       x4 = uintBitsToFloat(c.x); x5 = uintBitsToFloat(c.y); x6 = uintBitsToFloat(c.z); x7 = uintBitsToFloat(c.w);
     } else if ((WIDE & 2u) != 0u) {
-      uvec4 a = X4[xb / 8u];
+      uvec4 a = XV(xb / 8u);
       x0 = dk_cvt16(DTX, a.x & 0xffffu); x1 = dk_cvt16(DTX, a.x >> 16); x2 = dk_cvt16(DTX, a.y & 0xffffu);
       x3 = dk_cvt16(DTX, a.y >> 16); x4 = dk_cvt16(DTX, a.z & 0xffffu); x5 = dk_cvt16(DTX, a.z >> 16);
       x6 = dk_cvt16(DTX, a.w & 0xffffu); x7 = dk_cvt16(DTX, a.w >> 16);
@@ -94,6 +129,32 @@ void dot8(float w0, float w1, float w2, float w3, float w4, float w5, float w6, 
     acc[m] += w0 * x0 + w1 * x1 + w2 * x2 + w3 * x3 + w4 * x4 + w5 * x5 + w6 * x6 + w7 * x7;
   }
 }
+
+#if WT == 4 || WT == 5
+/* the 32 values of one q8_0 / q4_0 block: scale d, quants in q[0 .. NW) */
+void qblock(float d, uint q[8], uint k) {
+#if WT == 4
+  [[unroll]] for (uint g = 0u; g < 4u; g++) {
+    /* words 2g, 2g+1: values 8g .. 8g+7, one signed byte each */
+    uint u0 = q[2u * g], u1 = q[2u * g + 1u];
+    dot8(d * float(int(u0 << 24) >> 24), d * float(int(u0 << 16) >> 24), d * float(int(u0 << 8) >> 24),
+         d * float(int(u0) >> 24), d * float(int(u1 << 24) >> 24), d * float(int(u1 << 16) >> 24),
+         d * float(int(u1 << 8) >> 24), d * float(int(u1) >> 24), k + 8u * g);
+  }
+#else
+  [[unroll]] for (uint g = 0u; g < 2u; g++) {
+    /* bytes 8g..8g+7 (words 2g, 2g+1): values 8g.. in the low nibbles, 16+8g.. in the high */
+    uint u0 = q[2u * g], u1 = q[2u * g + 1u];
+    dot8(d * float(int(u0 & 15u) - 8), d * float(int((u0 >> 8) & 15u) - 8), d * float(int((u0 >> 16) & 15u) - 8),
+         d * float(int((u0 >> 24) & 15u) - 8), d * float(int(u1 & 15u) - 8), d * float(int((u1 >> 8) & 15u) - 8),
+         d * float(int((u1 >> 16) & 15u) - 8), d * float(int((u1 >> 24) & 15u) - 8), k + 8u * g);
+    dot8(d * float(int((u0 >> 4) & 15u) - 8), d * float(int((u0 >> 12) & 15u) - 8), d * float(int((u0 >> 20) & 15u) - 8),
+         d * float(int(u0 >> 28) - 8), d * float(int((u1 >> 4) & 15u) - 8), d * float(int((u1 >> 12) & 15u) - 8),
+         d * float(int((u1 >> 20) & 15u) - 8), d * float(int(u1 >> 28) - 8), k + 16u + 8u * g);
+  }
+#endif
+}
+#endif
 
 void main() {
   uint n = dk_group() * WG + gl_LocalInvocationID.x;
@@ -112,9 +173,9 @@ void main() {
     const uint U = WT == 11 ? 9u : 11u, QO = WT == 11 ? 1u : 3u;
     for (uint b = 0u; b < nbk; b++) {
       uint a = p.w_off / 8u + (row * nbk + b) * U;
-      uvec4 h = W4[a], qh0 = uvec4(0u), qh1 = uvec4(0u);
+      uvec4 h = WV(a), qh0 = uvec4(0u), qh1 = uvec4(0u);
       float d = dk_h2f(h.x & 0xffffu), dmin = dk_h2f(h.x >> 16);
-      if (WT == 12) { qh0 = W4[a + 1u]; qh1 = W4[a + 2u]; }
+      if (WT == 12) { qh0 = WV(a + 1u); qh1 = WV(a + 2u); }
       [[unroll]] for (uint s = 0u; s < 8u; s++) {
         /* the 6-bit scale and min of group s (dkq_scale_min, from registers) */
         uint sc, mn;
@@ -128,7 +189,7 @@ void main() {
         float dl = d * float(sc), ml = dmin * float(mn);
         [[unroll]] for (uint hf = 0u; hf < 2u; hf++) {
           /* codes of group s: nibble s&1 of bytes 32*(s/2) + 16*hf .. */
-          uvec4 q = W4[a + QO + 2u * (s >> 1) + hf], qh = hf == 0u ? qh0 : qh1;
+          uvec4 q = WV(a + QO + 2u * (s >> 1) + hf), qh = hf == 0u ? qh0 : qh1;
           [[unroll]] for (uint wi = 0u; wi < 4u; wi += 2u) {
             float v[8];
             [[unroll]] for (uint i = 0u; i < 8u; i++) {
@@ -153,45 +214,49 @@ void main() {
     }
   }
 #elif WT >= 4
-  uint nbk = p.K / 32u;
-  for (uint b = 0u; b < nbk; b++) {
-#if WT == 4
-    uint q[8];
-    float d = wblock(p.w_off + (row * nbk + b) * 17u, q);
-    [[unroll]] for (uint g = 0u; g < 4u; g++) {
-      /* words 2g, 2g+1: values 8g .. 8g+7, one signed byte each */
-      uint u0 = q[2u * g], u1 = q[2u * g + 1u];
-      dot8(d * float(int(u0 << 24) >> 24), d * float(int(u0 << 16) >> 24), d * float(int(u0 << 8) >> 24),
-           d * float(int(u0) >> 24), d * float(int(u1 << 24) >> 24), d * float(int(u1 << 16) >> 24),
-           d * float(int(u1 << 8) >> 24), d * float(int(u1) >> 24), b * 32u + 8u * g);
+  uint nbk = p.K / 32u, b = 0u;
+#ifdef TEXW
+  /* rows on the 16-byte grid (K a multiple of 256): eight blocks at a time
+   * from whole texels, nine for q4_0 (144 bytes), seventeen for q8_0 (272) */
+  if ((WIDE & 1u) != 0u && nbk % 8u == 0u) {
+    const uint TB = WT == 4 ? 17u : 9u, BH = WT == 4 ? 17u : 9u;
+    uint t0 = (p.w_off + row * nbk * BH) / 8u;
+    for (; b < nbk; b += 8u) {
+      uint u[4u * TB];
+      [[unroll]] for (uint i = 0u; i < TB; i++) {
+        uvec4 t = WV(t0 + (b / 8u) * TB + i);
+        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
+      }
+      [[unroll]] for (uint j = 0u; j < 8u; j++) {
+        /* block j: its scale at half BH*j, its quants from the next half on */
+        uint h = BH * j, q[8];
+        float d = dk_h2f((u[h >> 1] >> (16u * (h & 1u))) & 0xffffu);
+        [[unroll]] for (uint i = 0u; i < NW; i++) {
+          uint g = h + 1u + 2u * i;   /* the half where quant word i starts */
+          q[i] = (g & 1u) == 0u ? u[g >> 1] : (u[g >> 1] >> 16) | (u[(g >> 1) + 1u] << 16);
+        }
+        qblock(d, q, (b + j) * 32u);
+      }
     }
-#else
-    uint q[8];
-    float d = wblock(p.w_off + (row * nbk + b) * 9u, q);
-    [[unroll]] for (uint g = 0u; g < 2u; g++) {
-      /* bytes 8g..8g+7 (words 2g, 2g+1): values 8g.. in the low nibbles, 16+8g.. in the high */
-      uint u0 = q[2u * g], u1 = q[2u * g + 1u];
-      dot8(d * float(int(u0 & 15u) - 8), d * float(int((u0 >> 8) & 15u) - 8), d * float(int((u0 >> 16) & 15u) - 8),
-           d * float(int((u0 >> 24) & 15u) - 8), d * float(int(u1 & 15u) - 8), d * float(int((u1 >> 8) & 15u) - 8),
-           d * float(int((u1 >> 16) & 15u) - 8), d * float(int((u1 >> 24) & 15u) - 8), b * 32u + 8u * g);
-      dot8(d * float(int((u0 >> 4) & 15u) - 8), d * float(int((u0 >> 12) & 15u) - 8), d * float(int((u0 >> 20) & 15u) - 8),
-           d * float(int(u0 >> 28) - 8), d * float(int((u1 >> 4) & 15u) - 8), d * float(int((u1 >> 12) & 15u) - 8),
-           d * float(int((u1 >> 20) & 15u) - 8), d * float(int(u1 >> 28) - 8), b * 32u + 16u + 8u * g);
-    }
+  }
 #endif
+  for (; b < nbk; b++) {
+    uint q[8];
+    float d = wblock(p.w_off + (row * nbk + b) * (WT == 4 ? 17u : 9u), q);
+    qblock(d, q, b * 32u);
   }
 #else
   uint wb = p.w_off + row * p.K, k = 0u;
   if ((WIDE & 1u) != 0u) {
 #if WT == 0
     for (; k + 8u <= p.K; k += 8u) {
-      uvec4 a = W4[(wb + k) / 4u], c = W4[(wb + k) / 4u + 1u];
+      uvec4 a = WV((wb + k) / 4u), c = WV((wb + k) / 4u + 1u);
       dot8(uintBitsToFloat(a.x), uintBitsToFloat(a.y), uintBitsToFloat(a.z), uintBitsToFloat(a.w),
            uintBitsToFloat(c.x), uintBitsToFloat(c.y), uintBitsToFloat(c.z), uintBitsToFloat(c.w), k);
     }
 #else
     for (; k + 8u <= p.K; k += 8u) {
-      uvec4 a = W4[(wb + k) / 8u];
+      uvec4 a = WV((wb + k) / 8u);
       dot8(dk_cvt16(WT, a.x & 0xffffu), dk_cvt16(WT, a.x >> 16), dk_cvt16(WT, a.y & 0xffffu), dk_cvt16(WT, a.y >> 16),
            dk_cvt16(WT, a.z & 0xffffu), dk_cvt16(WT, a.z >> 16), dk_cvt16(WT, a.w & 0xffffu), dk_cvt16(WT, a.w >> 16), k);
     }

@@ -21,8 +21,13 @@ uint dkq_halves(uint dt) {
        : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : 105u;
 }
 
-uint dkq_byte(uint hb, uint o) { return (uint(DKQ_BUF[hb + (o >> 1)]) >> ((o & 1u) << 3)) & 255u; }
-float dkq_half(uint hb, uint o) { return dk_h2f(uint(DKQ_BUF[hb + (o >> 1)])); }
+/* half i of the binding; a shader may define DKQ_HALF itself (matvec_rows'
+ * texel variants) */
+#ifndef DKQ_HALF
+#define DKQ_HALF(i) uint(DKQ_BUF[i])
+#endif
+uint dkq_byte(uint hb, uint o) { return (DKQ_HALF(hb + (o >> 1)) >> ((o & 1u) << 3)) & 255u; }
+float dkq_half(uint hb, uint o) { return dk_h2f(DKQ_HALF(hb + (o >> 1))); }
 
 /* d*q + m, rounded twice as the reference does */
 float dkq_affine(float d, float q, float m) {
@@ -85,7 +90,7 @@ float dkq_value(uint dt, uint hb, uint j) {
  * kernel's path; each value is computed as dkq_value computes it. */
 uvec2 dkq_8bytes(uint hb, uint o) {
   uint a = hb + (o >> 1);
-  return uvec2(uint(DKQ_BUF[a]) | (uint(DKQ_BUF[a + 1u]) << 16), uint(DKQ_BUF[a + 2u]) | (uint(DKQ_BUF[a + 3u]) << 16));
+  return uvec2(DKQ_HALF(a) | (DKQ_HALF(a + 1u) << 16), DKQ_HALF(a + 2u) | (DKQ_HALF(a + 3u) << 16));
 }
 uint dkq_lane(uvec2 w, uint i) { return ((i < 4u ? w.x : w.y) >> (8u * (i & 3u))) & 255u; }
 

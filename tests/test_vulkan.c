@@ -530,13 +530,14 @@ DKT_TEST(vulkan_properties, 0) {
  * devices), and K split over a subgroup for decode with the tiled kernel for
  * prompts (GPUs); M = 37 takes the prompt path of each ---- */
 
-static void decode_kernels_round(dkt *t, int64_t kf) {
+static void decode_kernels_round(dkt *t, int64_t kf, int64_t kq) {
   dk_dtype wd[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
   int64_t Ms[4] = {1, 3, 8, 37};
   int k, m;
   for (k = 0; k < 5; k++) {
-    /* K = 196 (float) leaves a tail past the 8-wide loads; w starts mid-row in a narrow view */
-    int64_t K = k < 3 ? kf : 256;
+    /* K = 196 (float) leaves a tail past the 8-wide loads, kq = 288 (nine
+     * blocks) rows off the 16-byte grid; w starts mid-row in a narrow view */
+    int64_t K = k < 3 ? kf : kq;
     dk_tensor *base = big_table(t, wd[k], 71, K, "w_base"), *w = NULL;
     if (!base) return;
     if (dk_narrow(base, 0, 1, 70, &w) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
@@ -572,14 +573,21 @@ static void decode_kernels_round(dkt *t, int64_t kf) {
 DKT_TEST(vulkan_decode_kernels, 0) {
   VK_ONLY(t);
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "rows")) return;
-  decode_kernels_round(t, 196);
+  /* on a CPU device the row kernels read w and x as texels, eight blocks at
+   * a time where rows sit on 16 bytes (K = 200, 256); then as storage
+   * buffers, the path of GPUs and of DEVKIT_VULKAN_TEXEL=0 */
+  decode_kernels_round(t, 196, 256);
+  decode_kernels_round(t, 200, 288);
+  if (!reopen(t, "DEVKIT_VULKAN_TEXEL", "0")) return;
+  decode_kernels_round(t, 196, 256);
+  if (!reopen(t, "DEVKIT_VULKAN_TEXEL", NULL)) return;
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "split")) return;
-  decode_kernels_round(t, 196);
+  decode_kernels_round(t, 196, 256);
   /* matvec_vec.comp, a GPU's default, forced on any device: K = 200 keeps
    * the narrowed rows on 16 bytes (its path), 196 does not (the fallback) */
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "vec")) return;
-  decode_kernels_round(t, 200);
-  decode_kernels_round(t, 196);
+  decode_kernels_round(t, 200, 256);
+  decode_kernels_round(t, 196, 256);
 }
 
 /* ---- opt-in int8 dot products: x rounded to int8 per block of 32 ------------------------ */
