@@ -83,6 +83,7 @@
 
 #define DK_VK_FRAMES 4
 #define DK_VK_MAX_BIND 4
+#define DK_VK_VIEWS 4096  /* texel views a block keeps at most (dk_vk_block_view) */
 #define DK_VK_TEX 2      /* texel bindings after them: w and x of the row kernels (dk_vk_block_view) */
 #define DK_VK_CHECKS 64                     /* embedding checks per frame */
 #define DK_VK_SPANS 64                      /* hazard list entries before a forced barrier */
@@ -127,6 +128,8 @@ typedef struct {
 /* ==== types =============================================================== */
 
 /* One VkDeviceMemory with one VkBuffer over all of it; a free list of ranges. */
+typedef struct { VkDeviceSize off, range; VkBufferView view; } dk_vk_view;
+
 typedef struct dk_vk_block {
   VkDeviceMemory mem;
   VkBuffer buf;
@@ -135,7 +138,8 @@ typedef struct dk_vk_block {
   int dedicated;
   int nfree, capfree;
   VkDeviceSize *free_off, *free_size;   /* sorted by offset, coalesced */
-  VkBufferView view;              /* the whole block as 16-byte texels (dk_vk_block_view), made on first use */
+  dk_vk_view *views;              /* texel views of byte ranges of it (dk_vk_block_view) */
+  int nviews, capviews;
   struct dk_vk_block *next;
 } dk_vk_block;
 
@@ -759,8 +763,10 @@ static int dk_vk_pick_type(dk_vk_phys *ph, uint32_t bits, VkMemoryPropertyFlags 
 }
 
 static void dk_vk_block_destroy(dk_vk_device *d, dk_vk_block *b) {
+  int i;
   if (!b) return;
-  if (b->view) d->fn.DestroyBufferView(d->dev, b->view, NULL);
+  for (i = 0; i < b->nviews; i++) d->fn.DestroyBufferView(d->dev, b->views[i].view, NULL);
+  free(b->views);
   if (b->buf) d->fn.DestroyBuffer(d->dev, b->buf, NULL);
   if (b->mem) {
     if (b->map) d->fn.UnmapMemory(d->dev, b->mem);
@@ -820,24 +826,44 @@ static VkResult dk_vk_block_create(dk_vk_device *d, VkDeviceSize size, uint32_t 
   return VK_SUCCESS;
 }
 
-/* The whole block as a uniform texel buffer of 16-byte texels
- * (R32G32B32A32_UINT, a format every device must support there), made on
- * first use; VK_NULL_HANDLE where the device reads no weights that way or
- * the block holds more texels than one view may. Why: llvmpipe loads a
- * storage buffer lane by lane, with a branch and a bounds check for each
- * lane and each 32-bit word, but fetches a texel for all its SIMD lanes at
- * once (measured in bench/RESULTS.md). */
-static VkBufferView dk_vk_block_view(dk_vk_device *d, dk_vk_block *b) {
+/* Bytes [off, off + range) of the block as a uniform texel buffer of
+ * 16-byte texels (R32G32B32A32_UINT, a format every device must support
+ * there), made on first use and kept with the block; VK_NULL_HANDLE where
+ * the device reads no weights that way, the range is off the texel grid or
+ * past what a view may hold, or the block has DK_VK_VIEWS views already
+ * (the row kernels then load as storage buffers). A view as wide as the
+ * binding it stands beside, not the whole block: the validation layer (and
+ * the hazard tracking here) count a view's whole range as read. Why texels:
+ * llvmpipe loads a storage buffer lane by lane, with a branch and a bounds
+ * check for each lane and each 32-bit word, but fetches a texel for all
+ * its SIMD lanes at once (bench/RESULTS.md, 2026-11-27). */
+static VkBufferView dk_vk_block_view(dk_vk_device *d, dk_vk_block *b, VkDeviceSize off, VkDeviceSize range) {
   VkBufferViewCreateInfo vi;
-  if (b->view || !d->tex || b->size / 16 > d->ph->props.limits.maxTexelBufferElements) return b->view;
+  VkBufferView v = VK_NULL_HANDLE;
+  int i;
+  for (i = b->nviews - 1; i >= 0; i--)
+    if (b->views[i].off == off && b->views[i].range == range) return b->views[i].view;
+  if (!d->tex || off % 16 || range % 16 || off + range > b->size ||
+      range / 16 > d->ph->props.limits.maxTexelBufferElements || b->nviews == DK_VK_VIEWS)
+    return VK_NULL_HANDLE;
+  if (b->nviews == b->capviews) {
+    int cap = b->capviews ? 2 * b->capviews : 8;
+    dk_vk_view *nv = (dk_vk_view *)realloc(b->views, sizeof *nv * (size_t)cap);
+    if (!nv) return VK_NULL_HANDLE;
+    b->views = nv;
+    b->capviews = cap;
+  }
   memset(&vi, 0, sizeof vi);
   vi.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
   vi.buffer = b->buf;
   vi.format = VK_FORMAT_R32G32B32A32_UINT;
-  vi.offset = 0;
-  vi.range = b->size & ~(VkDeviceSize)15;
-  if (d->fn.CreateBufferView(d->dev, &vi, NULL, &b->view) != VK_SUCCESS) b->view = VK_NULL_HANDLE;
-  return b->view;
+  vi.offset = off;
+  vi.range = range;
+  if (d->fn.CreateBufferView(d->dev, &vi, NULL, &v) != VK_SUCCESS) return VK_NULL_HANDLE;
+  b->views[b->nviews].off = off;
+  b->views[b->nviews].range = range;
+  b->views[b->nviews++].view = v;
+  return v;
 }
 
 static int dk_vk_free_grow(dk_vk_block *b) {
@@ -1269,7 +1295,7 @@ static dk_status dk_vk_pipeline(dk_vk_device *d, int id, const uint32_t *spec, V
 typedef struct {
   VkDescriptorBufferInfo buf[DK_VK_MAX_BIND];
   int nbuf;
-  dk_vk_span rd[DK_VK_MAX_BIND], wr[DK_VK_MAX_BIND];
+  dk_vk_span rd[DK_VK_MAX_BIND + DK_VK_TEX], wr[DK_VK_MAX_BIND];
   int nrd, nwr;
   dk_vk_mem *mem[DK_VK_MAX_BIND];
   int nmem;
@@ -1290,23 +1316,24 @@ static void dk_vk_arg_dummy(dk_vk_device *d, dk_vk_args *a, int slot) {
   dk_vk_arg_raw(a, slot, d->dummy->buf, 0, d->dummy->size);
 }
 
-/* Binding `slot` also as texel binding DK_VK_MAX_BIND + `tex`; *at gets
- * the binding's start in 16-byte texels of its block's view. 0 where it
- * cannot be (no view, or a start off the 16-byte grid). */
-static int dk_vk_texels(dk_vk_device *d, dk_vk_args *a, int slot, int tex, uint32_t *at) {
-  VkBufferView v;
-  if (!a->blk[slot] || a->buf[slot].offset % 16 || !(v = dk_vk_block_view(d, a->blk[slot]))) return 0;
-  a->tview[tex] = v;
-  *at = (uint32_t)(a->buf[slot].offset / 16);
-  return 1;
-}
-
 static void dk_vk_track(dk_vk_args *a, VkBuffer buf, VkDeviceSize lo, VkDeviceSize hi, int write, dk_vk_mem *m) {
   dk_vk_span *s = write ? &a->wr[a->nwr++] : &a->rd[a->nrd++];
   s->buf = buf;
   s->a = lo;
   s->b = hi;
   if (m) a->mem[a->nmem++] = m;
+}
+
+/* Binding `slot` also as texel binding DK_VK_MAX_BIND + `tex`, a view of
+ * the same bytes rounded up to whole texels (the allocation's alignment
+ * keeps them inside it). 0 where there is no such view (dk_vk_block_view). */
+static int dk_vk_texels(dk_vk_device *d, dk_vk_args *a, int slot, int tex) {
+  VkDeviceSize off = a->buf[slot].offset, range = dk_vk_round(a->buf[slot].range, 16);
+  VkBufferView v;
+  if (!a->blk[slot] || !(v = dk_vk_block_view(d, a->blk[slot], off, range))) return 0;
+  a->tview[tex] = v;
+  dk_vk_track(a, a->buf[slot].buffer, off, off + range, 0, NULL);
+  return 1;
 }
 
 /* Bind bytes [first, first + n) of t's storage (first counted from the
@@ -2225,7 +2252,7 @@ typedef struct {
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
 } dk_vk_pc_attn;
 /* matvec*.comp; gemm_rows.comp the same with M for KC */
-typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo, wt, xt; } dk_vk_pc_mv;
+typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
@@ -2924,10 +2951,12 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         if (gemm) {
           uint32_t gx = (uint32_t)((nc + DK_VK_GEMM_WG * DK_VK_GEMM_TN - 1) / (DK_VK_GEMM_WG * DK_VK_GEMM_TN));
           uint32_t gy = (uint32_t)((mc + DK_VK_GEMM_TM - 1) / DK_VK_GEMM_TM);
+          int spv = DK_SPV_GEMM_ROWS;
           if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
           spec[4] = (uint32_t)w->dtype;
           pc.KC = (uint32_t)mc;
-          if ((s = dk_vk_run(d, DK_SPV_GEMM_ROWS, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
+          if (d->tex && dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1)) spv = DK_SPV_GEMM_ROWS_T;
+          if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
         } else {
           int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
           uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;
@@ -2946,7 +2975,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             per = 2;   /* its R */
           }
           if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_Q6_K &&
-              dk_vk_texels(d, &args, 2, 0, &pc.wt) && dk_vk_texels(d, &args, 1, 1, &pc.xt))
+              dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
           dk_vk_grid((uint64_t)(nc + per - 1) / per, 0, &gx, &gy);

@@ -15,7 +15,10 @@
  * through quants.glsl (q8_0/q4_0 here), value for value as the row kernel
  * does. Accumulation is f32. The weight dtype is a specialization constant,
  * not a compile-time variant: one module for all of them keeps the embedded
- * SPIR-V small (the tile is unrolled: about 0.5 MB of header per copy). */
+ * SPIR-V small (the tile is unrolled). gemm_rows_t is the same reading w and
+ * x through texel views (texel.glsl), the default on CPU devices. */
+//!variant gemm_rows
+//!variant gemm_rows_t -DTEXW
 #extension GL_GOOGLE_include_directive : require
 #define WG 32   /* backends/vulkan.h's DK_VK_GEMM_WG */
 #define TM 16   /* DK_VK_GEMM_TM */
@@ -31,9 +34,6 @@ DK_IN(3, Bias)
 layout(set = 0, binding = 1) readonly buffer X4_w { uvec4 X4[]; };
 layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
 
-#define DKQ_BUF W16
-#include "quants.glsl"
-
 layout(constant_id = 0) const uint DTX = 0u;
 layout(constant_id = 1) const uint DTO = 0u;
 layout(constant_id = 2) const uint DTB = 0u;
@@ -47,6 +47,7 @@ layout(push_constant) uniform P {
   uint x_off, w_off, o_off, b_off;  /* w_off in halves for block formats */
   uint ldx, ldo;
 } p;
+#include "texel.glsl"
 
 float acc[TM][TN];
 
@@ -71,11 +72,11 @@ void wgroup8(uint row, uint k, out float v[8]) {
   } else {
     uint wb = p.w_off + row * p.K + k;
     if ((WIDE & 1u) != 0u && WT == DT_F32) {
-      uvec4 a = W4[wb / 4u], c = W4[wb / 4u + 1u];
+      uvec4 a = WV(wb / 4u), c = WV(wb / 4u + 1u);
       v[0] = uintBitsToFloat(a.x); v[1] = uintBitsToFloat(a.y); v[2] = uintBitsToFloat(a.z); v[3] = uintBitsToFloat(a.w);
       v[4] = uintBitsToFloat(c.x); v[5] = uintBitsToFloat(c.y); v[6] = uintBitsToFloat(c.z); v[7] = uintBitsToFloat(c.w);
     } else if ((WIDE & 1u) != 0u) {
-      uvec4 a = W4[wb / 8u];
+      uvec4 a = WV(wb / 8u);
       v[0] = dk_cvt16(WT, a.x & 0xffffu); v[1] = dk_cvt16(WT, a.x >> 16); v[2] = dk_cvt16(WT, a.y & 0xffffu);
       v[3] = dk_cvt16(WT, a.y >> 16); v[4] = dk_cvt16(WT, a.z & 0xffffu); v[5] = dk_cvt16(WT, a.z >> 16);
       v[6] = dk_cvt16(WT, a.w & 0xffffu); v[7] = dk_cvt16(WT, a.w >> 16);
@@ -89,11 +90,11 @@ void wgroup8(uint row, uint k, out float v[8]) {
 void xgroup8(uint r, uint k, out float x[8]) {
   uint xb = p.x_off + r * p.ldx + k;
   if ((WIDE & 2u) != 0u && DTX == DT_F32) {
-    uvec4 a = X4[xb / 4u], c = X4[xb / 4u + 1u];
+    uvec4 a = XV(xb / 4u), c = XV(xb / 4u + 1u);
     x[0] = uintBitsToFloat(a.x); x[1] = uintBitsToFloat(a.y); x[2] = uintBitsToFloat(a.z); x[3] = uintBitsToFloat(a.w);
     x[4] = uintBitsToFloat(c.x); x[5] = uintBitsToFloat(c.y); x[6] = uintBitsToFloat(c.z); x[7] = uintBitsToFloat(c.w);
   } else if ((WIDE & 2u) != 0u) {
-    uvec4 a = X4[xb / 8u];
+    uvec4 a = XV(xb / 8u);
     x[0] = dk_cvt16(DTX, a.x & 0xffffu); x[1] = dk_cvt16(DTX, a.x >> 16); x[2] = dk_cvt16(DTX, a.y & 0xffffu);
     x[3] = dk_cvt16(DTX, a.y >> 16); x[4] = dk_cvt16(DTX, a.z & 0xffffu); x[5] = dk_cvt16(DTX, a.z >> 16);
     x[6] = dk_cvt16(DTX, a.w & 0xffffu); x[7] = dk_cvt16(DTX, a.w >> 16);

@@ -60,31 +60,9 @@ layout(push_constant) uniform P {
   uint N, K, KC;
   uint x_off, w_off, o_off, b_off;  /* w_off in halves for block formats */
   uint ldx, ldo;
-  uint wt, xt;                      /* the _t variants: bindings 2 and 1 in their texel views, in 16-byte texels */
 } p;
 
-/* 16-byte word i of w and of x (counted from their bindings' starts). The
- * _t variants fetch them from texel views of the same memory: llvmpipe
- * (Mesa 22) loads a storage buffer one lane and one 32-bit word at a time,
- * each with a branch and a bounds check, even at an offset every lane
- * shares, but fetches a texel for all its SIMD lanes at once. */
-#ifdef TEXW
-layout(set = 0, binding = 4) uniform usamplerBuffer WTX;
-layout(set = 0, binding = 5) uniform usamplerBuffer XTX;
-#define WV(i) texelFetch(WTX, int(p.wt + (i)))
-#define XV(i) texelFetch(XTX, int(p.xt + (i)))
-#else
-#define WV(i) W4[i]
-#define XV(i) X4[i]
-#endif
-
-#define DKQ_BUF W16
-#ifdef TEXW
-/* half i of w, from its texel */
-uint dk_wt_half(uint i) { return (WV(i >> 3)[(i >> 1) & 3u] >> ((i & 1u) << 4)) & 0xffffu; }
-#define DKQ_HALF(i) dk_wt_half(i)
-#endif
-#include "quants.glsl"
+#include "texel.glsl"
 
 float acc[MMAX];
 
