@@ -194,16 +194,29 @@ void main() {
 #elif WT >= 4
   uint nbk = p.K / 32u, b = 0u;
 #ifdef TEXW
-  /* rows on the 16-byte grid (K a multiple of 256): eight blocks at a time
-   * from whole texels, nine for q4_0 (144 bytes), seventeen for q8_0 (272) */
-  if ((WIDE & 1u) != 0u && nbk % 8u == 0u) {
+  /* eight blocks at a time from whole texels: nine for q4_0 (144 bytes),
+   * seventeen for q8_0 (272). Rows on the 16-byte grid (K a multiple of 256)
+   * start on a texel; others (a q8_0 classifier with K = 640) read one texel
+   * more and shift each lane's words by where its row starts in the first */
+  {
     const uint TB = WT == 4 ? 17u : 9u, BH = WT == 4 ? 17u : 9u;
-    uint t0 = (p.w_off + row * nbk * BH) / 8u;
-    for (; b < nbk; b += 8u) {
-      uint u[4u * TB];
-      [[unroll]] for (uint i = 0u; i < TB; i++) {
-        uvec4 t = WV(t0 + (b / 8u) * TB + i);
+    bool al = (WIDE & 1u) != 0u && nbk % 8u == 0u;
+    uint last = uint(textureSize(WTX)) - 1u;
+    for (; b + 8u <= nbk; b += 8u) {
+      uint hb = p.w_off + (row * nbk + b) * BH, t0 = hb >> 3, sh = al ? 0u : hb & 7u;
+      uint u[4u * TB + 4u];
+      [[unroll]] for (uint i = 0u; i <= TB; i++) {
+        uvec4 t = i < TB || !al ? WV(min(t0 + i, last)) : uvec4(0u);
         u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
+      }
+      if (!al) {
+        /* word i of the chunk = halves sh + 2i, sh + 2i + 1 of the texels */
+        uint q = sh >> 1;
+        [[unroll]] for (uint i = 0u; i < 4u * TB; i++) {
+          uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
+          uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
+          u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
+        }
       }
       [[unroll]] for (uint j = 0u; j < 8u; j++) {
         /* block j: its scale at half BH*j, its quants from the next half on */
