@@ -132,6 +132,24 @@ void qblock(float d, uint q[8], uint k) {
   }
 #endif
 }
+
+#ifdef TEXW
+/* eight blocks in texels: TB 16-byte words, TB halves a block */
+const uint TB = WT == 4 ? 17u : 9u;
+/* blocks b .. b+7 of the row, from the chunk's words u[0 .. 4*TB): block j's
+ * scale at half TB*j, its quants from the next half on */
+void qchunk8(uint u[4u * TB + 4u], uint b) {
+  [[unroll]] for (uint j = 0u; j < 8u; j++) {
+    uint h = TB * j, q[8];
+    float d = dk_h2f((u[h >> 1] >> (16u * (h & 1u))) & 0xffffu);
+    [[unroll]] for (uint i = 0u; i < NW; i++) {
+      uint g = h + 1u + 2u * i;   /* the half where quant word i starts */
+      q[i] = (g & 1u) == 0u ? u[g >> 1] : (u[g >> 1] >> 16) | (u[(g >> 1) + 1u] << 16);
+    }
+    qblock(d, q, (b + j) * 32u);
+  }
+}
+#endif
 #endif
 
 void main() {
@@ -198,36 +216,32 @@ void main() {
    * seventeen for q8_0 (272). Rows on the 16-byte grid (K a multiple of 256)
    * start on a texel; others (a q8_0 classifier with K = 640) read one texel
    * more and shift each lane's words by where its row starts in the first */
-  {
-    const uint TB = WT == 4 ? 17u : 9u, BH = WT == 4 ? 17u : 9u;
-    bool al = (WIDE & 1u) != 0u && nbk % 8u == 0u;
-    uint last = uint(textureSize(WTX)) - 1u;
-    for (; b + 8u <= nbk; b += 8u) {
-      uint hb = p.w_off + (row * nbk + b) * BH, t0 = hb >> 3, sh = al ? 0u : hb & 7u;
+  if ((WIDE & 1u) != 0u && nbk % 8u == 0u) {
+    for (; b < nbk; b += 8u) {
       uint u[4u * TB + 4u];
-      [[unroll]] for (uint i = 0u; i <= TB; i++) {
-        uvec4 t = i < TB || !al ? WV(min(t0 + i, last)) : uvec4(0u);
+      uint t0 = (p.w_off + (row * nbk + b) * TB) >> 3;
+      [[unroll]] for (uint i = 0u; i < TB; i++) {
+        uvec4 t = WV(t0 + i);
         u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
       }
-      if (!al) {
-        /* word i of the chunk = halves sh + 2i, sh + 2i + 1 of the texels */
-        uint q = sh >> 1;
-        [[unroll]] for (uint i = 0u; i < 4u * TB; i++) {
-          uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
-          uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
-          u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
-        }
+      qchunk8(u, b);
+    }
+  } else {
+    uint last = uint(textureSize(WTX)) - 1u;
+    for (; b + 8u <= nbk; b += 8u) {
+      uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
+      uint u[4u * TB + 4u];
+      [[unroll]] for (uint i = 0u; i <= TB; i++) {
+        uvec4 t = WV(min(t0 + i, last));
+        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
       }
-      [[unroll]] for (uint j = 0u; j < 8u; j++) {
-        /* block j: its scale at half BH*j, its quants from the next half on */
-        uint h = BH * j, q[8];
-        float d = dk_h2f((u[h >> 1] >> (16u * (h & 1u))) & 0xffffu);
-        [[unroll]] for (uint i = 0u; i < NW; i++) {
-          uint g = h + 1u + 2u * i;   /* the half where quant word i starts */
-          q[i] = (g & 1u) == 0u ? u[g >> 1] : (u[g >> 1] >> 16) | (u[(g >> 1) + 1u] << 16);
-        }
-        qblock(d, q, (b + j) * 32u);
+      /* word i of the chunk = halves sh + 2i, sh + 2i + 1 of the texels */
+      [[unroll]] for (uint i = 0u; i < 4u * TB; i++) {
+        uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
+        uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
+        u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
       }
+      qchunk8(u, b);
     }
   }
 #endif
