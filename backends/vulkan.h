@@ -212,7 +212,7 @@ typedef struct {
   dk_vk_dfns fn;
   int push, sg, direct;
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
-  int tex;                        /* the row kernels read w through a texel view (binding DK_VK_MAX_BIND) */
+  int tex;                        /* the row kernels read w and x through texel views (bindings DK_VK_MAX_BIND..) */
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
@@ -2127,7 +2127,7 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  /* the row kernels read w as texels on CPU devices (dk_vk_block_view);
+  /* the row kernels read w and x as texels on CPU devices (dk_vk_block_view);
    * DEVKIT_VULKAN_TEXEL=0 keeps storage-buffer loads */
   e = getenv("DEVKIT_VULKAN_TEXEL");
   d->tex = d->rows_mv && ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !(e && !strcmp(e, "0"));
