@@ -4,9 +4,10 @@
  * index by every lane. A software device runs the lanes of a subgroup as
  * one SIMD vector and pays per lane for every buffer access; here each lane
  * streams its own row with the widest loads the layout allows, and nothing
- * goes through shared memory or barriers. (GPUs use matvec.comp, which
- * splits K across a subgroup so that neighbouring lanes read neighbouring
- * bytes.) Accumulation is f32. */
+ * goes through shared memory or barriers; the _t variants (the default on
+ * CPU devices) make those loads texel fetches (texel.glsl). (GPUs use
+ * matvec.comp, which splits K across a subgroup so that neighbouring lanes
+ * read neighbouring bytes.) Accumulation is f32. */
 //!variant matvec_rows_f32 -DWT=0
 //!variant matvec_rows_f16 -DWT=1
 //!variant matvec_rows_bf16 -DWT=2
@@ -46,7 +47,6 @@ DK_IN(3, Bias)
 /* x and w again, in 16-byte units: four f32 or eight f16/bf16 values */
 layout(set = 0, binding = 1) readonly buffer X4_w { uvec4 X4[]; };
 layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
-
 
 layout(constant_id = 0) const uint DTX = 0u;
 layout(constant_id = 1) const uint DTO = 0u;
