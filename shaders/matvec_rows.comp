@@ -55,6 +55,11 @@ layout(constant_id = 3) const uint HAS_BIAS = 0u;
 layout(constant_id = 4) const uint M = 1u;       /* rows of x, 1..MMAX */
 /* bit 0: every row of w starts on a 16-byte boundary; bit 1: so do x's */
 layout(constant_id = 5) const uint WIDE = 0u;
+/* rows of w each lane walks one after the other (RPL consecutive rows, one
+ * stream of memory), so that short rows (Gemma 3's 262144 x 640 q8_0
+ * classifier: 680 bytes) still give the CPU's prefetchers long runs */
+layout(constant_id = 8) const uint RPL1 = 0u;   /* RPL - 1: zero spec words mean one */
+const uint RPL = RPL1 + 1u;
 
 layout(push_constant) uniform P {
   uint N, K, KC;
@@ -108,9 +113,10 @@ void dot8(float w0, float w1, float w2, float w3, float w4, float w5, float w6, 
   }
 }
 
-#if WT == 4 || WT == 5
-/* the 32 values of one q8_0 / q4_0 block: scale d, quants in q[0 .. NW) */
-void qblock(float d, uint q[8], uint k) {
+#if WT >= 4 && WT <= 8
+/* the 32 values of one block of q8_0, q4_0, q4_1, q5_0 or q5_1: scale d,
+ * min m (q4_1/q5_1), the fifth bits qh (q5_0/q5_1), the quants in q[0 .. NW) */
+void qblock(float d, float m, uint qh, uint q[8], uint k) {
 #if WT == 4
   [[unroll]] for (uint g = 0u; g < 4u; g++) {
     /* words 2g, 2g+1: values 8g .. 8g+7, one signed byte each */
@@ -123,40 +129,103 @@ void qblock(float d, uint q[8], uint k) {
   [[unroll]] for (uint g = 0u; g < 2u; g++) {
     /* bytes 8g..8g+7 (words 2g, 2g+1): values 8g.. in the low nibbles, 16+8g.. in the high */
     uint u0 = q[2u * g], u1 = q[2u * g + 1u];
-    dot8(d * float(int(u0 & 15u) - 8), d * float(int((u0 >> 8) & 15u) - 8), d * float(int((u0 >> 16) & 15u) - 8),
-         d * float(int((u0 >> 24) & 15u) - 8), d * float(int(u1 & 15u) - 8), d * float(int((u1 >> 8) & 15u) - 8),
-         d * float(int((u1 >> 16) & 15u) - 8), d * float(int((u1 >> 24) & 15u) - 8), k + 8u * g);
-    dot8(d * float(int((u0 >> 4) & 15u) - 8), d * float(int((u0 >> 12) & 15u) - 8), d * float(int((u0 >> 20) & 15u) - 8),
-         d * float(int(u0 >> 28) - 8), d * float(int((u1 >> 4) & 15u) - 8), d * float(int((u1 >> 12) & 15u) - 8),
-         d * float(int((u1 >> 20) & 15u) - 8), d * float(int(u1 >> 28) - 8), k + 16u + 8u * g);
+    [[unroll]] for (uint hi = 0u; hi < 2u; hi++) {
+      float v[8];
+      [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint c = ((i < 4u ? u0 : u1) >> (8u * (i & 3u) + 4u * hi)) & 15u;
+        if (WT == 7 || WT == 8) c |= ((qh >> (16u * hi + 8u * g + i)) & 1u) << 4;
+        v[i] = WT == 5 ? d * float(int(c) - 8) : WT == 7 ? d * float(int(c) - 16) : dkq_affine(d, float(c), m);
+      }
+      dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], k + 16u * hi + 8u * g);
+    }
   }
 #endif
 }
 
 #ifdef TEXW
-/* eight blocks in texels: TB 16-byte words, TB halves a block */
-const uint TB = WT == 4 ? 17u : 9u;
-/* blocks b .. b+7 of the row, from the chunk's words u[0 .. 4*TB): block j's
- * scale at half TB*j, its quants from the next half on */
-void qchunk8(uint u[4u * TB + 4u], uint b) {
+/* chunks of eight blocks in whole texels: TB halves a block (17, 9, 10, 11,
+ * 12: 17, 9, 10, 11, 12 texels a chunk), the quants from half QO on */
+const uint TB = WT == 4 ? 17u : WT == 5 ? 9u : WT == 6 ? 10u : WT == 7 ? 11u : 12u;
+const uint QO = WT <= 5 ? 1u : WT == 6 ? 2u : WT == 7 ? 3u : 4u;
+#define HALF(u, h) ((u[(h) >> 1] >> (16u * ((h) & 1u))) & 0xffffu)
+#define HW(u, h) (((h) & 1u) == 0u ? u[(h) >> 1] : (u[(h) >> 1] >> 16) | (u[((h) >> 1) + 1u] << 16))
+/* blocks b .. b+nb-1 of the row (nb <= 8, a constant where inlined), block
+ * j's first half at half TB*j of the words u */
+void qchunk(uint u[4u * TB + 4u], uint b, uint nb) {
   [[unroll]] for (uint j = 0u; j < 8u; j++) {
-    uint h = TB * j, q[8];
-    float d = dk_h2f((u[h >> 1] >> (16u * (h & 1u))) & 0xffffu);
-    [[unroll]] for (uint i = 0u; i < NW; i++) {
-      uint g = h + 1u + 2u * i;   /* the half where quant word i starts */
-      q[i] = (g & 1u) == 0u ? u[g >> 1] : (u[g >> 1] >> 16) | (u[(g >> 1) + 1u] << 16);
-    }
-    qblock(d, q, (b + j) * 32u);
+    if (j >= nb) break;
+    uint h = TB * j, q[8], qh = 0u;
+    float d = dk_h2f(HALF(u, h)), m = 0.0;
+    if (WT == 6 || WT == 8) m = dk_h2f(HALF(u, h + 1u));
+    if (WT == 7 || WT == 8) qh = HW(u, h + QO - 2u);
+    [[unroll]] for (uint i = 0u; i < NW; i++) q[i] = HW(u, h + QO + 2u * i);
+    qblock(d, m, qh, q, (b + j) * 32u);
   }
 }
 #endif
 #endif
 
-void main() {
-  uint n = dk_group() * WG + gl_LocalInvocationID.x;
+/* output column n of every row of x */
+void row_dot(uint n) {
   uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
   [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m] = 0.0;
-#if WT >= 6
+#if defined(TEXW) && WT >= 4 && WT <= 8
+  /* the 32-value block formats, eight blocks at a time from whole texels
+   * (9 to 17 of them). Rows on the 16-byte grid (the row a multiple of eight
+   * blocks) start on a texel; others (Gemma 3's q8_0 classifier and q5_0
+   * gate/up, K = 640) read one texel more and shift each lane's words by
+   * where its row starts in the first. The last nbk % 8 blocks come one at a
+   * time from the two or three texels each spans: through the storage buffer
+   * they cost several times more a block (K = 640: 4 of 20 blocks, once 60 %
+   * of the time) */
+  uint nbk = p.K / 32u, b = 0u;
+  if ((WIDE & 1u) != 0u && nbk % 8u == 0u) {
+    for (; b < nbk; b += 8u) {
+      uint u[4u * TB + 4u];
+      uint t0 = (p.w_off + (row * nbk + b) * TB) >> 3;
+      [[unroll]] for (uint i = 0u; i < TB; i++) {
+        uvec4 t = WV(t0 + i);
+        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
+      }
+      qchunk(u, b, 8u);
+    }
+  } else {
+    uint last = uint(textureSize(WTX)) - 1u;
+    for (; b + 8u <= nbk; b += 8u) {
+      uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
+      uint u[4u * TB + 4u];
+      [[unroll]] for (uint i = 0u; i <= TB; i++) {
+        uvec4 t = WV(min(t0 + i, last));
+        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
+      }
+      /* word i of the chunk = halves sh + 2i, sh + 2i + 1 of the texels */
+      [[unroll]] for (uint i = 0u; i < 4u * TB; i++) {
+        uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
+        uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
+        u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
+      }
+      qchunk(u, b, 8u);
+    }
+  }
+  /* a block's TB halves from half sh (< 8) of TT texels; its (TB + 1) / 2
+   * words after the shift */
+  const uint TT = (TB + 14u) / 8u, NS = (TB + 1u) / 2u;
+  for (; b < nbk; b++) {
+    uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
+    uint last = uint(textureSize(WTX)) - 1u, u[4u * TB + 4u];
+    [[unroll]] for (uint i = 0u; i < TT; i++) {
+      uvec4 t = WV(min(t0 + i, last));
+      u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
+    }
+    [[unroll]] for (uint i = 4u * TT; i < NS + 4u; i++) u[i] = 0u;
+    [[unroll]] for (uint i = 0u; i < NS; i++) {
+      uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
+      uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
+      u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
+    }
+    qchunk(u, b, 1u);
+  }
+#elif WT >= 6
   /* the other block formats: eight values at a time (quants.glsl) */
   uint bs = dkq_block(WT), bh = dkq_halves(WT), nbk = p.K / bs;
 #if WT == 11 || WT == 12
@@ -211,44 +280,10 @@ void main() {
   }
 #elif WT >= 4
   uint nbk = p.K / 32u, b = 0u;
-#ifdef TEXW
-  /* eight blocks at a time from whole texels: nine for q4_0 (144 bytes),
-   * seventeen for q8_0 (272). Rows on the 16-byte grid (K a multiple of 256)
-   * start on a texel; others (a q8_0 classifier with K = 640) read one texel
-   * more and shift each lane's words by where its row starts in the first */
-  if ((WIDE & 1u) != 0u && nbk % 8u == 0u) {
-    for (; b < nbk; b += 8u) {
-      uint u[4u * TB + 4u];
-      uint t0 = (p.w_off + (row * nbk + b) * TB) >> 3;
-      [[unroll]] for (uint i = 0u; i < TB; i++) {
-        uvec4 t = WV(t0 + i);
-        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
-      }
-      qchunk8(u, b);
-    }
-  } else {
-    uint last = uint(textureSize(WTX)) - 1u;
-    for (; b + 8u <= nbk; b += 8u) {
-      uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
-      uint u[4u * TB + 4u];
-      [[unroll]] for (uint i = 0u; i <= TB; i++) {
-        uvec4 t = WV(min(t0 + i, last));
-        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
-      }
-      /* word i of the chunk = halves sh + 2i, sh + 2i + 1 of the texels */
-      [[unroll]] for (uint i = 0u; i < 4u * TB; i++) {
-        uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
-        uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
-        u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
-      }
-      qchunk8(u, b);
-    }
-  }
-#endif
   for (; b < nbk; b++) {
     uint q[8];
     float d = wblock(p.w_off + (row * nbk + b) * (WT == 4 ? 17u : 9u), q);
-    qblock(d, q, b * 32u);
+    qblock(d, 0.0, 0u, q, b * 32u);
   }
 #else
   uint wb = p.w_off + row * p.K, k = 0u;
@@ -282,4 +317,9 @@ void main() {
     if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
     O_st(DTO, p.o_off + m * p.ldo + n, v);
   }
+}
+
+void main() {
+  uint lane = dk_group() * WG + gl_LocalInvocationID.x;
+  for (uint r = 0u; r < RPL; r++) row_dot(lane * RPL + r);
 }

@@ -530,36 +530,41 @@ DKT_TEST(vulkan_properties, 0) {
  * devices), and K split over a subgroup for decode with the tiled kernel for
  * prompts (GPUs); M = 37 takes the prompt path of each ---- */
 
-static void decode_kernels_round(dkt *t, int64_t kf, int64_t kq) {
-  dk_dtype wd[5] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
-  int64_t Ms[4] = {1, 3, 8, 37};
+static void decode_kernels_round(dkt *t, int64_t kf, int64_t kq, int64_t N) {
+  dk_dtype wd[8] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1};
+  /* many rows only in the row kernel's reach (M <= 8): the reference's time */
+  int64_t Ms[4] = {1, 3, 8, 37}, nm = N > 1000 ? 2 : 4;
   int k, m;
-  for (k = 0; k < 5; k++) {
+  for (k = 0; k < 8; k++) {
     /* K = 196 (float) leaves a tail past the 8-wide loads, kq = 288 (nine
-     * blocks) rows off the 16-byte grid; w starts mid-row in a narrow view */
+     * blocks) rows off the 16-byte grid and one block past the eight-block
+     * chunks; w starts a row in, a narrow view. N in the thousands makes
+     * matvec_rows walk several rows a lane (dk_vk_rows_per_lane), the last
+     * lanes past N */
     int64_t K = k < 3 ? kf : kq;
-    dk_tensor *base = big_table(t, wd[k], 71, K, "w_base"), *w = NULL;
+    dk_tensor *base = big_table(t, wd[k], N + 1, K, "w_base"), *w = NULL;
     if (!base) return;
-    if (dk_narrow(base, 0, 1, 70, &w) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
-    for (m = 0; m < 4; m++) {
+    if (dk_narrow(base, 0, 1, N, &w) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
+    for (m = 0; m < nm; m++) {
       char what[96];
-      int64_t xs[2] = {Ms[m], K}, os[2] = {Ms[m], 70}, N = 70, i, j, q;
-      double *xv, *bv, *got = dkt_alloc(Ms[m] * 70), *want = dkt_alloc(Ms[m] * 70), *row = dkt_alloc(K);
+      int64_t xs[2] = {Ms[m], K}, os[2] = {Ms[m], N}, i, j, q;
+      double *xv, *bv, *got = dkt_alloc(Ms[m] * N), *want = dkt_alloc(Ms[m] * N), *row = dkt_alloc(K);
       dk_dtype xdt = k == 1 ? DK_BF16 : DK_F32;
       dk_tensor *x = dkt_random(t, t->dev, xdt, 2, xs, "x", -1, 1, &xv);
       dk_tensor *b = dkt_random(t, t->dev, DK_F16, 1, &N, "bias", -1, 1, &bv), *o = NULL;
       if (x && b && dk_tensor_new(t->dev, xdt, 2, os, "y", &o) == DK_OK && dk_linear(o, x, w, b) == DK_OK &&
           dkt_read(t, o, got)) {
-        for (j = 0; j < 70; j++) {
+        for (j = 0; j < N; j++) {
           table_row(wd[k], j + 1, K, row);
           for (i = 0; i < Ms[m]; i++) {
             double acc = bv[j];
             for (q = 0; q < K; q++) acc += xv[i * K + q] * row[q];
-            want[i * 70 + j] = acc;
+            want[i * N + j] = acc;
           }
         }
-        snprintf(what, sizeof what, "linear M=%lld, %s weight view, f16 bias", (long long)Ms[m], dk_dtype_name(wd[k]));
-        dkt_close(t, what, got, want, Ms[m] * 70, dkt_tol(xdt, K) * sqrt((double)K) * 4, dkt_tol(xdt, K));
+        snprintf(what, sizeof what, "linear M=%lld N=%lld, %s weight view, f16 bias", (long long)Ms[m], (long long)N,
+                 dk_dtype_name(wd[k]));
+        dkt_close(t, what, got, want, Ms[m] * N, dkt_tol(xdt, K) * sqrt((double)K) * 4, dkt_tol(xdt, K));
       } else if (!t->failures) {
         dkt_fail_at(t, __FILE__, __LINE__, "linear M=%lld %s: %s", (long long)Ms[m], dk_dtype_name(wd[k]), dk_last_error());
       }
@@ -574,20 +579,22 @@ DKT_TEST(vulkan_decode_kernels, 0) {
   VK_ONLY(t);
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "rows")) return;
   /* on a CPU device the row kernels read w and x as texels, eight blocks at
-   * a time where rows sit on 16 bytes (K = 200, 256); then as storage
-   * buffers, the path of GPUs and of DEVKIT_VULKAN_TEXEL=0 */
-  decode_kernels_round(t, 196, 256);
-  decode_kernels_round(t, 200, 288);
+   * a time where rows sit on 16 bytes (K = 200, 256), eight rows a lane
+   * where N = 4100; then as storage buffers, the path of GPUs and of
+   * DEVKIT_VULKAN_TEXEL=0 */
+  decode_kernels_round(t, 196, 256, 70);
+  decode_kernels_round(t, 200, 288, 70);
+  decode_kernels_round(t, 196, 288, 4100);
   if (!reopen(t, "DEVKIT_VULKAN_TEXEL", "0")) return;
-  decode_kernels_round(t, 196, 256);
+  decode_kernels_round(t, 196, 256, 70);
   if (!reopen(t, "DEVKIT_VULKAN_TEXEL", NULL)) return;
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "split")) return;
-  decode_kernels_round(t, 196, 256);
+  decode_kernels_round(t, 196, 256, 70);
   /* matvec_vec.comp, a GPU's default, forced on any device: K = 200 keeps
    * the narrowed rows on 16 bytes (its path), 196 does not (the fallback) */
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "vec")) return;
-  decode_kernels_round(t, 200, 256);
-  decode_kernels_round(t, 196, 256);
+  decode_kernels_round(t, 200, 256, 70);
+  decode_kernels_round(t, 196, 256, 70);
 }
 
 /* ---- opt-in int8 dot products: x rounded to int8 per block of 32 ------------------------ */
