@@ -2876,7 +2876,7 @@ static dk_status dk_vk_too_big(const dk_call *c, const dk_tensor *t, const char 
 
 /* the linear kernels' 16-byte-load flags: bit 0 where every row of w starts
  * on 16 bytes, bit 1 where every row of x does (dot8 reads x from multiples
- * of 8); offsets and K in elements */
+ * of 8); offsets and K in elements (matvec_rows adds bit 2) */
 static uint32_t dk_vk_row_align(dk_dtype wdt, uint64_t w_off, dk_dtype xdt, uint64_t x_off, int64_t K) {
   uint32_t f = wdt == DK_F32 ? (w_off % 4 == 0 && K % 4 == 0) : (w_off % 8 == 0 && K % 8 == 0);
   if (xdt == DK_F32 ? (x_off % 4 == 0 && K % 4 == 0) : (x_off % 8 == 0 && K % 8 == 0)) f |= 2u;
@@ -2991,6 +2991,12 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
               dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
+          if (spv >= DK_SPV_MATVEC_ROWS_F32 && (w->dtype == DK_Q8_0 || w->dtype == DK_Q4_0 || w->dtype == DK_Q4_1 ||
+              w->dtype == DK_Q5_0 || w->dtype == DK_Q5_1) && (spec[5] & 1u) && (K / 32) % 8 == 0)
+            /* every row of w is whole chunks of eight blocks on the 16-byte
+             * grid: a constant, so that a software device does not also run
+             * the other path's loops with every lane masked off */
+            spec[5] |= 4u;
           if (d->rows_mv && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_Q6_K) {
             uint32_t rpl = dk_vk_rows_per_lane(w->dtype, K, nc);
             spec[8] = rpl - 1;

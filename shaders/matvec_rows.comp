@@ -53,7 +53,11 @@ layout(constant_id = 1) const uint DTO = 0u;
 layout(constant_id = 2) const uint DTB = 0u;
 layout(constant_id = 3) const uint HAS_BIAS = 0u;
 layout(constant_id = 4) const uint M = 1u;       /* rows of x, 1..MMAX */
-/* bit 0: every row of w starts on a 16-byte boundary; bit 1: so do x's */
+/* bit 0: w starts on a 16-byte boundary (every row of it, for the float
+ * types); bit 1: so does every row of x; bit 2: every row of w is whole
+ * chunks of eight blocks on that grid (the 32-value block formats). A
+ * software device runs both sides of a branch with the lanes masked off,
+ * so these choices are constants */
 layout(constant_id = 5) const uint WIDE = 0u;
 /* rows of w each lane walks one after the other (RPL consecutive rows, one
  * stream of memory), so that short rows (Gemma 3's 262144 x 640 q8_0
@@ -165,6 +169,21 @@ void qchunk(uint u[4u * TB + 4u], uint b, uint nb) {
 #endif
 #endif
 
+#if WT >= 6
+/* the block formats beyond q8_0/q4_0, eight values at a time (quants.glsl) */
+void generic_blocks(uint row) {
+  uint bs = dkq_block(WT), bh = dkq_halves(WT), nbk = p.K / bs;
+  for (uint b = 0u; b < nbk; b++) {
+    uint hb = p.w_off + (row * nbk + b) * bh;
+    for (uint g = 0u; g < bs; g += 8u) {
+      float v[8];
+      dkq_group8(WT, hb, g, v);
+      dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * bs + g);
+    }
+  }
+}
+#endif
+
 /* output column n of every row of x */
 void row_dot(uint n) {
   uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
@@ -172,14 +191,14 @@ void row_dot(uint n) {
 #if defined(TEXW) && WT >= 4 && WT <= 8
   /* the 32-value block formats, eight blocks at a time from whole texels
    * (9 to 17 of them). Rows on the 16-byte grid (the row a multiple of eight
-   * blocks) start on a texel; others (Gemma 3's q8_0 classifier and q5_0
-   * gate/up, K = 640) read one texel more and shift each lane's words by
+   * blocks) start on a texel; q8_0/q4_0 rows off it (Gemma 3's q8_0
+   * classifier, K = 640) read one texel more and shift each lane's words by
    * where its row starts in the first. The last nbk % 8 blocks come one at a
    * time from the two or three texels each spans: through the storage buffer
    * they cost several times more a block (K = 640: 4 of 20 blocks, once 60 %
    * of the time) */
   uint nbk = p.K / 32u, b = 0u;
-  if ((WIDE & 1u) != 0u && nbk % 8u == 0u) {
+  if ((WIDE & 4u) != 0u) {
     for (; b < nbk; b += 8u) {
       uint u[4u * TB + 4u];
       uint t0 = (p.w_off + (row * nbk + b) * TB) >> 3;
@@ -190,6 +209,13 @@ void row_dot(uint n) {
       qchunk(u, b, 8u);
     }
   } else {
+#if WT >= 6
+    /* q4_1/q5_0/q5_1 rows off the grid: the shift below and the tail cost
+     * these formats more than 16-bit texel reads (SmolLM2's q4_1 960 x 576:
+     * 0.5-0.75 against 0.3-0.4 ms) */
+    generic_blocks(row);
+  }
+#else
     uint last = uint(textureSize(WTX)) - 1u;
     for (; b + 8u <= nbk; b += 8u) {
       uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
@@ -225,10 +251,10 @@ void row_dot(uint n) {
     }
     qchunk(u, b, 1u);
   }
+#endif
 #elif WT >= 6
-  /* the other block formats: eight values at a time (quants.glsl) */
-  uint bs = dkq_block(WT), bh = dkq_halves(WT), nbk = p.K / bs;
 #if WT == 11 || WT == 12
+  uint nbk = p.K / 256u;
   /* q4_K/q5_K super-blocks are 144/176 bytes, nine/eleven 16-byte words: on
    * rows that start on a 16-byte boundary each lane reads its super-block as
    * whole uvec4s (d, dmin and the scales; q5_K's high bits; the codes), where
@@ -270,14 +296,7 @@ void row_dot(uint n) {
     }
   } else
 #endif
-  for (uint b = 0u; b < nbk; b++) {
-    uint hb = p.w_off + (row * nbk + b) * bh;
-    for (uint g = 0u; g < bs; g += 8u) {
-      float v[8];
-      dkq_group8(WT, hb, g, v);
-      dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * bs + g);
-    }
-  }
+  generic_blocks(row);
 #elif WT >= 4
   uint nbk = p.K / 32u, b = 0u;
   for (; b < nbk; b++) {
