@@ -147,8 +147,9 @@ void qblock(float d, float m, uint qh, uint q[8], uint k) {
 }
 
 #ifdef TEXW
-/* chunks of eight blocks in whole texels: TB halves a block (17, 9, 10, 11,
- * 12: 17, 9, 10, 11, 12 texels a chunk), the quants from half QO on */
+/* chunks of eight blocks in whole texels: TB halves a block (q8_0 17, q4_0
+ * 9, q4_1 10, q5_0 11, q5_1 12), so TB texels a chunk; the quants from half
+ * QO of a block on */
 const uint TB = WT == 4 ? 17u : WT == 5 ? 9u : WT == 6 ? 10u : WT == 7 ? 11u : 12u;
 const uint QO = WT <= 5 ? 1u : WT == 6 ? 2u : WT == 7 ? 3u : 4u;
 #define HALF(u, h) ((u[(h) >> 1] >> (16u * ((h) & 1u))) & 0xffffu)
@@ -210,9 +211,10 @@ void row_dot(uint n) {
     }
   } else {
 #if WT >= 6
-    /* q4_1/q5_0/q5_1 rows off the grid: the shift below and the tail cost
-     * these formats more than 16-bit texel reads (SmolLM2's q4_1 960 x 576:
-     * 0.5-0.75 against 0.3-0.4 ms) */
+    /* q4_1/q5_0/q5_1 rows off the grid keep quants.glsl's 16-bit texel
+     * reads: with the shift below and the tail they were slower on
+     * SmolLM2's q4_1 960 x 576 (0.42-0.48 against 0.25-0.31 ms a call,
+     * measured while the chunk test was still a runtime branch) */
     generic_blocks(row);
   }
 #else
