@@ -2991,14 +2991,13 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
               dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
-          if (spv >= DK_SPV_MATVEC_ROWS_F32 && (w->dtype == DK_Q8_0 || w->dtype == DK_Q4_0 || w->dtype == DK_Q4_1 ||
-              w->dtype == DK_Q5_0 || w->dtype == DK_Q5_1) && (spec[5] & 1u) && (K / 32) % 8 == 0)
-            /* every row of w is whole chunks of eight blocks on the 16-byte
-             * grid: a constant, so that a software device does not also run
-             * the other path's loops with every lane masked off */
-            spec[5] |= 4u;
-          if (d->rows_mv && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_Q6_K) {
-            uint32_t rpl = dk_vk_rows_per_lane(w->dtype, K, nc);
+          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_Q6_K) {
+            uint32_t rpl = d->rows_mv ? dk_vk_rows_per_lane(w->dtype, K, nc) : 1;
+            if (quant && dk_dtype_block(w->dtype) == 32 && (spec[5] & 1u) && (K / 32) % 8 == 0)
+              /* every row of w is whole chunks of eight blocks on the 16-byte
+               * grid: a constant, so that a software device does not also run
+               * the other path's loops with every lane masked off */
+              spec[5] |= 4u;
             spec[8] = rpl - 1;
             per *= rpl;
           }

@@ -154,6 +154,20 @@ const uint TB = WT == 4 ? 17u : WT == 5 ? 9u : WT == 6 ? 10u : WT == 7 ? 11u : 1
 const uint QO = WT <= 5 ? 1u : WT == 6 ? 2u : WT == 7 ? 3u : 4u;
 #define HALF(u, h) ((u[(h) >> 1] >> (16u * ((h) & 1u))) & 0xffffu)
 #define HW(u, h) (((h) & 1u) == 0u ? u[(h) >> 1] : (u[(h) >> 1] >> 16) | (u[((h) >> 1) + 1u] << 16))
+/* u[4i .. 4i+3] = texel AT (an expression of i) for i < n */
+#define TEXELS(u, AT, n) \
+  [[unroll]] for (uint i = 0u; i < (n); i++) { \
+    uvec4 t = WV(AT); \
+    u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w; \
+  }
+/* words i < n of u = halves sh + 2i, sh + 2i + 1 (sh < 8, q = sh / 2): the
+ * texels of a lane's row moved to where its blocks start */
+#define SHIFT_HALVES(u, n) \
+  [[unroll]] for (uint i = 0u; i < (n); i++) { \
+    uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u]; \
+    uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u]; \
+    u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0; \
+  }
 /* blocks b .. b+nb-1 of the row (nb <= 8, a constant where inlined), block
  * j's first half at half TB*j of the words u */
 void qchunk(uint u[4u * TB + 4u], uint b, uint nb) {
@@ -198,15 +212,12 @@ void row_dot(uint n) {
    * time from the two or three texels each spans: through the storage buffer
    * they cost several times more a block (K = 640: 4 of 20 blocks, once 60 %
    * of the time) */
-  uint nbk = p.K / 32u, b = 0u;
+  uint nbk = p.K / 32u, b = 0u, last = uint(textureSize(WTX)) - 1u;
   if ((WIDE & 4u) != 0u) {
     for (; b < nbk; b += 8u) {
       uint u[4u * TB + 4u];
       uint t0 = (p.w_off + (row * nbk + b) * TB) >> 3;
-      [[unroll]] for (uint i = 0u; i < TB; i++) {
-        uvec4 t = WV(t0 + i);
-        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
-      }
+      TEXELS(u, t0 + i, TB);
       qchunk(u, b, 8u);
     }
   } else {
@@ -218,20 +229,11 @@ void row_dot(uint n) {
     generic_blocks(row);
   }
 #else
-    uint last = uint(textureSize(WTX)) - 1u;
     for (; b + 8u <= nbk; b += 8u) {
       uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
       uint u[4u * TB + 4u];
-      [[unroll]] for (uint i = 0u; i <= TB; i++) {
-        uvec4 t = WV(min(t0 + i, last));
-        u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
-      }
-      /* word i of the chunk = halves sh + 2i, sh + 2i + 1 of the texels */
-      [[unroll]] for (uint i = 0u; i < 4u * TB; i++) {
-        uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
-        uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
-        u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
-      }
+      TEXELS(u, min(t0 + i, last), TB + 1u);
+      SHIFT_HALVES(u, 4u * TB);
       qchunk(u, b, 8u);
     }
   }
@@ -240,17 +242,10 @@ void row_dot(uint n) {
   const uint TT = (TB + 14u) / 8u, NS = (TB + 1u) / 2u;
   for (; b < nbk; b++) {
     uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
-    uint last = uint(textureSize(WTX)) - 1u, u[4u * TB + 4u];
-    [[unroll]] for (uint i = 0u; i < TT; i++) {
-      uvec4 t = WV(min(t0 + i, last));
-      u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w;
-    }
+    uint u[4u * TB + 4u];
+    TEXELS(u, min(t0 + i, last), TT);
     [[unroll]] for (uint i = 4u * TT; i < NS + 4u; i++) u[i] = 0u;
-    [[unroll]] for (uint i = 0u; i < NS; i++) {
-      uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u];
-      uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u];
-      u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0;
-    }
+    SHIFT_HALVES(u, NS);
     qchunk(u, b, 1u);
   }
 #endif
