@@ -100,6 +100,7 @@ struct CUstream_st;
 struct CUevent_st;
 struct CUmemPoolHandle_st;
 struct CUuuid_st;                         /* 16 bytes; only ever written through a pointer */
+struct CUlaunchConfig_st;                 /* passed as dk_cu_launch_config, below */
 typedef struct CUctx_st *dk_cu_ctx;
 typedef struct CUmod_st *dk_cu_module;
 typedef struct CUfunc_st *dk_cu_function;
@@ -116,6 +117,21 @@ typedef struct CUmemPoolHandle_st *dk_cu_mempool;
 #define DK_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16u
 #define DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75u
 #define DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76u
+#define DK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
+
+/* cuLaunchKernelEx's CUlaunchAttribute and CUlaunchConfig, field for field
+ * (tools/check_cuda_decls.sh compares sizes and offsets with cuda.h) */
+typedef struct {
+  int id;                 /* CUlaunchAttributeID */
+  char pad[4];
+  union { char bytes[64]; int flag; } value;
+} dk_cu_launch_attr;
+typedef struct {
+  unsigned int gx, gy, gz, bx, by, bz, smem;
+  struct CUstream_st *stream;
+  dk_cu_launch_attr *attrs;
+  unsigned int nattrs;
+} dk_cu_launch_config;
 #define DK_CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 115u
 #define DK_CU_STREAM_NON_BLOCKING 1u
 #define DK_CU_EVENT_DISABLE_TIMING 2u
@@ -145,6 +161,8 @@ typedef struct CUmemPoolHandle_st *dk_cu_mempool;
   X(LaunchKernel, 4000, 1, (dk_cu_function f, unsigned int gx, unsigned int gy, unsigned int gz, \
                             unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem, \
                             dk_cu_stream stream, void **params, void **extra))                  \
+  X(LaunchKernelEx, 11060, 0, (const struct CUlaunchConfig_st *config, dk_cu_function f,         \
+                               void **params, void **extra))                                    \
   X(StreamCreate, 2000, 1, (dk_cu_stream *s, unsigned int flags))                               \
   X(StreamDestroy, 4000, 1, (dk_cu_stream s))                                                   \
   X(StreamSynchronize, 2000, 1, (dk_cu_stream s))                                               \
@@ -1126,6 +1144,26 @@ static unsigned int dk__cuda_grid_yz(int64_t g) {
   return (unsigned int)g;
 }
 
+/* A switch read once: 1 when the variable equals on_value, 0 when it equals
+ * off_value, else dflt. The session that runs a new kernel on a GPU flips
+ * its default. */
+static int dk__cuda_switch(const char *name, const char *on_value, const char *off_value, int dflt) {
+  const char *e = getenv(name);
+  if (e && !strcmp(e, on_value)) return 1;
+  if (e && !strcmp(e, off_value)) return 0;
+  return dflt;
+}
+
+/* Programmatic dependent launch (cuLaunchKernelEx with programmatic stream
+ * serialization) on compute capability 9.0 and newer: each kernel's launch
+ * and block scheduling overlap the end of the kernel before it, which waits
+ * in dk_grid_wait. Never run on a GPU yet: off unless DEVKIT_CUDA_PDL=1. */
+static int dk__cuda_pdl(const dk__cuda_dev *ld) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_PDL", "1", "0", 0);
+  return on && dk__cu.api.LaunchKernelEx && dk__cu.phys[ld->physical].cc_major >= 9;
+}
+
 /* Enqueue kernel kid with one parameter struct. A launch error is reported at
  * once, naming the op and the kernel. */
 static dk_status dk__cuda_launch(const dk_call *c, int kid, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -1135,7 +1173,24 @@ static dk_status dk__cuda_launch(const dk_call *c, int kid, unsigned int gx, uns
   dk_cu_result r;
   args[0] = params;
   dk__cuda_recent_add(ld, (int)c->op, kid);
-  r = dk__cu.api.LaunchKernel(dk__cu.phys[ld->physical].fn[kid], gx, gy, gz, threads, 1, 1, 0, ld->stream, args, NULL);
+  if (dk__cuda_pdl(ld)) {
+    /* programmatic dependent launch: the kernel may start while the one
+     * before it runs; it waits in dk_grid_wait (kernels/dk_common.cuh) */
+    dk_cu_launch_attr at;
+    dk_cu_launch_config cf;
+    memset(&at, 0, sizeof at);
+    at.id = DK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at.value.flag = 1;
+    cf.gx = gx; cf.gy = gy; cf.gz = gz;
+    cf.bx = threads; cf.by = cf.bz = 1;
+    cf.smem = 0;
+    cf.stream = ld->stream;
+    cf.attrs = &at;
+    cf.nattrs = 1;
+    r = dk__cu.api.LaunchKernelEx((const struct CUlaunchConfig_st *)(const void *)&cf, dk__cu.phys[ld->physical].fn[kid],
+                                  args, NULL);
+  } else
+    r = dk__cu.api.LaunchKernel(dk__cu.phys[ld->physical].fn[kid], gx, gy, gz, threads, 1, 1, 0, ld->stream, args, NULL);
   if (r != DK_CU_SUCCESS) {
     char what[256];
     snprintf(what, sizeof what, "%s: launching kernel %s (grid %u x %u x %u, block %u)", dk__op_name(c->op),
@@ -1196,16 +1251,6 @@ static dk_status dk__cuda_unary(const dk_call *c) {
   }
   return dk__cuda_launch(c, dk__cuda_kid3(o->dtype, DK_CUDA_K_dk_unary_f32, DK_CUDA_K_dk_unary_f16, DK_CUDA_K_dk_unary_bf16),
                          dk__cuda_grid(p.n, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p);
-}
-
-/* A switch read once: 1 when the variable equals on_value, 0 when it equals
- * off_value, else dflt. The session that runs a new kernel on a GPU flips
- * its default. */
-static int dk__cuda_switch(const char *name, const char *on_value, const char *off_value, int dflt) {
-  const char *e = getenv(name);
-  if (e && !strcmp(e, on_value)) return 1;
-  if (e && !strcmp(e, off_value)) return 0;
-  return dflt;
 }
 
 static dk_status dk__cuda_norm(const dk_call *c) {

@@ -100,9 +100,9 @@ template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f32(const __grid_constant__ dk_kp_attention p) { dk_attention_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f16(const __grid_constant__ dk_kp_attention p) { dk_attention_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf16(const __grid_constant__ dk_kp_attention p) { dk_attention_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f32(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_BF16>(p); }
 
 // ==== split-K attention ==========================================================
 // The kernel above gives one (query row, head) to one block, which walks
@@ -316,9 +316,9 @@ template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn
 
 // (.., 1): without a floor of one block, ptxas capped sm_80's f16 variant at
 // 128 registers and spilled; it takes about 150 (sm_90 f32: 167, 3 blocks an SM).
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32, false>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16, false>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, false>(p); }
 // Several query rows a block (prompts). On an H200 (2026-11-26) the first
 // version of this path, at 176 registers (2 blocks an SM), was 12 % faster
 // than itself with one row a block (1B f16 prompt 42.6k vs 38.0k tok/s) but
@@ -327,14 +327,14 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_b
 // registers. That build ran on an H200 on 2026-11-26 (1B f16 prompt 43.3k
 // -> 46.6-48.3k tok/s, racecheck and memcheck clean) and is the default;
 // DEVKIT_CUDA_ATTN_ROWS=one keeps the one-row kernel for prompts too.
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f32(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F32, true>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_F16, true>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_attn_split_impl<DK_KT_BF16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, true>(p); }
 
 // One block per (t, h) row (grid-stride): the weights e^(m_j - M) of the
 // row's nsplit (<= DK_ATTN_SPLIT_MAXN) records go to shared memory once,
 // then each thread combines its output dims.
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_merge(const __grid_constant__ dk_kp_attn_split p) {
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attn_merge(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait();
   __shared__ float wt[DK_ATTN_SPLIT_MAXN], wt2[DK_ATTN_SPLIT_MAXD];
   __shared__ float sf[33];
   const float neg_inf = dk_neg_inf();

@@ -48,10 +48,10 @@ template <class E> __device__ void dk_copy_raw(const dk_kp_copy &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_copy_raw2(const __grid_constant__ dk_kp_copy p) { dk_copy_raw<uint16_t>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_copy_raw4(const __grid_constant__ dk_kp_copy p) { dk_copy_raw<uint32_t>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_copy_raw2(const __grid_constant__ dk_kp_copy p) { dk_grid_wait(); dk_copy_raw<uint16_t>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_copy_raw4(const __grid_constant__ dk_kp_copy p) { dk_grid_wait(); dk_copy_raw<uint32_t>(p); }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_copy_convert(const __grid_constant__ dk_kp_copy p) {
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_copy_convert(const __grid_constant__ dk_kp_copy p) { dk_grid_wait();
   for (int64_t i = dk_gtid(); i < p.n; i += dk_gstride()) {
     int64_t so, dof;
     dk_copy_offsets(p, i, &so, &dof);
@@ -69,5 +69,5 @@ template <class E> __device__ void dk_concat_impl(const dk_kp_concat &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_concat_2(const __grid_constant__ dk_kp_concat p) { dk_concat_impl<uint16_t>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_concat_4(const __grid_constant__ dk_kp_concat p) { dk_concat_impl<uint32_t>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_concat_2(const __grid_constant__ dk_kp_concat p) { dk_grid_wait(); dk_concat_impl<uint16_t>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_concat_4(const __grid_constant__ dk_kp_concat p) { dk_grid_wait(); dk_concat_impl<uint32_t>(p); }

@@ -17,6 +17,22 @@
 
 #define DK_DEV __device__ __forceinline__
 
+// Programmatic dependent launch (sm_90+). Every kernel begins with
+// dk_grid_wait(): with DEVKIT_CUDA_PDL the host launches a kernel while the
+// one before it in the stream still runs, and the wait holds every thread
+// until that kernel has finished and its writes are visible, so nothing is
+// read or overwritten early; what overlaps is the launch and the block
+// scheduling, about a microsecond a kernel at decode. The trigger after it
+// lets the next kernel be launched the same way as soon as this one's
+// blocks are all resident. Launched the ordinary way, both are no-ops.
+// tools/ci_cuda.sh checks that every __global__ kernel begins with it.
+DK_DEV void dk_grid_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 // One parameter struct per kernel, by value; the ABI is checked on the host.
 static_assert(sizeof(dk_kp_binary) == 240, "dk_kp_binary layout");
 static_assert(sizeof(dk_kp_unary) == 40, "dk_kp_unary layout");

@@ -77,9 +77,9 @@ template <int DT> __device__ void dk_unary_impl(const dk_kp_unary &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_binary_f32(const __grid_constant__ dk_kp_binary p) { dk_binary_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_binary_f16(const __grid_constant__ dk_kp_binary p) { dk_binary_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_binary_bf16(const __grid_constant__ dk_kp_binary p) { dk_binary_impl<DK_KT_BF16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_unary_f32(const __grid_constant__ dk_kp_unary p) { dk_unary_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_unary_f16(const __grid_constant__ dk_kp_unary p) { dk_unary_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_unary_bf16(const __grid_constant__ dk_kp_unary p) { dk_unary_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_binary_f32(const __grid_constant__ dk_kp_binary p) { dk_grid_wait(); dk_binary_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_binary_f16(const __grid_constant__ dk_kp_binary p) { dk_grid_wait(); dk_binary_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_binary_bf16(const __grid_constant__ dk_kp_binary p) { dk_grid_wait(); dk_binary_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_unary_f32(const __grid_constant__ dk_kp_unary p) { dk_grid_wait(); dk_unary_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_unary_f16(const __grid_constant__ dk_kp_unary p) { dk_grid_wait(); dk_unary_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_unary_bf16(const __grid_constant__ dk_kp_unary p) { dk_grid_wait(); dk_unary_impl<DK_KT_BF16>(p); }

@@ -31,7 +31,7 @@
 #include "dk_common.cuh"
 #include "quants.cuh"
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_check(const __grid_constant__ dk_kp_embedding p) {
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_check(const __grid_constant__ dk_kp_embedding p) { dk_grid_wait();
   const int32_t *ids = (const int32_t *)p.ids;
   for (int64_t i = dk_gtid(); i < p.n_ids; i += dk_gstride()) {
     const int32_t id = ids[i];
@@ -50,7 +50,7 @@ DK_DEV float dk_table_value(const uint8_t *row, int64_t d, int tdt) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_gather(const __grid_constant__ dk_kp_embedding p) {
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_gather(const __grid_constant__ dk_kp_embedding p) { dk_grid_wait();
   if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
   const int32_t *ids = (const int32_t *)p.ids;
   const uint8_t *table = (const uint8_t *)p.table;
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_embedding_gather(
 // dk_linear (backends/cuda.h) turns a block-format weight into f16 this way
 // before a tensor-core GEMM. grid.x = min(rows, DK_MAX_GRID_X) blocks, grid-
 // stride over rows; threads stride over the D columns.
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_dequant_rows(const __grid_constant__ dk_kp_embedding p) {
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_dequant_rows(const __grid_constant__ dk_kp_embedding p) { dk_grid_wait();
   const uint8_t *table = (const uint8_t *)p.table;
   for (int64_t i = blockIdx.x; i < p.rows; i += gridDim.x) {
     const uint8_t *row = table + i * p.row_bytes;
@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_dequant_rows(cons
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_check(const __grid_constant__ dk_kp_gather p) {
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_check(const __grid_constant__ dk_kp_gather p) { dk_grid_wait();
   const int32_t *ids = (const int32_t *)p.ids;
   for (int64_t k = dk_gtid(); k < p.nids; k += dk_gstride()) {
     const int64_t id = ids[k];
@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_chec
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_gather(const __grid_constant__ dk_kp_gather p) {
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_gather(const __grid_constant__ dk_kp_gather p) { dk_grid_wait();
   if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
   const int32_t *ids = (const int32_t *)p.ids;
   // block g copies output rows r = (q, k) = g, g + gridDim.x, ...; threads

@@ -277,7 +277,7 @@ template <int WT> __device__ void dk_gemv_impl(const dk_kp_gemv &p) {
 }
 
 #define DK_GEMV_KERNEL(name, WT) \
-  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_gemv_impl<WT>(p); }
+  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait(); dk_gemv_impl<WT>(p); }
 DK_GEMV_KERNEL(dk_gemv_w_f32, DK_KT_F32)
 DK_GEMV_KERNEL(dk_gemv_w_f16, DK_KT_F16)
 DK_GEMV_KERNEL(dk_gemv_w_bf16, DK_KT_BF16)
@@ -441,7 +441,7 @@ template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
 }
 
 #define DK_GEMV2_KERNEL(name, WT) \
-  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_gemv2_impl<WT>(p); }
+  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait(); dk_gemv2_impl<WT>(p); }
 DK_GEMV2_KERNEL(dk_gemv2_f32, DK_KT_F32)
 DK_GEMV2_KERNEL(dk_gemv2_f16, DK_KT_F16)
 DK_GEMV2_KERNEL(dk_gemv2_bf16, DK_KT_BF16)
@@ -452,7 +452,7 @@ DK_GEMV2_KERNEL(dk_gemv2_q4_0, DK_KT_Q4_0)
 // per output row n (grid.x = N, grid.y = M), threads striding over k and
 // decoding one value at a time, then a block reduction. Correct first; not
 // tuned, and not yet run on a GPU (DEVKIT_CUDA_KQUANTS=1 turns it on).
-extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) dk_gemv_w_more(const __grid_constant__ dk_kp_gemv p) {
+extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) dk_gemv_w_more(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait();
   __shared__ float red[33];
   const int64_t n = blockIdx.x, m = blockIdx.y;
   const uint8_t *row = (const uint8_t *)p.w + n * p.w_row_bytes;
@@ -467,6 +467,6 @@ extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) dk_gemv_w_more(con
 }
 
 // ---- prompt-sized linear: NT tiles (the weight dtype is p.wdt) ------------------------
-extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_simt<true>(p); }
-extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_f16_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_tc<DK_KT_F16, true>(p); }
-extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt(const __grid_constant__ dk_kp_gemm p) { dk_gemm_tc<DK_KT_BF16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_simt<true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_f16_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_F16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_BF16, true>(p); }

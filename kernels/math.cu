@@ -59,6 +59,6 @@ template <int DT> __device__ void dk_math_impl(const dk_kp_math &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_math_f32(const __grid_constant__ dk_kp_math p) { dk_math_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_math_f16(const __grid_constant__ dk_kp_math p) { dk_math_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_math_bf16(const __grid_constant__ dk_kp_math p) { dk_math_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_math_f32(const __grid_constant__ dk_kp_math p) { dk_grid_wait(); dk_math_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_math_f16(const __grid_constant__ dk_kp_math p) { dk_grid_wait(); dk_math_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_math_bf16(const __grid_constant__ dk_kp_math p) { dk_grid_wait(); dk_math_impl<DK_KT_BF16>(p); }

@@ -10,9 +10,9 @@
 // output with per-operand strides (0 where an operand broadcasts).
 #include "gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nn(const __grid_constant__ dk_kp_gemm p) { dk_gemm_simt<false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_simt<false>(p); }
 // f16 NN fits in 128 registers without spilling (checked for every target by
 // the build's spill check), so it asks for two blocks per SM; the others spill
 // under that cap and run one block per SM.
-extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS, 2) dk_gemm_tc_f16_nn(const __grid_constant__ dk_kp_gemm p) { dk_gemm_tc<DK_KT_F16, false>(p); }
-extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nn(const __grid_constant__ dk_kp_gemm p) { dk_gemm_tc<DK_KT_BF16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS, 2) dk_gemm_tc_f16_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_F16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_BF16, false>(p); }

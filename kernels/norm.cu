@@ -116,6 +116,6 @@ template <int DT> __device__ void dk_norm_impl(const dk_kp_norm &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_norm_f32(const __grid_constant__ dk_kp_norm p) { dk_norm_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_norm_f16(const __grid_constant__ dk_kp_norm p) { dk_norm_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_norm_bf16(const __grid_constant__ dk_kp_norm p) { dk_norm_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_norm_f32(const __grid_constant__ dk_kp_norm p) { dk_grid_wait(); dk_norm_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_norm_f16(const __grid_constant__ dk_kp_norm p) { dk_grid_wait(); dk_norm_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_norm_bf16(const __grid_constant__ dk_kp_norm p) { dk_grid_wait(); dk_norm_impl<DK_KT_BF16>(p); }

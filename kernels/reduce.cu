@@ -140,6 +140,6 @@ template <int DT> __device__ void dk_reduce_impl(const dk_kp_reduce &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_reduce_f32(const __grid_constant__ dk_kp_reduce p) { dk_reduce_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_reduce_f16(const __grid_constant__ dk_kp_reduce p) { dk_reduce_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_reduce_bf16(const __grid_constant__ dk_kp_reduce p) { dk_reduce_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_reduce_f32(const __grid_constant__ dk_kp_reduce p) { dk_grid_wait(); dk_reduce_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_reduce_f16(const __grid_constant__ dk_kp_reduce p) { dk_grid_wait(); dk_reduce_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_reduce_bf16(const __grid_constant__ dk_kp_reduce p) { dk_grid_wait(); dk_reduce_impl<DK_KT_BF16>(p); }

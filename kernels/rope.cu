@@ -44,6 +44,6 @@ template <int DT> __device__ void dk_rope_impl(const dk_kp_rope &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_rope_f32(const __grid_constant__ dk_kp_rope p) { dk_rope_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_rope_f16(const __grid_constant__ dk_kp_rope p) { dk_rope_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_rope_bf16(const __grid_constant__ dk_kp_rope p) { dk_rope_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_rope_f32(const __grid_constant__ dk_kp_rope p) { dk_grid_wait(); dk_rope_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_rope_f16(const __grid_constant__ dk_kp_rope p) { dk_grid_wait(); dk_rope_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_rope_bf16(const __grid_constant__ dk_kp_rope p) { dk_grid_wait(); dk_rope_impl<DK_KT_BF16>(p); }

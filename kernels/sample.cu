@@ -100,7 +100,7 @@ DK_DEV int64_t dk_row_argmax(const void *x, int xdt, int64_t base, int64_t n, fl
   return sv[32] > neg_inf ? (int64_t)si[32] : 0;
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_argmax(const __grid_constant__ dk_kp_pick p) {
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_argmax(const __grid_constant__ dk_kp_pick p) { dk_grid_wait();
   __shared__ float sv[33];
   __shared__ long long si[33];
   for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
@@ -148,7 +148,7 @@ struct dk_sample_row {
   }
 };
 
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS, 1) dk_sample(const __grid_constant__ dk_kp_pick p) {
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS, 1) dk_sample(const __grid_constant__ dk_kp_pick p) { dk_grid_wait();
   __shared__ float sv[33];
   __shared__ long long si[33];
   __shared__ double sd[33];

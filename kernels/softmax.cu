@@ -65,6 +65,6 @@ template <int DT> __device__ void dk_softmax_impl(const dk_kp_softmax &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_softmax_f32(const __grid_constant__ dk_kp_softmax p) { dk_softmax_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_softmax_f16(const __grid_constant__ dk_kp_softmax p) { dk_softmax_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_softmax_bf16(const __grid_constant__ dk_kp_softmax p) { dk_softmax_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_softmax_f32(const __grid_constant__ dk_kp_softmax p) { dk_grid_wait(); dk_softmax_impl<DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_softmax_f16(const __grid_constant__ dk_kp_softmax p) { dk_grid_wait(); dk_softmax_impl<DK_KT_F16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ROW_THREADS) dk_softmax_bf16(const __grid_constant__ dk_kp_softmax p) { dk_grid_wait(); dk_softmax_impl<DK_KT_BF16>(p); }

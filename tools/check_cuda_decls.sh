@@ -41,6 +41,20 @@ DKC_SAME(dk_cu_stream, CUstream, "CUstream");
 DKC_SAME(dk_cu_event, CUevent, "CUevent");
 DKC_SAME(dk_cu_mempool, CUmemoryPool, "CUmemoryPool");
 _Static_assert(sizeof(CUuuid) == 16, "CUuuid is 16 bytes");
+#include <stddef.h>
+#define DKC_FIELD(ours, f, theirs, g) _Static_assert(offsetof(ours, f) == offsetof(theirs, g) && \
+  sizeof(((ours *)0)->f) == sizeof(((theirs *)0)->g), #ours "." #f " differs from " #theirs "." #g);
+_Static_assert(sizeof(dk_cu_launch_attr) == sizeof(CUlaunchAttribute), "dk_cu_launch_attr size");
+DKC_FIELD(dk_cu_launch_attr, id, CUlaunchAttribute, id)
+DKC_FIELD(dk_cu_launch_attr, value, CUlaunchAttribute, value)
+DKC_FIELD(dk_cu_launch_attr, value.flag, CUlaunchAttribute, value.programmaticStreamSerializationAllowed)
+_Static_assert(sizeof(dk_cu_launch_config) == sizeof(CUlaunchConfig), "dk_cu_launch_config size");
+DKC_FIELD(dk_cu_launch_config, gx, CUlaunchConfig, gridDimX)
+DKC_FIELD(dk_cu_launch_config, bz, CUlaunchConfig, blockDimZ)
+DKC_FIELD(dk_cu_launch_config, smem, CUlaunchConfig, sharedMemBytes)
+DKC_FIELD(dk_cu_launch_config, stream, CUlaunchConfig, hStream)
+DKC_FIELD(dk_cu_launch_config, attrs, CUlaunchConfig, attrs)
+DKC_FIELD(dk_cu_launch_config, nattrs, CUlaunchConfig, numAttrs)
 
 #define DKC_EQ(a, b) _Static_assert((a) == (b), #a " != " #b);
 DKC_EQ(DK_CU_SUCCESS, CUDA_SUCCESS)
@@ -58,10 +72,11 @@ DKC_EQ(DK_CU_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING)
 DKC_EQ(DK_CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_PORTABLE)
 DKC_EQ(DK_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
 DKC_EQ(DK_CU_GET_PROC_ADDRESS_DEFAULT, CU_GET_PROC_ADDRESS_DEFAULT)
+DKC_EQ(DK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
 DKC_EQ(0, CU_GET_PROC_ADDRESS_SUCCESS)
 
 int main(void) { return 0; }
 C
 $CC -std=c11 -Wall -Wextra -Werror -I. -I"$INC" -o "$TMP/check" "$TMP/check.c" -ldl -lm -lpthread
 N=$(grep -c '^  X(' backends/cuda.h || true)
-echo "[check_cuda_decls] backends/cuda.h matches $INC/cuda.h: $((N + 4)) entry points, 9 types, 16 constants"
+echo "[check_cuda_decls] backends/cuda.h matches $INC/cuda.h: $((N + 4)) entry points, 9 types, 17 constants, 2 launch structs"

@@ -86,6 +86,14 @@ if [ -x "${BUILD:-build}/tests" ]; then
   if ! tail -1 "$OUT/suite_gather.log" | grep -q "^4 passed, 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_gather.log"; then
     echo "[check_cuda_host] dk_index_select tests failed on the mock ($OUT/suite_gather.log)"; status=1
   fi
+  # programmatic dependent launch (DEVKIT_CUDA_PDL=1; the mock's device is
+  # cc 9.0): every launch through cuLaunchKernelEx, whose config the mock checks
+  DEVKIT_CUDA_PDL=1 MOCK_CUDA_REQUIRE_EX=1 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+    "${BUILD:-build}/tests" --device cuda ops_index_select profile_ops transfers_ > "$OUT/suite_pdl.log" 2>&1 || true
+  grep -E "passed" "$OUT/suite_pdl.log" || true
+  if ! tail -1 "$OUT/suite_pdl.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_pdl.log"; then
+    echo "[check_cuda_host] DEVKIT_CUDA_PDL=1 tests failed on the mock ($OUT/suite_pdl.log)"; grep -E "FAIL|libcuda_mock" "$OUT/suite_pdl.log" | head; status=1
+  fi
   grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
   if ! tail -1 "$OUT/suite.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite.log"; then
     echo "[check_cuda_host] the suite's host-level tests failed on the mock ($OUT/suite.log)"; status=1

@@ -3,7 +3,9 @@
 #   1. the fatbin header is current and its build is deterministic
 #      (tools/gen_kernels.sh --check-determinism, when nvcc is present), and
 #      git sees no difference in kernels/generated
-#   2. backends/cuda.h's driver declarations match the toolkit's cuda.h
+#   2. backends/cuda.h's driver declarations match the toolkit's cuda.h, and
+#      every kernel begins with dk_grid_wait() (programmatic dependent
+#      launch lets a kernel start before the one before it has finished)
 #   3. the host code against the mock driver, with ASan+UBSan
 #      (tools/check_cuda_host.sh), the probe's notes without a driver, with
 #      the stub library and with no GPU
@@ -17,5 +19,7 @@ else
   echo "[ci_cuda] no nvcc: the fatbin header is not rebuilt"
 fi
 tools/check_cuda_decls.sh
+nowait=$(grep -n '__global__' kernels/*.cu | grep -v '(const __grid_constant__ [a-z0-9_]* p) { dk_grid_wait();' || true)
+[ -z "$nowait" ] || { echo "[ci_cuda] these kernels do not begin with dk_grid_wait():"; echo "$nowait"; exit 1; }
 tools/check_cuda_host.sh
 echo "[ci_cuda] passed"

@@ -508,8 +508,8 @@ static void emulate(const char *k, void *param) {
   }
 }
 
-static CUresult m_LaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                               unsigned smem, void *stream, void **params, void **extra) {
+static CUresult m_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned smem, void *stream, void **params, void **extra) {
   mock_func *f = (mock_func *)fn;
   const char *fail = getenv("MOCK_CUDA_LAUNCH_FAIL"), *fault = getenv("MOCK_CUDA_FAULT_AFTER");
   CUresult r;
@@ -527,6 +527,30 @@ static CUresult m_LaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
   emulate(f->name, params[0]);
   if (fault && !strcmp(fault, f->name)) g_faulted = 1;   /* reported by the next call, like an asynchronous fault */
   return OK;
+}
+/* MOCK_CUDA_REQUIRE_EX=1: every launch must come through cuLaunchKernelEx
+ * (tools/check_cuda_host.sh's DEVKIT_CUDA_PDL=1 run) */
+static CUresult m_LaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                               unsigned smem, void *stream, void **params, void **extra) {
+  if (getenv("MOCK_CUDA_REQUIRE_EX")) return bad("cuLaunchKernel", "a plain launch where cuLaunchKernelEx was expected", E_INVALID_VALUE);
+  return m_launch(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+}
+
+/* cuLaunchKernelEx: devkit passes one attribute, programmatic stream
+ * serialization (DEVKIT_CUDA_PDL); the layout is CUlaunchConfig's */
+typedef struct { int id; char pad[4]; union { char bytes[64]; int flag; } value; } mock_launch_attr;
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, smem;
+  void *stream;
+  mock_launch_attr *attrs;
+  unsigned nattrs;
+} mock_launch_config;
+static CUresult m_LaunchKernelEx(const void *config, void *fn, void **params, void **extra) {
+  const mock_launch_config *c = (const mock_launch_config *)config;
+  if (!c) return bad("cuLaunchKernelEx", "no config", E_INVALID_VALUE);
+  if (c->nattrs != 1 || !c->attrs || c->attrs[0].id != 6 || c->attrs[0].value.flag != 1)
+    return bad("cuLaunchKernelEx", "expected one attribute: programmatic stream serialization, on", E_INVALID_VALUE);
+  return m_launch(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->stream, params, extra);
 }
 
 /* ---- streams and events ----------------------------------------------------------- */
@@ -728,7 +752,7 @@ static const mock_sym g_syms[] = {
   S(DeviceTotalMem, 3020), S(DeviceGetAttribute, 2000), S(DeviceGetUuid, 11040), S(DeviceCanAccessPeer, 4000),
   S(DevicePrimaryCtxRetain, 7000), S(DevicePrimaryCtxRelease, 11000), S(CtxSetCurrent, 4000),
   S(CtxEnablePeerAccess, 4000), S(ModuleLoadData, 2000), S(ModuleUnload, 2000), S(ModuleGetFunction, 2000),
-  S(LaunchKernel, 4000), S(StreamCreate, 2000), S(StreamDestroy, 4000), S(StreamSynchronize, 2000),
+  S(LaunchKernel, 4000), S(LaunchKernelEx, 11060), S(StreamCreate, 2000), S(StreamDestroy, 4000), S(StreamSynchronize, 2000),
   S(StreamWaitEvent, 3020), S(EventCreate, 2000), S(EventRecord, 2000), S(EventSynchronize, 2000),
   S(EventDestroy, 4000), S(EventElapsedTime, 2000), S(MemAlloc, 3020), S(MemFree, 3020), S(MemGetInfo, 3020), S(MemHostAlloc, 2020),
   S(MemFreeHost, 2000), S(MemcpyHtoDAsync, 3020), S(MemcpyDtoHAsync, 3020), S(MemcpyDtoDAsync, 3020),
