@@ -130,6 +130,9 @@ typedef struct {
   /* RoPE by rotation matrices (dk_llm_rope.inv_freq set): rot[kind] is
    * [T, D, D], kind 0 global, 1 sliding-window; qr3, kr3 the rotated q, k */
   dk_tensor *rot[2], *qr3, *kr3;
+  /* T = 1 only: x2 is the next residual stream; xb, x2b are x and x2 as
+   * [dim] vectors (see dk_llm_residual) */
+  dk_tensor *x2, *xb, *x2b;
 } dk_llm_acts;
 
 typedef struct {
@@ -611,13 +614,14 @@ static dk_status dk_llm_weight(const dk_file *f, const char *name, dk_device d, 
 }
 
 static void dk_llm_acts_free(dk_llm_acts *a) {
-  dk_tensor **all[26];
+  dk_tensor **all[29];
   int i;
   all[0] = &a->x; all[1] = &a->xn; all[2] = &a->q; all[3] = &a->k; all[4] = &a->v; all[5] = &a->att; all[6] = &a->o;
   all[7] = &a->g; all[8] = &a->u; all[9] = &a->pos; all[10] = &a->q3; all[11] = &a->k3; all[12] = &a->v3; all[13] = &a->att3;
   all[14] = &a->qkv; all[15] = &a->gu; all[16] = &a->fq3; all[17] = &a->fk3; all[18] = &a->fv3; all[19] = &a->fqk3;
   all[20] = &a->fg; all[21] = &a->fu; all[22] = &a->rot[0]; all[23] = &a->rot[1]; all[24] = &a->qr3; all[25] = &a->kr3;
-  for (i = 0; i < 26; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
+  all[26] = &a->x2; all[27] = &a->xb; all[28] = &a->x2b;
+  for (i = 0; i < 29; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
   a->T = 0;
 }
 
@@ -671,10 +675,13 @@ static dk_status dk_llm_acts_new(const dk_llm_model *m, dk_device d, int T, dk_l
   }
   if (T == 1) {
     /* one row: narrowing it along dim 1 keeps every slice contiguous */
-    int64_t nq = (int64_t)c->n_heads * c->head_dim, nkv = (int64_t)c->n_kv_heads * c->head_dim, sqkv[2], sgu[2];
+    int64_t nq = (int64_t)c->n_heads * c->head_dim, nkv = (int64_t)c->n_kv_heads * c->head_dim, sqkv[2], sgu[2], sd[1];
     sqkv[0] = 1; sqkv[1] = nq + 2 * nkv;
     sgu[0] = 1; sgu[1] = 2 * (int64_t)c->hidden;
+    sd[0] = c->dim;
     if ((s = dk_tensor_new(d, DK_F32, 2, sqkv, "qkv", &a->qkv)) || (s = dk_tensor_new(d, DK_F32, 2, sgu, "ffn_gate_up", &a->gu)) ||
+        (s = dk_tensor_new(d, DK_F32, 2, sx, "x_next", &a->x2)) || (s = dk_reshape(a->x, 1, sd, &a->xb)) ||
+        (s = dk_reshape(a->x2, 1, sd, &a->x2b)) ||
         (s = dk_llm_slice3(a->qkv, 0, c->n_heads, c->head_dim, &a->fq3)) ||
         (s = dk_llm_slice3(a->qkv, nq, c->n_kv_heads, c->head_dim, &a->fk3)) ||
         (s = dk_llm_slice3(a->qkv, nq + nkv, c->n_kv_heads, c->head_dim, &a->fv3)) ||
@@ -1020,6 +1027,23 @@ static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_a
   return s;
 }
 
+/* x += w·in. One token's step does it in one linear: x goes in as the bias
+ * and the sum lands in x2, which then becomes x: an add and its dispatch
+ * fewer, twice a layer (the bias is added to the finished dot product, so
+ * the result is the add's, bit for bit) */
+static dk_status dk_llm_residual(dk_llm_acts *a, const dk_tensor *in, const dk_tensor *w) {
+  dk_tensor *t;
+  dk_status s;
+  if (!a->x2) {
+    if ((s = dk_linear(a->o, in, w, NULL))) return s;
+    return dk_add(a->x, a->x, a->o);
+  }
+  if ((s = dk_linear(a->x2, in, w, a->xb))) return s;
+  t = a->x; a->x = a->x2; a->x2 = t;
+  t = a->xb; a->xb = a->x2b; a->x2b = t;
+  return DK_OK;
+}
+
 static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_acts *a, int pos) {
   const dk_llm_config *c = &m->c;
   const dk_llm_arch *ar = c->arch;
@@ -1063,9 +1087,12 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   dk_tensor_free(kslot); dk_tensor_free(vslot);
   if (s != DK_OK) return s;
   DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
-  DK_LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
-  if (ar->post_norms) DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_attn_norm, c->eps));
-  DK_LLM_TRY(dk_add(a->x, a->x, a->o));
+  if (ar->post_norms) {
+    DK_LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
+    DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_attn_norm, c->eps));
+    DK_LLM_TRY(dk_add(a->x, a->x, a->o));
+  } else
+    DK_LLM_TRY(dk_llm_residual(a, a->att, L->wo));
   DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
   {
     dk_tensor *g = a->g, *u = a->u;
@@ -1083,9 +1110,12 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
       DK_LLM_TRY(dk_swiglu(a->g, g, u));
     }
   }
-  DK_LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
-  if (ar->post_norms) DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_ffn_norm, c->eps));
-  DK_LLM_TRY(dk_add(a->x, a->x, a->o));
+  if (ar->post_norms) {
+    DK_LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
+    DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_ffn_norm, c->eps));
+    DK_LLM_TRY(dk_add(a->x, a->x, a->o));
+  } else
+    DK_LLM_TRY(dk_llm_residual(a, a->g, L->down));
   return DK_OK;
 }
 
