@@ -63,7 +63,7 @@ if [ -x "${BUILD:-build}/tests" ]; then
     "${BUILD:-build}/tests" --device cuda errors_ transfers_ devices_ threads_ placement_ tensors_ views_reshape profile_ \
     > "$OUT/suite.log" 2>&1 || true
   # and the encoder ops switched off: refused, naming the switch
-  DEVKIT_CUDA_NEWOPS=0 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+  DEVKIT_CUDA_PDL=0 DEVKIT_CUDA_NEWOPS=0 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
     "${BUILD:-build}/tests" --device cuda errors_cuda_newops devices_op_table > "$OUT/suite_off.log" 2>&1 || true
   grep -E "passed" "$OUT/suite_off.log" || true
   tail -1 "$OUT/suite_off.log" | grep -q " 0 failed" || { echo "[check_cuda_host] DEVKIT_CUDA_NEWOPS=0 tests failed ($OUT/suite_off.log)"; status=1; }
@@ -86,13 +86,14 @@ if [ -x "${BUILD:-build}/tests" ]; then
   if ! tail -1 "$OUT/suite_gather.log" | grep -q "^4 passed, 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_gather.log"; then
     echo "[check_cuda_host] dk_index_select tests failed on the mock ($OUT/suite_gather.log)"; status=1
   fi
-  # programmatic dependent launch (DEVKIT_CUDA_PDL=1; the mock's device is
-  # cc 9.0): every launch through cuLaunchKernelEx, whose config the mock checks
-  DEVKIT_CUDA_PDL=1 MOCK_CUDA_REQUIRE_EX=1 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
+  # programmatic dependent launch, the default on cc 9.0 (the mock's
+  # device): every launch through cuLaunchKernelEx, whose config the mock
+  # checks; DEVKIT_CUDA_PDL=0 launches the plain way (the NEWOPS=0 run above)
+  MOCK_CUDA_REQUIRE_EX=1 DEVKIT_CUDA_LIBRARY=$PWD/$OUT/libcuda_mock_plain.so MOCK_CUDA_MEM=1073741824 \
     "${BUILD:-build}/tests" --device cuda ops_index_select profile_ops transfers_ > "$OUT/suite_pdl.log" 2>&1 || true
   grep -E "passed" "$OUT/suite_pdl.log" || true
   if ! tail -1 "$OUT/suite_pdl.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite_pdl.log"; then
-    echo "[check_cuda_host] DEVKIT_CUDA_PDL=1 tests failed on the mock ($OUT/suite_pdl.log)"; grep -E "FAIL|libcuda_mock" "$OUT/suite_pdl.log" | head; status=1
+    echo "[check_cuda_host] programmatic-launch tests failed on the mock ($OUT/suite_pdl.log)"; grep -E "FAIL|libcuda_mock" "$OUT/suite_pdl.log" | head; status=1
   fi
   grep -E "^  (FAIL|skip)|passed|libcuda_mock" "$OUT/suite.log" || true
   if ! tail -1 "$OUT/suite.log" | grep -q " 0 failed" || grep -q "libcuda_mock:" "$OUT/suite.log"; then

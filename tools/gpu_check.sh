@@ -138,8 +138,8 @@ fi
 if has verify; then
   # VERIFY="NAME ON OFF TESTS": the switch of a CUDA path that is off until
   # a GPU runs it, its on and off values and the tests that cover it. Empty
-  # today: the last such path (DEVKIT_CUDA_ATTN_ROWS) ran on an H200 on
-  # 2026-11-26 and is on by default.
+  # today: the last such path (DEVKIT_CUDA_PDL, programmatic dependent
+  # launch) ran on an H200 on 2026-11-27 and is on by default.
   if [ -z "${VERIFY:-}" ]; then
     note "verify: no CUDA path is waiting for a GPU (set VERIFY=\"NAME ON OFF TESTS\")"
   else
