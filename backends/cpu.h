@@ -2336,6 +2336,52 @@ static dk_status dk__cpu_pick(const dk_call *c) {
   return DK_OK;
 }
 
+/* Heads of a few dimensions (stories260K's 8): a call per position would
+ * cost more than its arithmetic, so the scores come a query at a time over
+ * up to 64 positions per call, the key rows taking the queries' place in
+ * dk__cpu_dots (the same products and sums, so the same bits), and the
+ * weighted sum of V rows is a plain loop. sc[h * ss + s - s0] for the
+ * group's nh queries qb[h * D] over positions [s0, s1) of the rows at
+ * kp + s * ks. */
+#define DK_CPU_ATTN_SMALL_D 16
+static void dk__cpu_scores_small(const float *qb, int64_t nh, int64_t D, const float *kp, int64_t ks, int64_t s0,
+                                 int64_t s1, float scale, float *sc, int64_t ss) {
+  int64_t h, s;
+  for (h = 0; h < nh; h++)
+    for (s = s0; s < s1; s += 64) {
+      float d[64];
+      int n = (int)(s1 - s < 64 ? s1 - s : 64), i;
+      dk__cpu_dots(kp + s * ks, ks, n, qb + h * D, D, d);
+      for (i = 0; i < n; i++) sc[h * ss + s - s0 + i] = d[i] * scale;
+    }
+}
+/* ob[h * Dv + j] += sum over s in [s0, s1) of p[h * ps + s - s0] * vp[s * vs + j] */
+static void dk__cpu_wsum_small(float *ob, int64_t nh, int64_t Dv, const float *vp, int64_t vs, int64_t s0, int64_t s1,
+                               const float *p, int64_t ps) {
+  int64_t h, s, j;
+  if (Dv == 8) {
+    /* a fixed width: the row of sums stays in registers */
+    for (h = 0; h < nh; h++) {
+      float a[8];
+      memcpy(a, ob + h * 8, sizeof a);
+      for (s = s0; s < s1; s++) {
+        const float w = p[h * ps + s - s0], *vr = vp + s * vs;
+        for (j = 0; j < 8; j++) a[j] += w * vr[j];
+      }
+      memcpy(ob + h * 8, a, sizeof a);
+    }
+    return;
+  }
+  for (s = s0; s < s1; s++) {
+    const float *vr = vp + s * vs;
+    for (h = 0; h < nh; h++) {
+      const float w = p[h * ps + s - s0];
+      float *oh = ob + h * Dv;
+      for (j = 0; j < Dv; j++) oh[j] += w * vr[j];
+    }
+  }
+}
+
 /* One task per (token, KV head): each K and V row is read (and converted)
  * once for all the query heads that share it. */
 static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
@@ -2353,27 +2399,33 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
     int64_t t = r / Hkv, g = r % Hkv, lim = S;
     if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
     dk__cpu_load(q->dtype, dk__cpu_ptr(q), (t * Hq + g * grp) * D, 1, grp * D, qb);
-    for (s = 0; s < lim; s++) {
-      const float *kr = kp + (s * Hkv + g) * D;
-      if (!kf32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb); kr = kb; }
-      for (h = 0; h < grp; h += 64) {   /* the group's queries against one read of the key row */
-        float d[64];
-        int nq = (int)(grp - h < 64 ? grp - h : 64), i;
-        dk__cpu_dots(qb + h * D, D, nq, kr, D, d);
-        for (i = 0; i < nq; i++) sc[(h + i) * S + s] = d[i] * c->f[0];
+    if (kf32 && D <= DK_CPU_ATTN_SMALL_D)
+      dk__cpu_scores_small(qb, grp, D, kp + g * D, Hkv * D, 0, lim, c->f[0], sc, S);
+    else
+      for (s = 0; s < lim; s++) {
+        const float *kr = kp + (s * Hkv + g) * D;
+        if (!kf32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb); kr = kb; }
+        for (h = 0; h < grp; h += 64) {   /* the group's queries against one read of the key row */
+          float d[64];
+          int nq = (int)(grp - h < 64 ? grp - h : 64), i;
+          dk__cpu_dots(qb + h * D, D, nq, kr, D, d);
+          for (i = 0; i < nq; i++) sc[(h + i) * S + s] = d[i] * c->f[0];
+        }
       }
-    }
     for (h = 0; h < grp; h++) {
       float *row = sc + h * S;
       double z = dk__cpu_exp_shift(row, lim, NULL);
       for (s = 0; s < lim; s++) row[s] = (float)(row[s] / z);
     }
     for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
-    for (s = 0; s < lim; s++) {
-      const float *vr = vp + (s * Hkv + g) * Dv;
-      if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
-      for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
-    }
+    if (kf32 && Dv <= DK_CPU_ATTN_SMALL_D)
+      dk__cpu_wsum_small(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
+    else
+      for (s = 0; s < lim; s++) {
+        const float *vr = vp + (s * Hkv + g) * Dv;
+        if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
+        for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
+      }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), (t * Hq + g * grp) * Dv, grp * Dv, ob);
   }
 }
@@ -2406,7 +2458,12 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
     if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
     s1 = s0 + CS < lim ? s0 + CS : lim;
     for (j = 0; j < Hq * Dv; j++) ob[j] = 0.0f;
-    if (s0 < s1) {
+    if (s0 < s1 && k->dtype == DK_F32 && D <= DK_CPU_ATTN_SMALL_D) {
+      dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
+      for (h = 0; h < Hkv; h++)
+        dk__cpu_scores_small(qb + h * grp * D, grp, D, (const float *)dk__cpu_ptr(k) + h * D, Hkv * D, s0, s1, c->f[0],
+                             sc + h * grp * CS, CS);
+    } else if (s0 < s1) {
       dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
       for (s = s0; s < s1; s++) {
         const float *kr = (const float *)dk__cpu_ptr(k) + s * Hkv * D;
@@ -2424,11 +2481,16 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
       float *ph = pt + h * (Dv + 2);
       ph[Dv + 1] = (float)dk__cpu_exp_shift(sc + h * CS, s1 - s0, &ph[Dv]);
     }
-    for (s = s0; s < s1; s++) {
-      const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;
-      if (v->dtype != DK_F32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), s * Hkv * Dv, 1, Hkv * Dv, rb); vr = rb; }
-      for (h = 0; h < Hq; h++) dk__cpu_axpy(ob + h * Dv, sc[h * CS + s - s0], vr + h / grp * Dv, Dv);
-    }
+    if (v->dtype == DK_F32 && Dv <= DK_CPU_ATTN_SMALL_D)
+      for (h = 0; h < Hkv; h++)
+        dk__cpu_wsum_small(ob + h * grp * Dv, grp, Dv, (const float *)dk__cpu_ptr(v) + h * Dv, Hkv * Dv, s0, s1,
+                           sc + h * grp * CS, CS);
+    else
+      for (s = s0; s < s1; s++) {
+        const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;
+        if (v->dtype != DK_F32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), s * Hkv * Dv, 1, Hkv * Dv, rb); vr = rb; }
+        for (h = 0; h < Hq; h++) dk__cpu_axpy(ob + h * Dv, sc[h * CS + s - s0], vr + h / grp * Dv, Dv);
+      }
     for (h = 0; h < Hq; h++) memcpy(pt + h * (Dv + 2), ob + h * Dv, (size_t)Dv * sizeof(float));
   }
 }

@@ -823,6 +823,9 @@ DKT_TEST(ops_attention, 0) {
     {4, 200, 8, 2, 32, 16, 10}, {1, 1000, 8, 8, 20, 20, -1},
     /* a prompt: CUDA's split-K kernel packs several query rows a block */
     {45, 45, 8, 2, 128, 128, 0}, {21, 30, 9, 3, 64, 64, 9},
+    /* heads of at most 16 dims (the CPU's per-query score runs over 64
+     * positions, the fixed-width sum at Dv 8), per task and split */
+    {1, 100, 8, 4, 8, 8, 99}, {2, 300, 8, 4, 8, 8, 290}, {1, 150, 6, 2, 16, 12, 149},
   };
   size_t c;
   int qd, kd;
