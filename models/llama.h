@@ -1027,15 +1027,18 @@ static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_a
   return s;
 }
 
-/* x += w·in. One token's step does it in one linear: x goes in as the bias
- * and the sum lands in x2, which then becomes x: an add and its dispatch
- * fewer, twice a layer (the bias is added to the finished dot product, so
- * the result is the add's, bit for bit) */
-static dk_status dk_llm_residual(dk_llm_acts *a, const dk_tensor *in, const dk_tensor *w) {
+/* x += w·in, or x += rmsnorm(w·in) with a post-norm (Gemma 3). Without one,
+ * a one-token step does it in one linear: x goes in as the bias and the sum
+ * lands in x2, which then becomes x: an add and its dispatch fewer, twice a
+ * layer (the bias is added to the finished dot product, so the result is
+ * the add's, bit for bit) */
+static dk_status dk_llm_residual(const dk_llm_config *c, dk_llm_acts *a, const dk_tensor *in, const dk_tensor *w,
+                                 const dk_tensor *post_norm) {
   dk_tensor *t;
   dk_status s;
-  if (!a->x2) {
+  if (post_norm || !a->x2) {
     if ((s = dk_linear(a->o, in, w, NULL))) return s;
+    if (post_norm && (s = dk_rmsnorm(a->o, a->o, post_norm, c->eps))) return s;
     return dk_add(a->x, a->x, a->o);
   }
   if ((s = dk_linear(a->x2, in, w, a->xb))) return s;
@@ -1087,12 +1090,7 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   dk_tensor_free(kslot); dk_tensor_free(vslot);
   if (s != DK_OK) return s;
   DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
-  if (ar->post_norms) {
-    DK_LLM_TRY(dk_linear(a->o, a->att, L->wo, NULL));
-    DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_attn_norm, c->eps));
-    DK_LLM_TRY(dk_add(a->x, a->x, a->o));
-  } else
-    DK_LLM_TRY(dk_llm_residual(a, a->att, L->wo));
+  DK_LLM_TRY(dk_llm_residual(c, a, a->att, L->wo, ar->post_norms ? L->post_attn_norm : NULL));
   DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
   {
     dk_tensor *g = a->g, *u = a->u;
@@ -1110,12 +1108,7 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
       DK_LLM_TRY(dk_swiglu(a->g, g, u));
     }
   }
-  if (ar->post_norms) {
-    DK_LLM_TRY(dk_linear(a->o, a->g, L->down, NULL));
-    DK_LLM_TRY(dk_rmsnorm(a->o, a->o, L->post_ffn_norm, c->eps));
-    DK_LLM_TRY(dk_add(a->x, a->x, a->o));
-  } else
-    DK_LLM_TRY(dk_llm_residual(a, a->g, L->down));
+  DK_LLM_TRY(dk_llm_residual(c, a, a->g, L->down, ar->post_norms ? L->post_ffn_norm : NULL));
   return DK_OK;
 }
 
