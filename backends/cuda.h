@@ -117,6 +117,12 @@ typedef struct CUmemPoolHandle_st *dk_cu_mempool;
 #define DK_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16u
 #define DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75u
 #define DK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76u
+#define DK_CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 115u
+#define DK_CU_STREAM_NON_BLOCKING 1u
+#define DK_CU_EVENT_DISABLE_TIMING 2u
+#define DK_CU_MEMHOSTALLOC_PORTABLE 1u
+#define DK_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD 4u
+#define DK_CU_GET_PROC_ADDRESS_DEFAULT 0u
 #define DK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
 
 /* cuLaunchKernelEx's CUlaunchAttribute and CUlaunchConfig, field for field
@@ -132,12 +138,6 @@ typedef struct {
   dk_cu_launch_attr *attrs;
   unsigned int nattrs;
 } dk_cu_launch_config;
-#define DK_CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 115u
-#define DK_CU_STREAM_NON_BLOCKING 1u
-#define DK_CU_EVENT_DISABLE_TIMING 2u
-#define DK_CU_MEMHOSTALLOC_PORTABLE 1u
-#define DK_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD 4u
-#define DK_CU_GET_PROC_ADDRESS_DEFAULT 0u
 
 /* Entry points fetched with cuGetProcAddress: X(name without "cu", ABI
  * version, required, parameter list). The version is the one in the name of
