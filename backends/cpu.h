@@ -2461,13 +2461,12 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
     if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
     s1 = s0 + CS < lim ? s0 + CS : lim;
     for (j = 0; j < Hq * Dv; j++) ob[j] = 0.0f;
+    if (s0 < s1) dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
     if (s0 < s1 && k->dtype == DK_F32 && D <= DK_CPU_ATTN_SMALL_D) {
-      dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
       for (h = 0; h < Hkv; h++)
         dk__cpu_scores_small(qb + h * grp * D, grp, D, (const float *)dk__cpu_ptr(k) + h * D, Hkv * D, s0, s1, c->f[0],
                              sc + h * grp * CS, CS);
     } else if (s0 < s1) {
-      dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
       for (s = s0; s < s1; s++) {
         const float *kr = (const float *)dk__cpu_ptr(k) + s * Hkv * D;
         if (k->dtype != DK_F32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), s * Hkv * D, 1, Hkv * D, rb); kr = rb; }
