@@ -336,9 +336,9 @@ typedef struct {
   void (*axpy)(float *y, float p, const float *x, int64_t n);
   /* SiLU, SwiGLU (x = silu(x) * u), GELU tanh form, sigmoid in place; NULL: libm one value at a time */
   void (*act)(dk_op op, float *x, const float *u, int64_t n);
-  /* softmax's numerators: row[j] = exp(row[j] - s) in place, their sum in
-   * double (NULL: libm one value at a time) */
-  double (*expsum)(float *row, int64_t n, float s);
+  /* softmax's numerators: row[j] = exp(row[j] - max) in place, their sum in
+   * double, the max to *mx if mx (dk__cpu_exp_shift; NULL: its scalar loops) */
+  double (*expsum)(float *row, int64_t n, float *mx);
   void (*f16_to_f32)(const uint16_t *p, int64_t n, float *dst);
   void (*f32_to_f16)(const float *src, int64_t n, uint16_t *p);
   dk__cpu_rowdot_fn rowdot[DK_DTYPE_COUNT];
@@ -687,13 +687,13 @@ static double dk__cpu_exp_shift(float *row, int64_t n, float *mx) {
   float m = -INFINITY;
   double z = 0.0;
   int64_t j;
+  if (dk__cpu_k && dk__cpu_k->expsum) return dk__cpu_k->expsum(row, n, mx);
   for (j = 0; j < n; j++) m = row[j] > m ? row[j] : m;
   /* nothing above -inf (a fully masked row): shifting by 0 instead makes
    * every numerator 0 (sum 0), or NaN where the row holds a NaN */
   if (mx) *mx = m;
   {
     float s = m == -INFINITY ? 0.0f : m;
-    if (dk__cpu_k && dk__cpu_k->expsum) return dk__cpu_k->expsum(row, n, s);
     for (j = 0; j < n; j++) { row[j] = expf(row[j] - s); z += row[j]; }
   }
   return z;
@@ -736,6 +736,33 @@ static dk_status dk__cpu_rowwise(const dk_call *c, dk_cpu_task fn) {
 }
 static dk_status dk__cpu_norm(const dk_call *c) { return dk__cpu_rowwise(c, dk__cpu_norm_task); }
 static dk_status dk__cpu_softmax(const dk_call *c) { return dk__cpu_rowwise(c, dk__cpu_softmax_task); }
+
+/* ==== horizontal sums ===================================================== */
+
+#ifdef DK_CPU_X86
+DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* The sums of eight vectors at once, lane i for a[i]: two rounds of
+ * pairwise adds and one across the halves, ten instructions for eight sums.
+ * Each lane is ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)) of its vector, and
+ * dk__cpu_hsum_tree gives one vector the same tree, so a dot summed alone
+ * has the bits it would have had in a group of eight. */
+DK_CPU_AVX2_INLINE __m256 dk__cpu_hsum8(const __m256 *a) {
+  __m256 s0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+  __m256 s1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(s0, s1, 0x20), _mm256_permute2f128_ps(s0, s1, 0x31));
+}
+DK_CPU_AVX2_INLINE float dk__cpu_hsum_tree(__m256 v) {
+  __m256 t = _mm256_hadd_ps(v, v);
+  t = _mm256_hadd_ps(t, t);
+  return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)));
+}
+#endif
 
 /* ==== GEMM: C[M,N] = A[M,K] · B[K,N] ======================================= */
 
@@ -846,11 +873,51 @@ static void dk__cpu_dots_generic(const float *q, int64_t qs, int nq, const float
   DK__DOTS_BODY(DK__MADD)
 }
 #ifdef DK_CPU_X86
+/* The x86 classes: eight rows at a time, summed together by dk__cpu_hsum8.
+ * With a head of 8 values a dot is one multiply, and taking its lanes apart
+ * one by one was half of decode attention (stories260K: 22 cycles a dot).
+ * The rows past the last eight take the same chain and tree, so a score's
+ * bits do not depend on where its group of positions began. */
+#define DK__DOTS8_FMA(i) a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + (i) * qs + kk), kv, a[i]);
+#define DK__DOTS_X86_BODY                                                      \
+  int i0 = 0, i;                                                               \
+  int64_t kk, j;                                                               \
+  for (; i0 + 8 <= nq; i0 += 8) {                                              \
+    const float *q0 = q + i0 * qs;                                             \
+    __m256 a[8];                                                               \
+    float t[8];                                                                \
+    for (i = 0; i < 8; i++) a[i] = _mm256_setzero_ps();                        \
+    for (kk = 0; kk + 8 <= n; kk += 8) {                                       \
+      const __m256 kv = _mm256_loadu_ps(k + kk);                               \
+      DK__DOTS8_FMA(0) DK__DOTS8_FMA(1) DK__DOTS8_FMA(2) DK__DOTS8_FMA(3)      \
+      DK__DOTS8_FMA(4) DK__DOTS8_FMA(5) DK__DOTS8_FMA(6) DK__DOTS8_FMA(7)      \
+    }                                                                          \
+    _mm256_storeu_ps(t, dk__cpu_hsum8(a));                                     \
+    for (i = 0; i < 8; i++) {                                                  \
+      for (j = kk; j < n; j++) t[i] += q0[i * qs + j] * k[j];                  \
+      out[i0 + i] = t[i];                                                      \
+    }                                                                          \
+  }                                                                            \
+  for (; i0 < nq; i0 += 4) {   /* up to four chains side by side */           \
+    const float *q0 = q + i0 * qs;                                             \
+    int m = nq - i0 < 4 ? nq - i0 : 4;                                         \
+    __m256 a[4];                                                               \
+    for (i = 0; i < 4; i++) a[i] = _mm256_setzero_ps();                        \
+    for (kk = 0; kk + 8 <= n; kk += 8) {                                       \
+      const __m256 kv = _mm256_loadu_ps(k + kk);                               \
+      for (i = 0; i < m; i++) a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + i * qs + kk), kv, a[i]); \
+    }                                                                          \
+    for (i = 0; i < m; i++) {                                                  \
+      float t = dk__cpu_hsum_tree(a[i]);                                       \
+      for (j = kk; j < n; j++) t += q0[i * qs + j] * k[j];                     \
+      out[i0 + i] = t;                                                         \
+    }                                                                          \
+  }
 DK_CPU_AVX2 static void dk__cpu_dots_avx2(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
-  DK__DOTS_BODY(DK__FMADD)
+  DK__DOTS_X86_BODY
 }
 DK_CPU_AVX512 static void dk__cpu_dots_avx512(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
-  DK__DOTS_BODY(DK__FMADD)
+  DK__DOTS_X86_BODY
 }
 #endif
 static void dk__cpu_dots(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
@@ -938,11 +1005,27 @@ DK_CPU_AVX2 static void dk__cpu_act_avx2(dk_op op, float *x, const float *u, int
  * -87 (below it, and at -inf, 0: libm's expf gives at most 1.6e-38 there),
  * NaN kept; the sum in double as the scalar loop keeps it. libm's expf one
  * value at a time was 10 % of a stories260K decode (head size 8). */
-DK_CPU_AVX2 static double dk__cpu_expsum_avx2(float *row, int64_t n, float s) {
-  const __m256 sv = _mm256_set1_ps(s), lo = _mm256_set1_ps(-87.0f);
+DK_CPU_AVX2 static double dk__cpu_expsum_avx2(float *row, int64_t n, float *mx) {
+  const __m256 lo = _mm256_set1_ps(-87.0f), ninf = _mm256_set1_ps(-INFINITY);
+  __m256 sv = ninf;
   __m256d z0 = _mm256_setzero_pd(), z1 = z0;
   __m128d h;
+  __m128 t;
   int64_t j;
+  /* the max: maxps returns its second operand where the first is NaN, so a
+   * NaN is skipped as the scalar compare skips it; lanes past n are -inf */
+  for (j = 0; j < n; j += 8) {
+    const int left = n - j < 8 ? (int)(n - j) : 8;
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    sv = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(row + j, m), _mm256_castsi256_ps(m)), sv);
+  }
+  t = _mm_max_ps(_mm256_castps256_ps128(sv), _mm256_extractf128_ps(sv, 1));
+  t = _mm_max_ps(t, _mm_movehl_ps(t, t));
+  t = _mm_max_ss(t, _mm_movehdup_ps(t));
+  if (mx) *mx = _mm_cvtss_f32(t);
+  /* nothing above -inf (a fully masked row): shifting by 0 instead makes
+   * every numerator 0 (sum 0), or NaN where the row holds a NaN */
+  sv = _mm256_set1_ps(_mm_cvtss_f32(t) == -INFINITY ? 0.0f : _mm_cvtss_f32(t));
   for (j = 0; j < n; j += 8) {
     const int left = n - j < 8 ? (int)(n - j) : 8;
     const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -1275,13 +1358,6 @@ static void dk__cpu_rows_q8_generic(dk_dtype wdt, const char *w, size_t wrow, in
 }
 
 #ifdef DK_CPU_X86
-DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 /* dk__cpu_round32's scalar loop in vectors, the same codes bit for bit: the same
  * max, the same single product v * (127 / max), rounded to nearest even by
  * the conversion as lrintf does. Scalar, it was 2.4-2.8 % of a 100M decode. */
@@ -2395,8 +2471,10 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   int64_t grp = Hq / Hkv, r, s, j, h, off = c->i[0];
   int kf32 = k->dtype == DK_F32;   /* an f32 cache is read in place; others are converted per row */
   float *qb = dk__cpu_scratch(0, (size_t)(grp * D)), *kb = dk__cpu_scratch(1, (size_t)(D > Dv ? D : Dv));
-  float *sc = dk__cpu_scratch(2, (size_t)(grp * (S ? S : 1))), *ob = dk__cpu_scratch(3, (size_t)(grp * Dv));
+  /* sc: the group's scores, then their sums of exponentials */
+  float *sc = dk__cpu_scratch(2, (size_t)(grp * (S ? S : 1) + grp)), *ob = dk__cpu_scratch(3, (size_t)(grp * Dv));
   const float *kp = (const float *)dk__cpu_ptr(k), *vp = (const float *)dk__cpu_ptr(v);
+  float *zs = sc + grp * S;
   if (!qb || !kb || !sc || !ob) return;
   for (r = r0; r < r1; r++) {
     int64_t t = r / Hkv, g = r % Hkv, lim = S;
@@ -2415,11 +2493,8 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
           for (i = 0; i < nq; i++) sc[(h + i) * S + s] = d[i] * c->f[0];
         }
       }
-    for (h = 0; h < grp; h++) {
-      float *row = sc + h * S;
-      double z = dk__cpu_exp_shift(row, lim, NULL);
-      for (s = 0; s < lim; s++) row[s] = (float)(row[s] / z);
-    }
+    /* the numerators weigh V; their sum divides the Dv outputs, not the S weights */
+    for (h = 0; h < grp; h++) zs[h] = (float)dk__cpu_exp_shift(sc + h * S, lim, NULL);
     for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
     if (kf32 && Dv <= DK_CPU_ATTN_SMALL_D)
       dk__cpu_wsum_small(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
@@ -2429,6 +2504,7 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
         if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
         for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
       }
+    for (j = 0; j < grp * Dv; j++) ob[j] = (float)((double)ob[j] / zs[j / Dv]);
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), (t * Hq + g * grp) * Dv, grp * Dv, ob);
   }
 }

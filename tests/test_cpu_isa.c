@@ -222,8 +222,9 @@ static dk_status att_run(void *p) {
   return dk_attention(a->o, a->q, a->k, a->v, a->scale, a->off);
 }
 
-static void isa_attention(dkt *t, dk_dtype qdt, dk_dtype kdt, int64_t T, int64_t S, int off) {
-  int64_t Hq = 8, Hkv = 2, D = 40, qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, os[3] = {T, Hq, D}, tt, h, s, j;
+static void isa_attention(dkt *t, dk_dtype qdt, dk_dtype kdt, int64_t T, int64_t S, int off, int64_t Hq, int64_t Hkv,
+                          int64_t D) {
+  int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, os[3] = {T, Hq, D}, tt, h, s, j;
   double *qv, *kv, *vv;
   att_ctx a;
   isa_case c;
@@ -257,8 +258,8 @@ static void isa_attention(dkt *t, dk_dtype qdt, dk_dtype kdt, int64_t T, int64_t
         }
       }
     free(sc);
-    snprintf(c.what, sizeof c.what, "attention q %s kv %s T=%lld S=%lld", dk_dtype_name(qdt), dk_dtype_name(kdt),
-             (long long)T, (long long)S);
+    snprintf(c.what, sizeof c.what, "attention q %s kv %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld", dk_dtype_name(qdt),
+             dk_dtype_name(kdt), (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D);
     c.atol = c.rtol = c.patol = c.prtol = dkt_tol(qdt, D) * 2;
     isa_compare(t, &c, att_run, &a);
   }
@@ -270,9 +271,17 @@ DKT_TEST(cpu_isa_attention, DKT_ONCE) {
   int qd, kd;
   for (qd = 0; qd < 3; qd++)
     for (kd = 0; kd < 3; kd++) {
-      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 1, 300, 299);   /* decode over a long cache */
-      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 6, 6, 0);       /* a causal prompt */
+      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 1, 300, 299, 8, 2, 40);   /* decode over a long cache */
+      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 6, 6, 0, 8, 2, 40);       /* a causal prompt */
     }
+  /* the SIMD dots take eight rows at a time and the rest one by one: a
+   * group of 19 query heads (two eights and three) with a row tail (D = 20),
+   * and stories260K's heads of 8, whose scores take key rows eight at a time
+   * (37 positions: a tail; 200: the split over positions) */
+  isa_attention(t, DK_F32, DK_F32, 1, 70, 69, 19, 1, 20);
+  isa_attention(t, DK_F32, DK_F32, 1, 37, 36, 8, 4, 8);
+  isa_attention(t, DK_F32, DK_F32, 1, 200, 199, 8, 4, 8);
+  isa_attention(t, DK_F32, DK_F32, 3, 37, 34, 8, 4, 8);
 }
 
 DKT_TEST(cpu_isa_select, DKT_ONCE) {
