@@ -364,6 +364,10 @@ typedef struct {
   /* the row-form prompt product of f16/bf16/q8_0 weights (backends/cpu_fgemm.h;
    * NULL: the panel GEMM runs) */
   dk__cpu_fgemm_fn (*fgemm)(dk_dtype dt);
+  /* attention's weighted sum of f32 V rows for nh query heads (see
+   * dk__cpu_wsum_avx2; NULL: an axpy per position and head) */
+  void (*wsum)(float *ob, int64_t nh, int64_t Dv, const float *v, int64_t vs, int64_t s0, int64_t s1, const float *p,
+               int64_t ps);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -760,17 +764,17 @@ DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
 /* The sums of eight vectors at once, lane i for a[i]: two rounds of
  * pairwise adds and one across the halves, ten instructions for eight sums.
  * Each lane is ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)) of its vector, and
- * dk__cpu_hsum_tree gives one vector the same tree, so a dot summed alone
- * has the bits it would have had in a group of eight. */
+ * dk__cpu_hsum4 gives four vectors the same tree, so a dot summed in a
+ * group of four has the bits it would have had in a group of eight. */
 DK_CPU_AVX2_INLINE __m256 dk__cpu_hsum8(const __m256 *a) {
   __m256 s0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
   __m256 s1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
   return _mm256_add_ps(_mm256_permute2f128_ps(s0, s1, 0x20), _mm256_permute2f128_ps(s0, s1, 0x31));
 }
-DK_CPU_AVX2_INLINE float dk__cpu_hsum_tree(__m256 v) {
-  __m256 t = _mm256_hadd_ps(v, v);
-  t = _mm256_hadd_ps(t, t);
-  return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)));
+/* the sums of four vectors, in the lanes of one 128-bit vector */
+DK_CPU_AVX2_INLINE __m128 dk__cpu_hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
 }
 #endif
 
@@ -908,19 +912,26 @@ static void dk__cpu_dots_generic(const float *q, int64_t qs, int nq, const float
       out[i0 + i] = t[i];                                                      \
     }                                                                          \
   }                                                                            \
-  for (; i0 < nq; i0 += 4) {   /* up to four chains side by side */           \
+  for (; i0 < nq; i0 += 4) {                                                   \
+    /* four chains side by side, always: a loop to a runtime count kept them \
+     * in memory, a store and a reload per FMA (46 % of a 64-wide decode    \
+     * attention). Rows past nq repeat row 0 and are not stored. */          \
     const float *q0 = q + i0 * qs;                                             \
-    int m = nq - i0 < 4 ? nq - i0 : 4;                                         \
-    __m256 a[4];                                                               \
-    for (i = 0; i < 4; i++) a[i] = _mm256_setzero_ps();                        \
+    const int m = nq - i0 < 4 ? nq - i0 : 4;                                   \
+    const float *q1 = q0 + (m > 1 ? qs : 0), *q2 = q0 + (m > 2 ? 2 * qs : 0), *q3 = q0 + (m > 3 ? 3 * qs : 0); \
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                \
+    float t4[4];                                                               \
     for (kk = 0; kk + 8 <= n; kk += 8) {                                       \
       const __m256 kv = _mm256_loadu_ps(k + kk);                               \
-      for (i = 0; i < m; i++) a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + i * qs + kk), kv, a[i]); \
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + kk), kv, a0);                  \
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + kk), kv, a1);                  \
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + kk), kv, a2);                  \
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + kk), kv, a3);                  \
     }                                                                          \
+    _mm_storeu_ps(t4, dk__cpu_hsum4(a0, a1, a2, a3));                          \
     for (i = 0; i < m; i++) {                                                  \
-      float t = dk__cpu_hsum_tree(a[i]);                                       \
-      for (j = kk; j < n; j++) t += q0[i * qs + j] * k[j];                     \
-      out[i0 + i] = t;                                                         \
+      for (j = kk; j < n; j++) t4[i] += q0[i * qs + j] * k[j];                 \
+      out[i0 + i] = t4[i];                                                     \
     }                                                                          \
   }
 DK_CPU_AVX2 static void dk__cpu_dots_avx2(const float *q, int64_t qs, int nq, const float *k, int64_t n, float *out) {
@@ -954,6 +965,48 @@ DK_CPU_AVX2 static void dk__cpu_axpy_avx2(float *y, float p, const float *x, int
 DK_CPU_AVX512 static void dk__cpu_axpy_avx512(float *y, float p, const float *x, int64_t n) { DK__AXPY_BODY(DK__FMADD) }
 #endif
 static void dk__cpu_axpy(float *y, float p, const float *x, int64_t n) { dk__cpu_k->axpy(y, p, x, n); }
+
+#ifdef DK_CPU_X86
+/* ob[h * Dv + j] += sum over s in [s0, s1) of p[h * ps + s - s0] * v[s * vs + j]
+ * for h < nh: a head's outputs stay in registers, 64 at a time, over all
+ * its positions, where an axpy per position and head loaded and stored them
+ * every time (29 % of a 64-wide decode attention). Same order, same FMAs:
+ * the axpy loop's bits. */
+#define DK__WSUM_FMA(i) a##i = _mm256_fmadd_ps(w, _mm256_loadu_ps(vr + 8 * (i)), a##i);
+DK_CPU_AVX2 static void dk__cpu_wsum_avx2(float *ob, int64_t nh, int64_t Dv, const float *v, int64_t vs, int64_t s0,
+                                          int64_t s1, const float *p, int64_t ps) {
+  int64_t h, s, j;
+  for (h = 0; h < nh; h++) {
+    float *o = ob + h * Dv;
+    const float *ph = p + h * ps - s0;
+    for (j = 0; j + 64 <= Dv; j += 64) {
+      __m256 a0 = _mm256_loadu_ps(o + j), a1 = _mm256_loadu_ps(o + j + 8), a2 = _mm256_loadu_ps(o + j + 16);
+      __m256 a3 = _mm256_loadu_ps(o + j + 24), a4 = _mm256_loadu_ps(o + j + 32), a5 = _mm256_loadu_ps(o + j + 40);
+      __m256 a6 = _mm256_loadu_ps(o + j + 48), a7 = _mm256_loadu_ps(o + j + 56);
+      for (s = s0; s < s1; s++) {
+        const __m256 w = _mm256_set1_ps(ph[s]);
+        const float *vr = v + s * vs + j;
+        DK__WSUM_FMA(0) DK__WSUM_FMA(1) DK__WSUM_FMA(2) DK__WSUM_FMA(3)
+        DK__WSUM_FMA(4) DK__WSUM_FMA(5) DK__WSUM_FMA(6) DK__WSUM_FMA(7)
+      }
+      _mm256_storeu_ps(o + j, a0); _mm256_storeu_ps(o + j + 8, a1); _mm256_storeu_ps(o + j + 16, a2);
+      _mm256_storeu_ps(o + j + 24, a3); _mm256_storeu_ps(o + j + 32, a4); _mm256_storeu_ps(o + j + 40, a5);
+      _mm256_storeu_ps(o + j + 48, a6); _mm256_storeu_ps(o + j + 56, a7);
+    }
+    for (; j + 8 <= Dv; j += 8) {
+      __m256 a0 = _mm256_loadu_ps(o + j);
+      for (s = s0; s < s1; s++) {
+        const __m256 w = _mm256_set1_ps(ph[s]);
+        const float *vr = v + s * vs + j;
+        DK__WSUM_FMA(0)
+      }
+      _mm256_storeu_ps(o + j, a0);
+    }
+    for (; j < Dv; j++)
+      for (s = s0; s < s1; s++) o[j] += ph[s] * v[s * vs + j];
+  }
+}
+#endif
 
 /* ---- activations: SiLU, SwiGLU, GELU (tanh form), sigmoid, 8 lanes at a time -----
  * libm's expf/tanhf one value at a time were a tenth of a Gemma 3 prompt.
@@ -1999,7 +2052,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2007,7 +2060,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2015,7 +2068,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2508,6 +2561,8 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
     for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
     if (kf32 && Dv <= DK_CPU_ATTN_SMALL_D)
       dk__cpu_wsum_small(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
+    else if (kf32 && dk__cpu_k->wsum)
+      dk__cpu_k->wsum(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
     else
       for (s = 0; s < lim; s++) {
         const float *vr = vp + (s * Hkv + g) * Dv;
@@ -2569,10 +2624,10 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
       float *ph = pt + h * (Dv + 2);
       ph[Dv + 1] = (float)dk__cpu_exp_shift(sc + h * CS, s1 - s0, &ph[Dv]);
     }
-    if (v->dtype == DK_F32 && Dv <= DK_CPU_ATTN_SMALL_D)
+    if (v->dtype == DK_F32 && (Dv <= DK_CPU_ATTN_SMALL_D || dk__cpu_k->wsum))
       for (h = 0; h < Hkv; h++)
-        dk__cpu_wsum_small(ob + h * grp * Dv, grp, Dv, (const float *)dk__cpu_ptr(v) + h * Dv, Hkv * Dv, s0, s1,
-                           sc + h * grp * CS, CS);
+        (Dv <= DK_CPU_ATTN_SMALL_D ? dk__cpu_wsum_small : dk__cpu_k->wsum)(
+            ob + h * grp * Dv, grp, Dv, (const float *)dk__cpu_ptr(v) + h * Dv, Hkv * Dv, s0, s1, sc + h * grp * CS, CS);
     else
       for (s = s0; s < s1; s++) {
         const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;

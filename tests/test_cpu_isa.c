@@ -274,11 +274,16 @@ DKT_TEST(cpu_isa_attention, DKT_ONCE) {
       isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 1, 300, 299, 8, 2, 40);   /* decode over a long cache */
       isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 6, 6, 0, 8, 2, 40);       /* a causal prompt */
     }
-  /* the SIMD dots take eight rows at a time and the rest one by one: a
+  /* the SIMD dots take eight rows at a time and the rest four by four: a
    * group of 19 query heads (two eights and three) with a row tail (D = 20),
    * and stories260K's heads of 8, whose scores take key rows eight at a time
    * (37 positions: a tail; 200: the split over positions) */
   isa_attention(t, DK_F32, DK_F32, 1, 70, 69, 19, 1, 20);
+  /* the weighted sum of V keeps 64 outputs in registers, then 8, then one:
+   * 100 = 64 + 32 + 4, per (token, head) task and split over positions */
+  isa_attention(t, DK_F32, DK_F32, 1, 70, 69, 6, 2, 100);
+  isa_attention(t, DK_F32, DK_F32, 1, 150, 149, 6, 2, 100);
+  isa_attention(t, DK_F32, DK_F32, 4, 40, 36, 6, 3, 64);
   isa_attention(t, DK_F32, DK_F32, 1, 37, 36, 8, 4, 8);
   isa_attention(t, DK_F32, DK_F32, 1, 200, 199, 8, 4, 8);
   isa_attention(t, DK_F32, DK_F32, 3, 37, 34, 8, 4, 8);
