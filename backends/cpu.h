@@ -890,8 +890,9 @@ static void dk__cpu_dots_generic(const float *q, int64_t qs, int nq, const float
 /* The x86 classes: eight rows at a time, summed together by dk__cpu_hsum8.
  * With a head of 8 values a dot is one multiply, and taking its lanes apart
  * one by one was half of decode attention (stories260K: 22 cycles a dot).
- * The rows past the last eight take the same chain and tree, so a score's
- * bits do not depend on where its group of positions began. */
+ * The rows past the last eight go four at a time with the same chain and
+ * tree, so a score's bits do not depend on where its group of positions
+ * began. */
 #define DK__DOTS8_FMA(i) a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + (i) * qs + kk), kv, a[i]);
 #define DK__DOTS_X86_BODY                                                      \
   int i0 = 0, i;                                                               \
