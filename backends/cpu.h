@@ -979,13 +979,13 @@ DK_CPU_AVX2 static void dk__cpu_wsum_avx2(float *ob, int64_t nh, int64_t Dv, con
   int64_t h, s, j;
   for (h = 0; h < nh; h++) {
     float *o = ob + h * Dv;
-    const float *ph = p + h * ps - s0;
+    const float *ph = p + h * ps;   /* weight of position s: ph[s - s0] */
     for (j = 0; j + 64 <= Dv; j += 64) {
       __m256 a0 = _mm256_loadu_ps(o + j), a1 = _mm256_loadu_ps(o + j + 8), a2 = _mm256_loadu_ps(o + j + 16);
       __m256 a3 = _mm256_loadu_ps(o + j + 24), a4 = _mm256_loadu_ps(o + j + 32), a5 = _mm256_loadu_ps(o + j + 40);
       __m256 a6 = _mm256_loadu_ps(o + j + 48), a7 = _mm256_loadu_ps(o + j + 56);
       for (s = s0; s < s1; s++) {
-        const __m256 w = _mm256_set1_ps(ph[s]);
+        const __m256 w = _mm256_set1_ps(ph[s - s0]);
         const float *vr = v + s * vs + j;
         DK__WSUM_FMA(0) DK__WSUM_FMA(1) DK__WSUM_FMA(2) DK__WSUM_FMA(3)
         DK__WSUM_FMA(4) DK__WSUM_FMA(5) DK__WSUM_FMA(6) DK__WSUM_FMA(7)
@@ -997,14 +997,14 @@ DK_CPU_AVX2 static void dk__cpu_wsum_avx2(float *ob, int64_t nh, int64_t Dv, con
     for (; j + 8 <= Dv; j += 8) {
       __m256 a0 = _mm256_loadu_ps(o + j);
       for (s = s0; s < s1; s++) {
-        const __m256 w = _mm256_set1_ps(ph[s]);
+        const __m256 w = _mm256_set1_ps(ph[s - s0]);
         const float *vr = v + s * vs + j;
         DK__WSUM_FMA(0)
       }
       _mm256_storeu_ps(o + j, a0);
     }
     for (; j < Dv; j++)
-      for (s = s0; s < s1; s++) o[j] += ph[s] * v[s * vs + j];
+      for (s = s0; s < s1; s++) o[j] += ph[s - s0] * v[s * vs + j];
   }
 }
 #endif
