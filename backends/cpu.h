@@ -329,6 +329,8 @@ typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, 
 /* c[m][n] = a_m . w_n, m in [0, M), n in [n0, n1) (backends/cpu_fgemm.h) */
 typedef void (*dk__cpu_fgemm_fn)(const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
                                  int64_t n1, float *c, int64_t ldc, float *wbuf);
+typedef void (*dk__cpu_wsum_fn)(float *ob, int64_t nh, int64_t Dv, const float *v, int64_t vs, int64_t s0, int64_t s1,
+                                const float *p, int64_t ps);
 typedef struct {
   const char *name;
   dk__cpu_micro_fn micro;
@@ -366,8 +368,7 @@ typedef struct {
   dk__cpu_fgemm_fn (*fgemm)(dk_dtype dt);
   /* attention's weighted sum of f32 V rows for nh query heads (see
    * dk__cpu_wsum_avx2; NULL: an axpy per position and head) */
-  void (*wsum)(float *ob, int64_t nh, int64_t Dv, const float *v, int64_t vs, int64_t s0, int64_t s1, const float *p,
-               int64_t ps);
+  dk__cpu_wsum_fn wsum;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -761,20 +762,17 @@ DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-/* The sums of eight vectors at once, lane i for a[i]: two rounds of
- * pairwise adds and one across the halves, ten instructions for eight sums.
- * Each lane is ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)) of its vector, and
- * dk__cpu_hsum4 gives four vectors the same tree, so a dot summed in a
- * group of four has the bits it would have had in a group of eight. */
-DK_CPU_AVX2_INLINE __m256 dk__cpu_hsum8(const __m256 *a) {
-  __m256 s0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-  __m256 s1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
-  return _mm256_add_ps(_mm256_permute2f128_ps(s0, s1, 0x20), _mm256_permute2f128_ps(s0, s1, 0x31));
-}
-/* the sums of four vectors, in the lanes of one 128-bit vector */
+/* The sums of four vectors at once, lane i for the i-th: two rounds of
+ * pairwise adds and one across the halves, each lane the tree
+ * ((v0+v1)+(v2+v3))+((v4+v5)+(v6+v7)) of its vector's elements v. */
 DK_CPU_AVX2_INLINE __m128 dk__cpu_hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
   return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+/* the sums of eight, as two groups of four: a dot summed in a group of four
+ * has the bits it would have had in a group of eight */
+DK_CPU_AVX2_INLINE __m256 dk__cpu_hsum8(const __m256 *a) {
+  return _mm256_set_m128(dk__cpu_hsum4(a[4], a[5], a[6], a[7]), dk__cpu_hsum4(a[0], a[1], a[2], a[3]));
 }
 #endif
 
@@ -2525,6 +2523,13 @@ static void dk__cpu_wsum_small(float *ob, int64_t nh, int64_t Dv, const float *v
   }
 }
 
+/* attention's weighted sum of f32 V rows for heads of Dv values: a fixed
+ * width of 8 in registers for small heads, else the class's kernel (NULL:
+ * the caller's axpy per position and head) */
+static dk__cpu_wsum_fn dk__cpu_wsum_for(int64_t Dv) {
+  return Dv <= DK_CPU_ATTN_SMALL_D ? dk__cpu_wsum_small : dk__cpu_k->wsum;
+}
+
 /* One task per (token, KV head): each K and V row is read (and converted)
  * once for all the query heads that share it. */
 static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
@@ -2539,6 +2544,7 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   float *sc = dk__cpu_scratch(2, (size_t)(grp * (S ? S : 1) + grp)), *ob = dk__cpu_scratch(3, (size_t)(grp * Dv));
   const float *kp = (const float *)dk__cpu_ptr(k), *vp = (const float *)dk__cpu_ptr(v);
   float *zs = sc + grp * S;
+  const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !kb || !sc || !ob) return;
   for (r = r0; r < r1; r++) {
     int64_t t = r / Hkv, g = r % Hkv, lim = S;
@@ -2560,17 +2566,16 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
     /* the numerators weigh V; their sum divides the Dv outputs, not the S weights */
     for (h = 0; h < grp; h++) zs[h] = (float)dk__cpu_exp_shift(sc + h * S, lim, NULL);
     for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
-    if (kf32 && Dv <= DK_CPU_ATTN_SMALL_D)
-      dk__cpu_wsum_small(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
-    else if (kf32 && dk__cpu_k->wsum)
-      dk__cpu_k->wsum(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
+    if (kf32 && wsum)
+      wsum(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
     else
       for (s = 0; s < lim; s++) {
         const float *vr = vp + (s * Hkv + g) * Dv;
         if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
         for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
       }
-    for (j = 0; j < grp * Dv; j++) ob[j] = (float)((double)ob[j] / zs[j / Dv]);
+    for (h = 0; h < grp; h++)
+      for (j = 0; j < Dv; j++) ob[h * Dv + j] = (float)((double)ob[h * Dv + j] / zs[h]);
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), (t * Hq + g * grp) * Dv, grp * Dv, ob);
   }
 }
@@ -2596,6 +2601,7 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
   int64_t grp = Hq / Hkv, off = c->i[0], CS = e->CS, r, s, h, j;
   float *qb = dk__cpu_scratch(0, (size_t)(Hq * D)), *rb = dk__cpu_scratch(1, (size_t)(Hkv * (D > Dv ? D : Dv)));
   float *sc = dk__cpu_scratch(2, (size_t)(Hq * CS)), *ob = dk__cpu_scratch(3, (size_t)(Hq * Dv));
+  const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !rb || !sc || !ob) { __atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED); return; }
   for (r = r0; r < r1; r++) {
     int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = S, s1;
@@ -2625,10 +2631,9 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
       float *ph = pt + h * (Dv + 2);
       ph[Dv + 1] = (float)dk__cpu_exp_shift(sc + h * CS, s1 - s0, &ph[Dv]);
     }
-    if (v->dtype == DK_F32 && (Dv <= DK_CPU_ATTN_SMALL_D || dk__cpu_k->wsum))
+    if (v->dtype == DK_F32 && wsum)
       for (h = 0; h < Hkv; h++)
-        (Dv <= DK_CPU_ATTN_SMALL_D ? dk__cpu_wsum_small : dk__cpu_k->wsum)(
-            ob + h * grp * Dv, grp, Dv, (const float *)dk__cpu_ptr(v) + h * Dv, Hkv * Dv, s0, s1, sc + h * grp * CS, CS);
+        wsum(ob + h * grp * Dv, grp, Dv, (const float *)dk__cpu_ptr(v) + h * Dv, Hkv * Dv, s0, s1, sc + h * grp * CS, CS);
     else
       for (s = s0; s < s1; s++) {
         const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;
