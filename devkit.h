@@ -355,6 +355,12 @@ DEVKIT_API dk_status dk_softmax_masked(dk_tensor *out, const dk_tensor *x, float
 DEVKIT_API dk_status dk_matmul(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
 /* out[..., N] = x[..., K] · w[N, K]ᵀ (+ bias[N]); w may be q8_0 or q4_0 */
 DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias);
+/* dk_linear(out, rmsnorm(x, norm_w, eps), w, bias) as one op, with the
+ * result of the two calls (the normed x rounded to x's dtype; norm_w may be
+ * NULL): a decode step's norm feeds one product, and a GPU can fold it into
+ * that product's read of x instead of a launch of its own */
+DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *norm_w, float eps,
+                                       const dk_tensor *w, const dk_tensor *bias);
 /* out[ids..., D] = table[ids, :]; ids i32; table may be q8_0 or q4_0 */
 DEVKIT_API dk_status dk_embedding(dk_tensor *out, const dk_tensor *table, const dk_tensor *ids);
 /* x [..., T, H, D] (or [T, D]); positions i32 [T]; rotates the first n_rot of D */
@@ -574,6 +580,8 @@ typedef enum {
   DK_OP_REDUCE_SUM, DK_OP_REDUCE_MEAN, DK_OP_REDUCE_MAX, DK_OP_REDUCE_MIN, DK_OP_ARGMAX_AXIS, DK_OP_ARGMIN_AXIS,
   DK_OP_SQRT, DK_OP_RSQRT, DK_OP_LOG, DK_OP_ABS, DK_OP_NEG, DK_OP_ERF, DK_OP_CLAMP, DK_OP_POW_SCALAR,
   DK_OP_POW, DK_OP_SOFTMAX_AXIS, DK_OP_LOG_SOFTMAX, DK_OP_WHERE, DK_OP_CUMSUM, DK_OP_TOPK, DK_OP_INDEX_SELECT,
+  /* issue 10: a decode step's fusions */
+  DK_OP_RMSNORM_LINEAR,
   DK_OP_COUNT
 } dk_op;
 
@@ -590,7 +598,9 @@ typedef enum {
  *   exclusive, i[2] = reverse.  clamp: f[0]=lo, f[1]=hi.  pow_scalar:
  *   f[0]=e.  topk: i[0]=k, i[1]=largest.  index_select: i[0]=axis (0..).
  *   matmul: i[0..3] = M, N, K, batch count (after broadcasting; see
- *   dk__matmul_batch_offsets). linear: i[0..2] = M (rows of x), N, K. */
+ *   dk__matmul_batch_offsets). linear: i[0..2] = M (rows of x), N, K.
+ *   rmsnorm_linear: t[] = out, x, norm_w, w, bias; f[0]=eps; i[0..2] as
+ *   linear. */
 typedef struct dk_call {
   dk_op op;
   dk_device dev;
@@ -1883,6 +1893,7 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_cumsum", 1, 1, DK__R2, 0, 1, -1, 0, 1},
   {"dk_topk", 2, 1, {"values", "indices", "x", NULL, NULL, NULL}, 0, 2, -1, 0, 0},
   {"dk_index_select", 1, 2, {"out", "x", "ids", NULL, NULL, NULL}, 0, 1, -1, 0, 0},
+  {"dk_rmsnorm_linear", 1, 4, {"out", "x", "norm_w", "w", "bias", NULL}, (1u << 2) | (1u << 4), 1, 3, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2162,19 +2173,22 @@ static dk_status dk__check_matmul(dk_call *c) {
   return DK_OK;
 }
 
-static dk_status dk__check_linear(dk_call *c) {
-  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+/* out = x . w^T + bias with w in operand wi and bias in wi + 1 (linear: 2;
+ * rmsnorm_linear: 3, after the norm's weight) */
+static dk_status dk__check_linear_at(dk_call *c, int wi) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[wi], *bias = c->t[wi + 1];
   int i, ok;
   dk_status s;
   if ((s = dk__want_float(c, 1)) || (s = dk__want_same_dtype(c, 0, 1))) return s;
   if (!dk_dtype_is_float(w->dtype) && !dk_dtype_is_quant(w->dtype))
-    return dk__op_error(c, DK_ERR_DTYPE, "", "'w' is %s; it must be a float or a GGUF block dtype", dk_dtype_name(w->dtype));
-  if (bias && (s = dk__want_float(c, 3))) return s;
-  if (w->ndim != 2) return dk__op_error(c, DK_ERR_SHAPE, "", "'w' must be 2-D [N, K]");
+    return dk__op_error(c, DK_ERR_DTYPE, "", "'%s' is %s; it must be a float or a GGUF block dtype", dk__ops[c->op].roles[wi],
+                        dk_dtype_name(w->dtype));
+  if (bias && (s = dk__want_float(c, wi + 1))) return s;
+  if (w->ndim != 2) return dk__op_error(c, DK_ERR_SHAPE, "", "'%s' must be 2-D [N, K]", dk__ops[c->op].roles[wi]);
   if ((s = dk__want_ndim_min(c, 1, 1))) return s;
   if (dk__last(x) != w->shape[1])
-    return dk__op_error(c, DK_ERR_SHAPE, "", "the last dim of 'x' (%lld) must equal K, the second dim of 'w' (%lld)",
-                        (long long)dk__last(x), (long long)w->shape[1]);
+    return dk__op_error(c, DK_ERR_SHAPE, "", "the last dim of 'x' (%lld) must equal K, the second dim of '%s' (%lld)",
+                        (long long)dk__last(x), dk__ops[c->op].roles[wi], (long long)w->shape[1]);
   ok = o->ndim == x->ndim && dk__last(o) == w->shape[0];
   for (i = 0; ok && i < x->ndim - 1; i++) ok = o->shape[i] == x->shape[i];
   if (!ok) return dk__op_error(c, DK_ERR_SHAPE, "", "'out' must be [..., N]: the shape of 'x' with its last dim N=%lld",
@@ -2185,6 +2199,16 @@ static dk_status dk__check_linear(dk_call *c) {
   if (w->shape[1] == 0) c->i[0] = dk__numel(x->ndim - 1, x->shape);
   c->i[1] = w->shape[0];
   c->i[2] = w->shape[1];
+  return DK_OK;
+}
+
+static dk_status dk__check_linear(dk_call *c) { return dk__check_linear_at(c, 2); }
+
+static dk_status dk__check_rmsnorm_linear(dk_call *c) {
+  dk_status s;
+  if ((s = dk__check_linear_at(c, 3)) || (s = dk__check_vec_param(c, 2, dk__last(c->t[1])))) return s;
+  if (!(c->f[0] >= 0.0f) || !isfinite(c->f[0]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "eps must be a finite value >= 0, got %g", (double)c->f[0]);
   return DK_OK;
 }
 
@@ -2530,7 +2554,7 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce,
   dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
   dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
-  dk__check_cumsum, dk__check_topk, dk__check_index_select,
+  dk__check_cumsum, dk__check_topk, dk__check_index_select, dk__check_rmsnorm_linear,
 };
 
 /* The one entry point of every op. */
@@ -2783,6 +2807,26 @@ static dk_status dk__run_op(const dk_backend_impl *impl, dk_call *c) {
   return s;
 }
 
+/* dk_rmsnorm_linear on a backend that runs it as its two ops: the calls of
+ * the norm into xn and of the linear from xn, where xn is a header over the
+ * backend's scratch st at byte off (x's dtype and shape, contiguous, as the
+ * tensor dk_rmsnorm would write), so the result is the two ops' bit for bit */
+static void dk__rmsnorm_linear_split(const dk_call *c, dk_storage *st, size_t off, dk_tensor *xn, dk_call *norm,
+                                     dk_call *lin) {
+  *xn = *c->t[1];
+  xn->st = st;
+  xn->offset = off;
+  xn->is_view = 0;
+  dk__contig_strides(xn);
+  snprintf(xn->name, sizeof xn->name, "%s", "dk_rmsnorm_linear's normed x");
+  *norm = *c;
+  norm->op = DK_OP_RMSNORM;
+  norm->t[0] = xn; norm->t[1] = c->t[1]; norm->t[2] = c->t[2]; norm->t[3] = norm->t[4] = NULL;
+  *lin = *c;
+  lin->op = DK_OP_LINEAR;
+  lin->t[0] = c->t[0]; lin->t[1] = xn; lin->t[2] = c->t[3]; lin->t[3] = c->t[4]; lin->t[4] = NULL;
+}
+
 static dk_status dk__dispatch(dk_call *c) {
   const dk__opinfo *oi = &dk__ops[c->op];
   const dk_backend_impl *impl;
@@ -2916,6 +2960,14 @@ DEVKIT_API dk_status dk_linear(dk_tensor *o, const dk_tensor *x, const dk_tensor
   dk_call c;
   dk__call_init(&c, DK_OP_LINEAR);
   c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(w); c.t[3] = DK__CAST(bias);
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *o, const dk_tensor *x, const dk_tensor *norm_w, float eps,
+                                       const dk_tensor *w, const dk_tensor *bias) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_RMSNORM_LINEAR);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(norm_w); c.t[3] = DK__CAST(w); c.t[4] = DK__CAST(bias);
+  c.f[0] = eps;
   return dk__dispatch(&c);
 }
 DEVKIT_API dk_status dk_rope(dk_tensor *o, const dk_tensor *x, const dk_tensor *pos, int n_rot, float theta, int mode) {

@@ -483,7 +483,7 @@ static void dk__cpu_dequant_row(dk_dtype dt, const void *row, int64_t k0, int64_
  * thread exits, pool worker or user thread alike. */
 /* slots 0-3 for tasks, 4-5 for an op's own buffers that its tasks (run
  * on the calling thread too) must not clobber */
-#define DK__CPU_SLOTS 6
+#define DK__CPU_SLOTS 7
 typedef struct { float *p[DK__CPU_SLOTS]; size_t n[DK__CPU_SLOTS]; } dk__cpu_scratch_t;
 static pthread_key_t dk__cpu_key;
 static pthread_once_t dk__cpu_key_once = PTHREAD_ONCE_INIT;
@@ -2233,6 +2233,24 @@ static dk_status dk__cpu_linear(const dk_call *c) {
   }
 }
 
+/* the norm's rows into slot 6 of this thread's scratch, then the product
+ * from there: dk_rmsnorm's and dk_linear's bits (the normed rows in x's
+ * dtype), without a tensor between them */
+static dk_status dk__cpu_rmsnorm_linear(const dk_call *c) {
+  dk_storage st;
+  dk_tensor xn;
+  dk_call nc, lc;
+  dk_status s;
+  memset(&st, 0, sizeof st);
+  st.device = c->dev;
+  st.nbytes = dk_tensor_nbytes(c->t[1]);
+  st.ptr = dk__cpu_scratch(6, st.nbytes / sizeof(float) + 1);
+  if (!st.ptr) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_rmsnorm_linear on cpu: no scratch memory");
+  dk__rmsnorm_linear_split(c, &st, 0, &xn, &nc, &lc);
+  if ((s = dk__cpu_norm(&nc)) != DK_OK) return s;
+  return dk__cpu_linear(&lc);
+}
+
 typedef struct { const dk_call *c; dk_status status; } dk__cpu_mm_ctx;
 
 static dk_status dk__cpu_matmul_one(const dk_call *c, int64_t bi, int threaded) {
@@ -2997,11 +3015,13 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_CUMSUM] = dk__cpu_cumsum;
   b->ops[DK_OP_TOPK] = dk__cpu_topk;
   b->ops[DK_OP_INDEX_SELECT] = dk__cpu_index_select;
+  b->ops[DK_OP_RMSNORM_LINEAR] = dk__cpu_rmsnorm_linear;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;
   }
-  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
+  b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = b->wdtypes[DK_OP_RMSNORM_LINEAR] =
+      DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_COPY] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] &= ~(DK_QUANTS | DK_QUANTS_MORE);
   b->dtypes[DK_OP_TRANSPOSE] &= ~(DK_QUANTS | DK_QUANTS_MORE);

@@ -38,7 +38,7 @@ static_assert(sizeof(dk_kp_binary) == 240, "dk_kp_binary layout");
 static_assert(sizeof(dk_kp_unary) == 40, "dk_kp_unary layout");
 static_assert(sizeof(dk_kp_norm) == 72, "dk_kp_norm layout");
 static_assert(sizeof(dk_kp_softmax) == 56, "dk_kp_softmax layout");
-static_assert(sizeof(dk_kp_gemv) == 88, "dk_kp_gemv layout");
+static_assert(sizeof(dk_kp_gemv) == 96, "dk_kp_gemv layout");
 static_assert(sizeof(dk_kp_gemm) == 304, "dk_kp_gemm layout");
 static_assert(sizeof(dk_kp_embedding) == 72, "dk_kp_embedding layout");
 static_assert(sizeof(dk_kp_rope) == 72, "dk_kp_rope layout");

@@ -369,12 +369,45 @@ template <int WT> DK_DEV void dk_gv2_xoff(int64_t pc, int64_t &o0, int64_t &o1) 
   }
 }
 
-template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
+// dk_rmsnorm_linear (NORM): x's row m is normalized as it is read, with
+// the inverse rms that every block first computes itself (a sum of squares
+// in double over K values L2 holds, one block reduction): v * inv, then
+// * norm_w, each rounded to f32, which is what dk_norm_f32 stores. So the
+// product sees the unfused norm's values, and a decode step saves the norm's
+// launch and its round trip through memory. The double sum runs in another
+// order than dk_norm_f32's; inv can differ in its last bit, rarely. Not yet
+// run on a GPU: the host takes it only under DEVKIT_CUDA_NORM_GEMV=1.
+DK_DEV float4 dk_gv2_norm4(float4 v, float inv, const float *nw, int64_t o) {
+  v.x *= inv; v.y *= inv; v.z *= inv; v.w *= inv;
+  if (nw) {
+    const float4 g = __ldg((const float4 *)(nw + o));
+    v.x *= g.x; v.y *= g.y; v.z *= g.z; v.w *= g.w;
+  }
+  return v;
+}
+
+template <int WT, bool NORM = false> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
   constexpr int R = dk_gv2<WT>::Q ? DK_GEMV2_QROWS : DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS;
   __shared__ float red[NT / 32][R][DK_GEMV_MAXM];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, M = (int)p.M;
   const int64_t npc = p.K / 8;
   const float *x = (const float *)p.x;
+  // the inverse rms of each row of x (NORM), in shared memory: registers
+  // are what the weight loads in flight need
+  __shared__ float inv[NORM ? DK_GEMV_MAXM : 1];
+  if constexpr (NORM) {
+    __shared__ double sd[33];
+    for (int m = 0; m < M; m++) {
+      double a = 0.0;
+      for (int64_t k = tid; k < p.K; k += NT) {
+        const double v = (double)x[m * p.K + k];
+        a += v * v;
+      }
+      a = dk_block_reduce(a, sd, dk_op_sum(), 0.0);   // ends with a barrier: every thread sees sd[32]
+      if (tid == 0) inv[m] = (float)(1.0 / sqrt(a / (double)p.K + (double)p.eps));
+    }
+    __syncthreads();
+  }
   for (int64_t n0 = (int64_t)blockIdx.x * R; n0 < p.N; n0 += (int64_t)gridDim.x * R) {
     const uint8_t *wr[R];
     float acc[R][DK_GEMV_MAXM];
@@ -405,7 +438,11 @@ template <int WT> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
 #pragma unroll
         for (int m = 0; m < DK_GEMV_MAXM; m++) {
           if (m >= M) break;
-          const float4 x0 = __ldg((const float4 *)(x + m * p.K + o0)), x1 = __ldg((const float4 *)(x + m * p.K + o1));
+          float4 x0 = __ldg((const float4 *)(x + m * p.K + o0)), x1 = __ldg((const float4 *)(x + m * p.K + o1));
+          if constexpr (NORM) {
+            x0 = dk_gv2_norm4(x0, inv[m], (const float *)p.nw, o0);
+            x1 = dk_gv2_norm4(x1, inv[m], (const float *)p.nw, o1);
+          }
 #pragma unroll
           for (int r = 0; r < R; r++) {
             float a = dk_gv2<WT>::Q ? 0.0f : acc[r][m];
@@ -447,6 +484,14 @@ DK_GEMV2_KERNEL(dk_gemv2_f16, DK_KT_F16)
 DK_GEMV2_KERNEL(dk_gemv2_bf16, DK_KT_BF16)
 DK_GEMV2_KERNEL(dk_gemv2_q8_0, DK_KT_Q8_0)
 DK_GEMV2_KERNEL(dk_gemv2_q4_0, DK_KT_Q4_0)
+
+#define DK_GEMV2N_KERNEL(name, WT) \
+  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait(); dk_gemv2_impl<WT, true>(p); }
+DK_GEMV2N_KERNEL(dk_gemv2n_f32, DK_KT_F32)
+DK_GEMV2N_KERNEL(dk_gemv2n_f16, DK_KT_F16)
+DK_GEMV2N_KERNEL(dk_gemv2n_bf16, DK_KT_BF16)
+DK_GEMV2N_KERNEL(dk_gemv2n_q8_0, DK_KT_Q8_0)
+DK_GEMV2N_KERNEL(dk_gemv2n_q4_0, DK_KT_Q4_0)
 
 // The other block formats (quants.cuh), any M: one block of DK_GEMV_THREADS
 // per output row n (grid.x = N, grid.y = M), threads striding over k and

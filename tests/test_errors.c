@@ -645,15 +645,16 @@ DKT_TEST(devices_properties_and_listing, 0) {
 
 DKT_TEST(devices_op_table_matches_backend, 0) {
   /* every op is implemented for f32 on every backend; q4_0 weights in linear.
-   * CUDA's issue-12 ops (dk_reduce_sum onwards) are off under
+   * CUDA's issue-12 ops (dk_reduce_sum to dk_index_select) are off under
    * DEVKIT_CUDA_NEWOPS=0; dk_index_select's under DEVKIT_CUDA_GATHER=0 */
-  int op, first_new = -1;
+  int op, first_new = -1, last_new = -1;
   const char *e = getenv("DEVKIT_CUDA_NEWOPS"), *g = getenv("DEVKIT_CUDA_GATHER");
   int gather_on = !(g && g[0] == '0');
   for (op = 0; op < dk_op_count(); op++)
     if (!strcmp(dk_op_name(op), "dk_reduce_sum")) first_new = op;
+    else if (!strcmp(dk_op_name(op), "dk_index_select")) last_new = op;
   for (op = 0; op < dk_op_count(); op++) {
-    if (t->dev.backend == DK_CUDA && first_new >= 0 && op >= first_new &&
+    if (t->dev.backend == DK_CUDA && first_new >= 0 && op >= first_new && op <= last_new &&
         (!strcmp(dk_op_name(op), "dk_index_select") ? !gather_on : (e && e[0] == '0'))) {
       DKT_CHECK(t, !dk_op_supported(t->dev.backend, dk_op_name(op), DK_F32, 0), "%s is on without DEVKIT_CUDA_NEWOPS",
                 dk_op_name(op));
@@ -663,6 +664,7 @@ DKT_TEST(devices_op_table_matches_backend, 0) {
               dk_op_name(op), dk_backend_name(t->dev.backend));
   }
   DKT_CHECK(t, dk_op_supported(t->dev.backend, "dk_linear", DK_Q4_0, 1), "q4_0 linear");
+  DKT_CHECK(t, dk_op_supported(t->dev.backend, "dk_rmsnorm_linear", DK_Q4_0, 1), "q4_0 rmsnorm_linear");
   DKT_CHECK(t, !dk_op_supported(t->dev.backend, "dk_nonsense", DK_F32, 0), "unknown op");
 }
 

@@ -288,13 +288,14 @@ static CUresult check_params(const char *k, void *param) {
     RANGE("out", p->out, p->n * es);
     RANGE("x", p->x, p->n * es);
     if (p->op == DK_KU_SWIGLU) RANGE("y", p->y, p->n * es);
-  } else if (!strncmp(k, "dk_gemv_", 8)) {
+  } else if (!strncmp(k, "dk_gemv_", 8) || !strncmp(k, "dk_gemv2", 8)) {
     const dk_kp_gemv *p = (const dk_kp_gemv *)param;
     if (p->M < 1 || p->M > DK_GEMV_MAXM) r = bad(k, "M outside 1..DK_GEMV_MAXM", E_INVALID_VALUE);
     RANGE("out", p->out, p->M * p->N * (int64_t)es_of(p->odt));
     RANGE("x", p->x, p->M * p->K * (int64_t)es_of(p->xdt));
     RANGE("w", p->w, p->N * p->w_row_bytes);
     if (p->has_bias) RANGE("bias", p->bias, p->N * (int64_t)es_of(p->bdt));
+    if (p->nw) RANGE("nw", p->nw, p->K * 4);   /* dk_gemv2n_*: the f32 norm weight */
   } else if (!strncmp(k, "dk_gemm_", 8)) {
     const dk_kp_gemm *p = (const dk_kp_gemm *)param;
     size_t es = strstr(k, "f32") ? 4 : 2;
