@@ -59,6 +59,8 @@
  *       x += a·Wo (gemma: rmsnorm first); h = rmsnorm(x);
  *       x += swiglu(h·Wgate, h·Wup)·Wdown (gemma: geglu, then rmsnorm)
  *     logits = rmsnorm(x)·Wout   (Wout may be the embedding: tied)
+ * Where a norm's output has one reader (one token with fused qkv or
+ * gate+up weights, and the logits) the two are one dk_rmsnorm_linear.
  * Sampling runs on the last device (dk_argmax or dk_sample); only the chosen
  * id is downloaded.
  */
@@ -1056,12 +1058,13 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   dk_status s;
   dk_tensor *q3 = a->q3, *k3 = a->k3, *v3 = a->v3;
   int fused = T == 1 && L->wqkv;
-  DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
   if (fused) {
-    /* one token: q, k and v (and their biases) from one linear */
-    DK_LLM_TRY(dk_linear(a->qkv, a->xn, L->wqkv, L->bqkv));
+    /* one token: q, k and v (and their biases) from one linear, the norm
+     * inside it (its one reader) */
+    DK_LLM_TRY(dk_rmsnorm_linear(a->qkv, a->x, L->attn_norm, c->eps, L->wqkv, L->bqkv));
     q3 = a->fq3; k3 = a->fk3; v3 = a->fv3;
   } else {
+    DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
     DK_LLM_TRY(dk_linear(a->q, a->xn, L->wq, L->bq));
     DK_LLM_TRY(dk_linear(a->k, a->xn, L->wk, L->bk));
     DK_LLM_TRY(dk_linear(a->v, a->xn, L->wv, L->bv));
@@ -1091,13 +1094,13 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   if (s != DK_OK) return s;
   DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
   DK_LLM_TRY(dk_llm_residual(c, a, a->att, L->wo, ar->post_norms ? L->post_attn_norm : NULL));
-  DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
   {
     dk_tensor *g = a->g, *u = a->u;
     if (T == 1 && L->wgu) {
-      DK_LLM_TRY(dk_linear(a->gu, a->xn, L->wgu, NULL));
+      DK_LLM_TRY(dk_rmsnorm_linear(a->gu, a->x, L->ffn_norm, c->eps, L->wgu, NULL));
       g = a->fg; u = a->fu;
     } else {
+      DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
       DK_LLM_TRY(dk_linear(a->g, a->xn, L->gate, NULL));
       DK_LLM_TRY(dk_linear(a->u, a->xn, L->up, NULL));
     }
@@ -1116,7 +1119,7 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   const dk_llm_config *c = &m->c;
   dk_llm_acts big[DK_LLM_MAX_DEVICES], *acts[DK_LLM_MAX_DEVICES];
   int32_t *pos = NULL;
-  dk_tensor *ids_t = NULL, *lg = NULL, *xl = NULL, *xnl = NULL;
+  dk_tensor *ids_t = NULL, *lg = NULL, *xl = NULL;
   int i, l, cur = -1;
   dk_status s = DK_OK;
   *logits = NULL;
@@ -1166,21 +1169,18 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
     if (T == 1) lg = m->logits1;
     else if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg))) goto done;
     else m->logits_all = lg;
-    if ((s = dk_rmsnorm(acts[cur]->xn, acts[cur]->x, m->out_norm, c->eps)) ||
-        (s = dk_linear(lg, acts[cur]->xn, m->output, NULL)))
-      goto done;
+    if ((s = dk_rmsnorm_linear(lg, acts[cur]->x, m->out_norm, c->eps, m->output, NULL))) goto done;
   } else {
     /* only the last token's logits are needed */
     lg = m->logits1;
-    if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) || (s = dk_narrow(acts[cur]->xn, 0, T - 1, 1, &xnl)) ||
-        (s = dk_rmsnorm(xnl, xl, m->out_norm, c->eps)) || (s = dk_linear(lg, xnl, m->output, NULL)))
+    if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) ||
+        (s = dk_rmsnorm_linear(lg, xl, m->out_norm, c->eps, m->output, NULL)))
       goto done;
   }
   m->pos += T;
   *logits = lg;
 done:
   dk_tensor_free(xl);
-  dk_tensor_free(xnl);
   if (ids_t != m->ids1) dk_tensor_free(ids_t);
   for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&big[i]);
   free(pos);
