@@ -188,13 +188,13 @@ static double fz_tol(dk_dtype t) {
 
 /* the output slot agrees across devices; op_loose: values may legitimately
  * differ (sampling near ties) and only the range is compared */
-static void fz_compare(int o, int kind_index_max) {
+static void fz_compare(int o, int kind_index_max, double min_tol) {
   fz_slot *s = &fz_s[o];
   int64_t n = dk_tensor_numel(s->r[0]), i;
   double *ref, *got;
   int d;
   dk_dtype dt = dk_tensor_dtype(s->r[0]);
-  double tol = fz_tol(dt);
+  double tol = fz_tol(dt) > min_tol ? fz_tol(dt) : min_tol;
   if (!s->snap[0] || n > MAX_ELEMS * 4) return;
   ref = (double *)malloc(sizeof(double) * (size_t)(n + 1));
   got = (double *)malloc(sizeof(double) * (size_t)(n + 1));
@@ -611,8 +611,16 @@ static void fz_op(void) {
         for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_s[k].odd |= odd;
         for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_snapshot(k);
         if (c.op == O_ROPE && !fit) loose = !(c.f[0] >= 100.0f && c.f[0] <= 1e6f);
+        /* block weights: the CPU's decode dot (and its integer GEMM) rounds
+         * x to q8 per 32 values (README, Devices and errors: about 1e-2
+         * relative), other devices keep f32; compared at that precision,
+         * and the replicas may then differ, so they go */
+        int ws = c.op == O_LINEAR ? c.s[2] : c.op == O_RMSNORM_LINEAR ? c.s[3] : -1;
+        int q8 = ws >= 0 && fz_s[ws].r[0] && dk_dtype_is_quant(dk_tensor_dtype(fz_s[ws].r[0]));
         if (!loose && (!odd || exact_rule)) {
-          fz_compare(o, c.op == O_SAMPLE || c.op == O_ARGMAX ? (int)dk_tensor_dim(fz_s[c.s[1]].r[0], -1) : 0);
+          fz_compare(o, c.op == O_SAMPLE || c.op == O_ARGMAX ? (int)dk_tensor_dim(fz_s[c.s[1]].r[0], -1) : 0, q8 ? 0.1 : 0);
+          if (q8)
+            for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_drop(k);
         } else {
           /* not compared, so the replicas may differ from here on */
           for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_drop(k);
@@ -642,7 +650,7 @@ static void fz_transfer(void) {
       fz_ok_calls++;
       fz_check_untouched(fz_s[i].group);
       for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == fz_s[i].group) fz_snapshot(k);
-      fz_compare(i, 0);
+      fz_compare(i, 0, 0);
     } else {
       fz_check_untouched(-1);
     }
@@ -667,7 +675,7 @@ static void fz_transfer(void) {
     fz_s[o].group = ++fz_groups;
     fz_s[o].odd = fz_s[j].odd;
     fz_snapshot(o);
-    fz_compare(o, 0);
+    fz_compare(o, 0, 0);
   }
 }
 
