@@ -1767,7 +1767,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * chain. The K-quants have their own loop (backends/cpu_kdot.h). */
 /* the decode loop prefetches this many bytes ahead in its row: a 100M q8_0
  * model decoded at 83-96 tok/s without it, 103-133 with it (the K-quants'
- * loops showed no gain from it then, so they have none) */
+ * loop has its own, DK__KAHEAD in backends/cpu_kdot.h) */
 #define DK__Q8_PF 1024
 #define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                     \
   const dk_dtype wdt = T;                                                      \
