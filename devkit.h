@@ -361,6 +361,10 @@ DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tens
  * that product's read of x instead of a launch of its own */
 DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *norm_w, float eps,
                                        const dk_tensor *w, const dk_tensor *bias);
+/* dk_linear(out, swiglu(gate, up), w, bias) as one op, likewise (a SwiGLU
+ * MLP's down projection; gate and up of one shape and dtype) */
+DEVKIT_API dk_status dk_swiglu_linear(dk_tensor *out, const dk_tensor *gate, const dk_tensor *up, const dk_tensor *w,
+                                      const dk_tensor *bias);
 /* out[ids..., D] = table[ids, :]; ids i32; table may be q8_0 or q4_0 */
 DEVKIT_API dk_status dk_embedding(dk_tensor *out, const dk_tensor *table, const dk_tensor *ids);
 /* x [..., T, H, D] (or [T, D]); positions i32 [T]; rotates the first n_rot of D */
@@ -581,7 +585,7 @@ typedef enum {
   DK_OP_SQRT, DK_OP_RSQRT, DK_OP_LOG, DK_OP_ABS, DK_OP_NEG, DK_OP_ERF, DK_OP_CLAMP, DK_OP_POW_SCALAR,
   DK_OP_POW, DK_OP_SOFTMAX_AXIS, DK_OP_LOG_SOFTMAX, DK_OP_WHERE, DK_OP_CUMSUM, DK_OP_TOPK, DK_OP_INDEX_SELECT,
   /* issue 10: a decode step's fusions */
-  DK_OP_RMSNORM_LINEAR,
+  DK_OP_RMSNORM_LINEAR, DK_OP_SWIGLU_LINEAR,
   DK_OP_COUNT
 } dk_op;
 
@@ -600,7 +604,8 @@ typedef enum {
  *   matmul: i[0..3] = M, N, K, batch count (after broadcasting; see
  *   dk__matmul_batch_offsets). linear: i[0..2] = M (rows of x), N, K.
  *   rmsnorm_linear: t[] = out, x, norm_w, w, bias; f[0]=eps; i[0..2] as
- *   linear. */
+ *   linear. swiglu_linear: t[] = out, gate, up, w, bias; i[0..2] as linear
+ *   (K = gate's last dim). */
 typedef struct dk_call {
   dk_op op;
   dk_device dev;
@@ -1894,6 +1899,7 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_topk", 2, 1, {"values", "indices", "x", NULL, NULL, NULL}, 0, 2, -1, 0, 0},
   {"dk_index_select", 1, 2, {"out", "x", "ids", NULL, NULL, NULL}, 0, 1, -1, 0, 0},
   {"dk_rmsnorm_linear", 1, 4, {"out", "x", "norm_w", "w", "bias", NULL}, (1u << 2) | (1u << 4), 1, 3, 0, 0},
+  {"dk_swiglu_linear", 1, 4, {"out", "gate", "up", "w", "bias", NULL}, 1u << 4, 1, 3, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2203,6 +2209,12 @@ static dk_status dk__check_linear_at(dk_call *c, int wi) {
 }
 
 static dk_status dk__check_linear(dk_call *c) { return dk__check_linear_at(c, 2); }
+
+static dk_status dk__check_swiglu_linear(dk_call *c) {
+  dk_status s;
+  if ((s = dk__check_linear_at(c, 3)) || (s = dk__want_same_dtype(c, 1, 2))) return s;
+  return dk__want_shape_eq(c, 1, 2);
+}
 
 static dk_status dk__check_rmsnorm_linear(dk_call *c) {
   dk_status s;
@@ -2554,7 +2566,7 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce, dk__check_reduce,
   dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
   dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
-  dk__check_cumsum, dk__check_topk, dk__check_index_select, dk__check_rmsnorm_linear,
+  dk__check_cumsum, dk__check_topk, dk__check_index_select, dk__check_rmsnorm_linear, dk__check_swiglu_linear,
 };
 
 /* The one entry point of every op. */
@@ -2807,21 +2819,22 @@ static dk_status dk__run_op(const dk_backend_impl *impl, dk_call *c) {
   return s;
 }
 
-/* dk_rmsnorm_linear on a backend that runs it as its two ops: the calls of
- * the norm into xn and of the linear from xn, where xn is a header over the
- * backend's scratch st at byte off (x's dtype and shape, contiguous, as the
- * tensor dk_rmsnorm would write), so the result is the two ops' bit for bit */
-static void dk__rmsnorm_linear_split(const dk_call *c, dk_storage *st, size_t off, dk_tensor *xn, dk_call *norm,
-                                     dk_call *lin) {
+/* dk_rmsnorm_linear and dk_swiglu_linear on a backend that runs them as
+ * their two ops: the call of the first op (rmsnorm or swiglu) into xn and of
+ * the linear from xn, where xn is a header over the backend's scratch st at
+ * byte off (the first input's dtype and shape, contiguous, as the tensor the
+ * op alone would write), so the result is the two ops' bit for bit */
+static void dk__fused_linear_split(const dk_call *c, dk_storage *st, size_t off, dk_tensor *xn, dk_call *first,
+                                   dk_call *lin) {
   *xn = *c->t[1];
   xn->st = st;
   xn->offset = off;
   xn->is_view = 0;
   dk__contig_strides(xn);
-  snprintf(xn->name, sizeof xn->name, "%s", "dk_rmsnorm_linear's normed x");
-  *norm = *c;
-  norm->op = DK_OP_RMSNORM;
-  norm->t[0] = xn; norm->t[1] = c->t[1]; norm->t[2] = c->t[2]; norm->t[3] = norm->t[4] = NULL;
+  snprintf(xn->name, sizeof xn->name, "%s's %s", dk__op_name(c->op), c->op == DK_OP_SWIGLU_LINEAR ? "swiglu" : "normed x");
+  *first = *c;
+  first->op = c->op == DK_OP_SWIGLU_LINEAR ? DK_OP_SWIGLU : DK_OP_RMSNORM;
+  first->t[0] = xn; first->t[1] = c->t[1]; first->t[2] = c->t[2]; first->t[3] = first->t[4] = NULL;
   *lin = *c;
   lin->op = DK_OP_LINEAR;
   lin->t[0] = c->t[0]; lin->t[1] = xn; lin->t[2] = c->t[3]; lin->t[3] = c->t[4]; lin->t[4] = NULL;
@@ -2968,6 +2981,13 @@ DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *o, const dk_tensor *x, const d
   dk__call_init(&c, DK_OP_RMSNORM_LINEAR);
   c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(norm_w); c.t[3] = DK__CAST(w); c.t[4] = DK__CAST(bias);
   c.f[0] = eps;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_swiglu_linear(dk_tensor *o, const dk_tensor *gate, const dk_tensor *up, const dk_tensor *w,
+                                      const dk_tensor *bias) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_SWIGLU_LINEAR);
+  c.t[0] = o; c.t[1] = DK__CAST(gate); c.t[2] = DK__CAST(up); c.t[3] = DK__CAST(w); c.t[4] = DK__CAST(bias);
   return dk__dispatch(&c);
 }
 DEVKIT_API dk_status dk_rope(dk_tensor *o, const dk_tensor *x, const dk_tensor *pos, int n_rot, float theta, int mode) {

@@ -2233,21 +2233,21 @@ static dk_status dk__cpu_linear(const dk_call *c) {
   }
 }
 
-/* the norm's rows into slot 6 of this thread's scratch, then the product
- * from there: dk_rmsnorm's and dk_linear's bits (the normed rows in x's
- * dtype), without a tensor between them */
-static dk_status dk__cpu_rmsnorm_linear(const dk_call *c) {
+/* dk_rmsnorm_linear, dk_swiglu_linear: the first op's rows into slot 6 of
+ * this thread's scratch, then the product from there: the two ops' bits
+ * (the rows in x's dtype), without a tensor between them */
+static dk_status dk__cpu_fused_linear(const dk_call *c) {
   dk_storage st;
   dk_tensor xn;
-  dk_call nc, lc;
+  dk_call fc, lc;
   dk_status s;
   memset(&st, 0, sizeof st);
   st.device = c->dev;
   st.nbytes = dk_tensor_nbytes(c->t[1]);
   st.ptr = dk__cpu_scratch(6, st.nbytes / sizeof(float) + 1);
-  if (!st.ptr) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_rmsnorm_linear on cpu: no scratch memory");
-  dk__rmsnorm_linear_split(c, &st, 0, &xn, &nc, &lc);
-  if ((s = dk__cpu_norm(&nc)) != DK_OK) return s;
+  if (!st.ptr) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s on cpu: no scratch memory", dk__op_name(c->op));
+  dk__fused_linear_split(c, &st, 0, &xn, &fc, &lc);
+  if ((s = fc.op == DK_OP_RMSNORM ? dk__cpu_norm(&fc) : dk__cpu_unary(&fc)) != DK_OK) return s;
   return dk__cpu_linear(&lc);
 }
 
@@ -3015,13 +3015,13 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_CUMSUM] = dk__cpu_cumsum;
   b->ops[DK_OP_TOPK] = dk__cpu_topk;
   b->ops[DK_OP_INDEX_SELECT] = dk__cpu_index_select;
-  b->ops[DK_OP_RMSNORM_LINEAR] = dk__cpu_rmsnorm_linear;
+  b->ops[DK_OP_RMSNORM_LINEAR] = b->ops[DK_OP_SWIGLU_LINEAR] = dk__cpu_fused_linear;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;
   }
   b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = b->wdtypes[DK_OP_RMSNORM_LINEAR] =
-      DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
+      b->wdtypes[DK_OP_SWIGLU_LINEAR] = DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_COPY] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] &= ~(DK_QUANTS | DK_QUANTS_MORE);
   b->dtypes[DK_OP_TRANSPOSE] &= ~(DK_QUANTS | DK_QUANTS_MORE);

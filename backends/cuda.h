@@ -1560,41 +1560,47 @@ static dk_status dk__cuda_linear(const dk_call *c) {
   }
 }
 
-/* dk_rmsnorm_linear. Default: dk_norm then dk_linear through a scratch
- * buffer (their bits). DEVKIT_CUDA_NORM_GEMV=1: at decode, where the row
- * kernel takes the product (f32 x, aligned rows) and the norm weight is f32
- * (or absent), one launch of dk_gemv2n_* (kernels/linear.cu) that
- * normalizes x as it reads it: a 1B decode step's norms were about a fifth
- * of its GPU time (ncu, H200, 2026-11-26). Not yet run on a GPU, hence off. */
-static dk_status dk__cuda_rmsnorm_linear(const dk_call *c) {
+/* dk_rmsnorm_linear, dk_swiglu_linear. Default: the first op (dk_norm or the
+ * swiglu) then dk_linear through a scratch buffer (their bits).
+ * DEVKIT_CUDA_FUSED_GEMV=1: at decode, where the row kernel takes the
+ * product (f32 x, aligned rows), one launch of dk_gemv2n_* / dk_gemv2s_*
+ * (kernels/linear.cu) that applies the first op to x as it reads it: a 1B
+ * decode step's norms were about a fifth of its GPU time and its swiglus
+ * 3 % (ncu, H200, 2026-11-26). Never run on a GPU, hence off. */
+static dk_status dk__cuda_fused_linear(const dk_call *c) {
   static int fused = -1;
-  const dk_tensor *x = c->t[1], *nw = c->t[2], *w = c->t[3];
+  const dk_tensor *x = c->t[1], *aux = c->t[2], *w = c->t[3];
   const int64_t M = c->i[0], N = c->i[1];
+  const int swiglu = c->op == DK_OP_SWIGLU_LINEAR;
   dk_tensor xn;
-  dk_call nc, lc;
+  dk_call fc, lc;
   dk_storage st;
   dk_status s;
-  if (fused < 0) fused = dk__cuda_switch("DEVKIT_CUDA_NORM_GEMV", "1", "0", 0);
+  if (fused < 0) fused = dk__cuda_switch("DEVKIT_CUDA_FUSED_GEMV", "1", "0", 0);
   if (M == 0 || N == 0) return DK_OK;
-  if (fused && M <= DK_GEMV_MAXM && (!nw || (nw->dtype == DK_F32 && dk__cuda_addr(nw) % 16 == 0)) &&
+  if (fused && M <= DK_GEMV_MAXM && (!aux || (aux->dtype == DK_F32 && dk__cuda_addr(aux) % 16 == 0)) &&
       (w->dtype == DK_F32 || w->dtype == DK_F16 || w->dtype == DK_BF16 || w->dtype == DK_Q8_0 || w->dtype == DK_Q4_0)) {
-    static const int kid[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv2n_f32, DK_CUDA_K_dk_gemv2n_f16, DK_CUDA_K_dk_gemv2n_bf16, 0,
-                                            DK_CUDA_K_dk_gemv2n_q8_0, DK_CUDA_K_dk_gemv2n_q4_0};
+    static const int kn[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv2n_f32, DK_CUDA_K_dk_gemv2n_f16, DK_CUDA_K_dk_gemv2n_bf16, 0,
+                                           DK_CUDA_K_dk_gemv2n_q8_0, DK_CUDA_K_dk_gemv2n_q4_0};
+    static const int ks[DK_DTYPE_COUNT] = {DK_CUDA_K_dk_gemv2s_f32, DK_CUDA_K_dk_gemv2s_f16, DK_CUDA_K_dk_gemv2s_bf16, 0,
+                                           DK_CUDA_K_dk_gemv2s_q8_0, DK_CUDA_K_dk_gemv2s_q4_0};
     dk_kp_gemv p;
     lc = *c;
     lc.op = DK_OP_LINEAR;
     lc.t[2] = c->t[3]; lc.t[3] = c->t[4]; lc.t[4] = NULL;
     dk__cuda_gemv_params(&lc, 0, M, &p);
     if (dk__cuda_gemv2_ok(&p, x, w)) {
-      p.nw = nw ? dk__cuda_addr(nw) : 0;
+      p.aux = aux ? dk__cuda_addr(aux) : 0;
       p.eps = c->f[0];
-      return dk__cuda_launch(c, kid[w->dtype], dk__cuda_grid(N, w->dtype >= DK_Q8_0 ? DK_GEMV2_QROWS : DK_GEMV2_ROWS), 1, 1,
-                             DK_GEMV_THREADS, &p);
+      return dk__cuda_launch(c, (swiglu ? ks : kn)[w->dtype],
+                             dk__cuda_grid(N, w->dtype >= DK_Q8_0 ? DK_GEMV2_QROWS : DK_GEMV2_ROWS), 1, 1, DK_GEMV_THREADS, &p);
     }
   }
-  if ((s = dk__cuda_scratch(c, dk_tensor_nbytes(x), "dk_rmsnorm_linear's normed x", &st)) != DK_OK) return s;
-  dk__rmsnorm_linear_split(c, &st, 0, &xn, &nc, &lc);
-  if ((s = dk__cuda_norm(&nc)) == DK_OK) s = dk__cuda_linear(&lc);
+  if ((s = dk__cuda_scratch(c, dk_tensor_nbytes(x), swiglu ? "dk_swiglu_linear's swiglu" : "dk_rmsnorm_linear's normed x",
+                            &st)) != DK_OK)
+    return s;
+  dk__fused_linear_split(c, &st, 0, &xn, &fc, &lc);
+  if ((s = fc.op == DK_OP_RMSNORM ? dk__cuda_norm(&fc) : dk__cuda_unary(&fc)) == DK_OK) s = dk__cuda_linear(&lc);
   dk__cuda_free_block(dk__cuda_ld(c->dev), st.addr, (size_t)(uintptr_t)st.priv);
   return s;
 }
@@ -2169,7 +2175,7 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   dk__cuda_ops[DK_OP_TRANSPOSE] = dk__cuda_transpose;
   dk__cuda_ops[DK_OP_ARGMAX] = dk__cuda_ops[DK_OP_SAMPLE] = dk__cuda_pick;
   dk__cuda_ops[DK_OP_ATTENTION] = dk__cuda_attention;
-  dk__cuda_ops[DK_OP_RMSNORM_LINEAR] = dk__cuda_rmsnorm_linear;
+  dk__cuda_ops[DK_OP_RMSNORM_LINEAR] = dk__cuda_ops[DK_OP_SWIGLU_LINEAR] = dk__cuda_fused_linear;
   {
     const char *e = getenv("DEVKIT_CUDA_NEWOPS");
     for (op = DK_OP_REDUCE_SUM; op <= DK_OP_INDEX_SELECT; op++) {
@@ -2210,7 +2216,7 @@ static const dk_backend_impl *dk__cuda_backend(void) {
      * DEVKIT_CUDA_KQUANTS=0 asks the backend to refuse these types */
     const char *e = getenv("DEVKIT_CUDA_KQUANTS");
     if (!(e && e[0] == '0')) b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] |= DK_QUANTS_MORE;
-    b->wdtypes[DK_OP_RMSNORM_LINEAR] = b->wdtypes[DK_OP_LINEAR];
+    b->wdtypes[DK_OP_RMSNORM_LINEAR] = b->wdtypes[DK_OP_SWIGLU_LINEAR] = b->wdtypes[DK_OP_LINEAR];
   }
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
   b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;   /* same-dtype block copies are byte copies */

@@ -3415,18 +3415,19 @@ static int dk_vk_split(dk_vk_device *d, const dk_call *c, dk_status *st) {
 
 static dk_status dk_vk_op(const dk_call *c);
 
-/* dk_rmsnorm_linear as its two dispatches, the normed rows in the device's
- * scratch (the barrier between them comes from the hazard tracking): the
- * two ops' bits. A shader that normalizes while it reads x would save a
- * dispatch (on lavapipe ~0.1 ms); not written yet. */
-static dk_status dk_vk_rmsnorm_linear(dk_vk_device *d, const dk_call *c) {
+/* dk_rmsnorm_linear, dk_swiglu_linear as their two dispatches, the first
+ * op's rows in the device's scratch (the barrier between them comes from
+ * the hazard tracking): the two ops' bits. A matrix-vector shader that
+ * normalizes (or gates) x as it reads it would save a dispatch (on lavapipe
+ * ~0.1 ms); not written yet. */
+static dk_status dk_vk_fused_linear(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *scr;
   dk_tensor xn;
-  dk_call nc, lc;
+  dk_call fc, lc;
   dk_status s;
   if ((s = dk_vk_scratch(d, (VkDeviceSize)dk_tensor_nbytes(c->t[1]) + 4, &scr)) != DK_OK) return s;
-  dk__rmsnorm_linear_split(c, scr->st, 0, &xn, &nc, &lc);
-  if ((s = dk_vk_op(&nc)) != DK_OK) return s;
+  dk__fused_linear_split(c, scr->st, 0, &xn, &fc, &lc);
+  if ((s = dk_vk_op(&fc)) != DK_OK) return s;
   return dk_vk_op(&lc);
 }
 
@@ -3436,7 +3437,7 @@ static dk_status dk_vk_op(const dk_call *c) {
   const dk_tensor *x = c->t[1];
   dk_status s;
   if (d->lost) return dk_vk_begin(d);
-  if (c->op == DK_OP_RMSNORM_LINEAR) return dk_vk_rmsnorm_linear(d, c);
+  if (c->op == DK_OP_RMSNORM_LINEAR || c->op == DK_OP_SWIGLU_LINEAR) return dk_vk_fused_linear(d, c);
   if (dk_vk_split(d, c, &s)) goto done;
   switch (c->op) {
   case DK_OP_RMSNORM: case DK_OP_LAYERNORM: s = dk_vk_norm(d, c); break;
@@ -3495,7 +3496,7 @@ static const dk_backend_impl *dk__vk_backend(void) {
     b->wdtypes[op] = DK_FLOATS;
   }
   b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] = b->wdtypes[DK_OP_RMSNORM_LINEAR] =
-      DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
+      b->wdtypes[DK_OP_SWIGLU_LINEAR] = DK_FLOATS | DK_QUANTS | DK_QUANTS_MORE;
   b->dtypes[DK_OP_CONCAT] = b->dtypes[DK_OP_TRANSPOSE] = DK_FLOATS | DK_BIT(DK_I32);
   b->dtypes[DK_OP_COPY] = DK_FLOATS | DK_BIT(DK_I32) | DK_QUANTS | DK_QUANTS_MORE;   /* same-dtype block copies are byte copies */
   return b;

@@ -359,7 +359,7 @@ static void fz_view(void) {
 
 enum { O_ADD, O_SUB, O_MUL, O_DIV, O_SCALE, O_SILU, O_GELU, O_GELU_TANH, O_RELU, O_SIGMOID, O_TANH, O_EXP, O_SWIGLU,
        O_RMSNORM, O_LAYERNORM, O_SOFTMAX, O_SOFTMAX_MASKED, O_MATMUL, O_LINEAR, O_EMBEDDING, O_ROPE, O_CONCAT, O_COPY,
-       O_TRANSPOSE, O_ARGMAX, O_SAMPLE, O_ATTENTION, O_RMSNORM_LINEAR, O_COUNT };
+       O_TRANSPOSE, O_ARGMAX, O_SAMPLE, O_ATTENTION, O_RMSNORM_LINEAR, O_SWIGLU_LINEAR, O_COUNT };
 
 typedef struct {
   int op;
@@ -403,6 +403,7 @@ static dk_status fz_run(const fz_call *c, int d) {
     case O_ARGMAX: return dk_argmax(o, a);
     case O_SAMPLE: return dk_sample(o, a, c->f[0], c->i[0], c->f[1], c->u);
     case O_RMSNORM_LINEAR: return dk_rmsnorm_linear(o, a, b, c->f[0], e, g);
+    case O_SWIGLU_LINEAR: return dk_swiglu_linear(o, a, b, e, g);
     default: return dk_attention(o, a, b, e, c->f[0], c->i[0]);
   }
 }
@@ -426,7 +427,7 @@ static void fz_op(void) {
   c.i[0] = fz_int(6) ? fz_int(8) : (fz_int(2) ? -1 - fz_int(4) : 1 << 30);
   c.i[1] = fz_int(2) ? 0 : 2;
   c.u = fz_u64();
-  n_in = c.op == O_RMSNORM_LINEAR ? 4
+  n_in = c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR ? 4
          : c.op == O_LAYERNORM || c.op == O_LINEAR || c.op == O_ATTENTION ? 3
          : (c.op <= O_DIV || c.op == O_SWIGLU || c.op == O_RMSNORM || c.op == O_MATMUL || c.op == O_EMBEDDING ||
             c.op == O_ROPE || c.op == O_CONCAT) ? 2 : 1;
@@ -447,10 +448,11 @@ static void fz_op(void) {
         if (fz_int(2)) c.s[3] = fz_new(DK_F32, 1, sn, "bias");
         c.s[0] = fz_new(ft, 2, so, "out");
         break;
-      case O_RMSNORM_LINEAR: {
+      case O_RMSNORM_LINEAR: case O_SWIGLU_LINEAR: {
         int64_t sg[1] = {kk};
-        c.s[1] = fz_new(ft, 2, sk, "x");
-        if (fz_int(4)) c.s[2] = fz_new(DK_F32, 1, sg, "norm_w");
+        c.s[1] = fz_new(ft, 2, sk, c.op == O_SWIGLU_LINEAR ? "gate" : "x");
+        if (c.op == O_SWIGLU_LINEAR) c.s[2] = fz_new(ft, 2, sk, "up");
+        else if (fz_int(4)) c.s[2] = fz_new(DK_F32, 1, sg, "norm_w");
         c.s[3] = fz_new(fz_dtypes[fz_int(8)] == DK_I32 ? DK_Q4_0 : fz_dtypes[fz_int(8)], 2, sw, "w");
         if (c.s[3] >= 0 && dk_tensor_dtype(fz_s[c.s[3]].r[0]) == DK_I32) c.s[3] = -1;
         if (fz_int(2)) c.s[4] = fz_new(DK_F32, 1, sn, "bias");
@@ -543,7 +545,7 @@ static void fz_op(void) {
      * check is part of what is fuzzed */
     static const char *names[O_COUNT] = {"add", "sub", "mul", "div", "scale", "silu", "gelu", "gelu_tanh", "relu",
       "sigmoid", "tanh", "exp", "swiglu", "rmsnorm", "layernorm", "softmax", "softmax_masked", "matmul", "linear",
-      "embedding", "rope", "concat", "copy", "transpose", "argmax", "sample", "attention", "rmsnorm_linear"};
+      "embedding", "rope", "concat", "copy", "transpose", "argmax", "sample", "attention", "rmsnorm_linear", "swiglu_linear"};
     snprintf(fz_what, sizeof fz_what, "dk_%s (%s) slots %d %d %d %d %d f %g %g i %d %d", names[c.op],
              fit ? "fitted" : "chaos", c.s[0], c.s[1], c.s[2], c.s[3], c.s[4], (double)c.f[0], (double)c.f[1], c.i[0],
              c.i[1]);
@@ -615,7 +617,7 @@ static void fz_op(void) {
          * x to q8 per 32 values (README, Devices and errors: about 1e-2
          * relative), other devices keep f32; compared at that precision,
          * and the replicas may then differ, so they go */
-        int ws = c.op == O_LINEAR ? c.s[2] : c.op == O_RMSNORM_LINEAR ? c.s[3] : -1;
+        int ws = c.op == O_LINEAR ? c.s[2] : c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR ? c.s[3] : -1;
         int q8 = ws >= 0 && fz_s[ws].r[0] && dk_dtype_is_quant(dk_tensor_dtype(fz_s[ws].r[0]));
         if (!loose && (!odd || exact_rule)) {
           fz_compare(o, c.op == O_SAMPLE || c.op == O_ARGMAX ? (int)dk_tensor_dim(fz_s[c.s[1]].r[0], -1) : 0, q8 ? 0.1 : 0);

@@ -115,7 +115,8 @@ typedef struct {
 } dk_kp_softmax;
 
 /* out[M,N] = x[M,K] . w[N,K]^T (+ bias), M <= DK_GEMV_MAXM;
- * dk_gemv2n_*: x rms-normalized first (eps; f32 norm weight nw, or none) */
+ * dk_gemv2n_*: x rms-normalized first (eps; aux: the f32 norm weight, or 0);
+ * dk_gemv2s_*: x is swiglu(x, aux), aux the f32 up rows beside x's gate */
 typedef struct {
   uint64_t out, x, w, bias;
   int64_t M, N, K;
@@ -123,7 +124,7 @@ typedef struct {
   int32_t xdt, odt, bdt, has_bias;
   int32_t wdt;                       /* dk_gemv_w_more: the block format */
   float eps;
-  uint64_t nw;
+  uint64_t aux;
 } dk_kp_gemv;
 
 /* C[b][M,N] = A[b][M,K] . B[b] (+ bias[N]); C has A's dtype.
@@ -282,6 +283,8 @@ typedef struct {
   X(dk_gemv2_q8_0, dk_kp_gemv) X(dk_gemv2_q4_0, dk_kp_gemv)                  \
   X(dk_gemv2n_f32, dk_kp_gemv) X(dk_gemv2n_f16, dk_kp_gemv) X(dk_gemv2n_bf16, dk_kp_gemv) \
   X(dk_gemv2n_q8_0, dk_kp_gemv) X(dk_gemv2n_q4_0, dk_kp_gemv)                \
+  X(dk_gemv2s_f32, dk_kp_gemv) X(dk_gemv2s_f16, dk_kp_gemv) X(dk_gemv2s_bf16, dk_kp_gemv) \
+  X(dk_gemv2s_q8_0, dk_kp_gemv) X(dk_gemv2s_q4_0, dk_kp_gemv)                \
   X(dk_gemm_f32_nn, dk_kp_gemm) X(dk_gemm_f32_nt, dk_kp_gemm)               \
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \

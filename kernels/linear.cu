@@ -369,33 +369,43 @@ template <int WT> DK_DEV void dk_gv2_xoff(int64_t pc, int64_t &o0, int64_t &o1) 
   }
 }
 
-// dk_rmsnorm_linear (NORM): x's row m is normalized as it is read, with
-// the inverse rms that every block first computes itself (a sum of squares
-// in double over K values L2 holds, one block reduction): v * inv, then
-// * norm_w, each rounded to f32, which is what dk_norm_f32 stores. So the
-// product sees the unfused norm's values, and a decode step saves the norm's
-// launch and its round trip through memory. The double sum runs in another
-// order than dk_norm_f32's; inv can differ in its last bit, rarely. Not yet
-// run on a GPU: the host takes it only under DEVKIT_CUDA_NORM_GEMV=1.
-DK_DEV float4 dk_gv2_norm4(float4 v, float inv, const float *nw, int64_t o) {
-  v.x *= inv; v.y *= inv; v.z *= inv; v.w *= inv;
-  if (nw) {
-    const float4 g = __ldg((const float4 *)(nw + o));
-    v.x *= g.x; v.y *= g.y; v.z *= g.z; v.w *= g.w;
+// A prologue on x as the row kernel reads it (PRO), for the ops that feed
+// one product: the values the unfused op would have stored, so the product
+// sees them as it would (f32 x). Not yet run on a GPU: the host takes these
+// variants only under DEVKIT_CUDA_FUSED_GEMV=1.
+//  * DK_GV2_NORM (dk_rmsnorm_linear): each block first computes row m's
+//    inverse rms itself (a sum of squares in double over K values L2 holds,
+//    one block reduction, into shared memory), then v * inv, then * norm_w,
+//    each rounded to f32 as dk_norm_f32 stores them. The double sum runs in
+//    another order than dk_norm_f32's, so inv can differ in its last bit.
+//  * DK_GV2_SWIGLU (dk_swiglu_linear): x holds the gate, aux the up rows;
+//    g / (1 + expf(-g)) * u, elementwise.cu's expression.
+enum { DK_GV2_PLAIN = 0, DK_GV2_NORM = 1, DK_GV2_SWIGLU = 2 };
+template <int PRO> DK_DEV float4 dk_gv2_pro(float4 v, const dk_kp_gemv &p, float inv, int64_t m, int64_t o) {
+  if constexpr (PRO == DK_GV2_NORM) {
+    v.x *= inv; v.y *= inv; v.z *= inv; v.w *= inv;
+    if (p.aux) {
+      const float4 g = __ldg((const float4 *)((const float *)p.aux + o));
+      v.x *= g.x; v.y *= g.y; v.z *= g.z; v.w *= g.w;
+    }
+  } else if constexpr (PRO == DK_GV2_SWIGLU) {
+    const float4 u = __ldg((const float4 *)((const float *)p.aux + m * p.K + o));
+    v.x = v.x / (1.0f + expf(-v.x)) * u.x; v.y = v.y / (1.0f + expf(-v.y)) * u.y;
+    v.z = v.z / (1.0f + expf(-v.z)) * u.z; v.w = v.w / (1.0f + expf(-v.w)) * u.w;
   }
   return v;
 }
 
-template <int WT, bool NORM = false> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
+template <int WT, int PRO = DK_GV2_PLAIN> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
   constexpr int R = dk_gv2<WT>::Q ? DK_GEMV2_QROWS : DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS;
   __shared__ float red[NT / 32][R][DK_GEMV_MAXM];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, M = (int)p.M;
   const int64_t npc = p.K / 8;
   const float *x = (const float *)p.x;
-  // the inverse rms of each row of x (NORM), in shared memory: registers
-  // are what the weight loads in flight need
-  __shared__ float inv[NORM ? DK_GEMV_MAXM : 1];
-  if constexpr (NORM) {
+  // the inverse rms of each row of x (DK_GV2_NORM), in shared memory:
+  // registers are what the weight loads in flight need
+  __shared__ float inv[PRO == DK_GV2_NORM ? DK_GEMV_MAXM : 1];
+  if constexpr (PRO == DK_GV2_NORM) {
     __shared__ double sd[33];
     for (int m = 0; m < M; m++) {
       double a = 0.0;
@@ -439,9 +449,11 @@ template <int WT, bool NORM = false> __device__ void dk_gemv2_impl(const dk_kp_g
         for (int m = 0; m < DK_GEMV_MAXM; m++) {
           if (m >= M) break;
           float4 x0 = __ldg((const float4 *)(x + m * p.K + o0)), x1 = __ldg((const float4 *)(x + m * p.K + o1));
-          if constexpr (NORM) {
-            x0 = dk_gv2_norm4(x0, inv[m], (const float *)p.nw, o0);
-            x1 = dk_gv2_norm4(x1, inv[m], (const float *)p.nw, o1);
+          if constexpr (PRO != DK_GV2_PLAIN) {
+            float iv = 1.0f;
+            if constexpr (PRO == DK_GV2_NORM) iv = inv[m];
+            x0 = dk_gv2_pro<PRO>(x0, p, iv, m, o0);
+            x1 = dk_gv2_pro<PRO>(x1, p, iv, m, o1);
           }
 #pragma unroll
           for (int r = 0; r < R; r++) {
@@ -485,13 +497,18 @@ DK_GEMV2_KERNEL(dk_gemv2_bf16, DK_KT_BF16)
 DK_GEMV2_KERNEL(dk_gemv2_q8_0, DK_KT_Q8_0)
 DK_GEMV2_KERNEL(dk_gemv2_q4_0, DK_KT_Q4_0)
 
-#define DK_GEMV2N_KERNEL(name, WT) \
-  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait(); dk_gemv2_impl<WT, true>(p); }
-DK_GEMV2N_KERNEL(dk_gemv2n_f32, DK_KT_F32)
-DK_GEMV2N_KERNEL(dk_gemv2n_f16, DK_KT_F16)
-DK_GEMV2N_KERNEL(dk_gemv2n_bf16, DK_KT_BF16)
-DK_GEMV2N_KERNEL(dk_gemv2n_q8_0, DK_KT_Q8_0)
-DK_GEMV2N_KERNEL(dk_gemv2n_q4_0, DK_KT_Q4_0)
+#define DK_GEMV2P_KERNEL(name, WT, PRO) \
+  extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait(); dk_gemv2_impl<WT, PRO>(p); }
+DK_GEMV2P_KERNEL(dk_gemv2n_f32, DK_KT_F32, DK_GV2_NORM)
+DK_GEMV2P_KERNEL(dk_gemv2n_f16, DK_KT_F16, DK_GV2_NORM)
+DK_GEMV2P_KERNEL(dk_gemv2n_bf16, DK_KT_BF16, DK_GV2_NORM)
+DK_GEMV2P_KERNEL(dk_gemv2n_q8_0, DK_KT_Q8_0, DK_GV2_NORM)
+DK_GEMV2P_KERNEL(dk_gemv2n_q4_0, DK_KT_Q4_0, DK_GV2_NORM)
+DK_GEMV2P_KERNEL(dk_gemv2s_f32, DK_KT_F32, DK_GV2_SWIGLU)
+DK_GEMV2P_KERNEL(dk_gemv2s_f16, DK_KT_F16, DK_GV2_SWIGLU)
+DK_GEMV2P_KERNEL(dk_gemv2s_bf16, DK_KT_BF16, DK_GV2_SWIGLU)
+DK_GEMV2P_KERNEL(dk_gemv2s_q8_0, DK_KT_Q8_0, DK_GV2_SWIGLU)
+DK_GEMV2P_KERNEL(dk_gemv2s_q4_0, DK_KT_Q4_0, DK_GV2_SWIGLU)
 
 // The other block formats (quants.cuh), any M: one block of DK_GEMV_THREADS
 // per output row n (grid.x = N, grid.y = M), threads striding over k and

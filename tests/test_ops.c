@@ -475,40 +475,48 @@ DKT_TEST(ops_linear_gemm, 0) {
   linear_case(t, DK_F32, DK_F32, 130, 1030, 8, 1, 0);   /* one group of 8: no K loop to speak of */
 }
 
-/* ---- rmsnorm folded into the linear that reads it --------------------------- */
+/* ---- rmsnorm or swiglu folded into the linear that reads it ----------------- */
 
-/* dk_rmsnorm_linear against the two ops on the same device (the same bytes
- * where the device runs them as two: every device but CUDA with
- * DEVKIT_CUDA_NORM_GEMV=1, whose fused kernel's inverse rms may differ in its
- * last bit) and against a double reference of norm then product */
-static void rmsnorm_linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, dk_dtype nwdt, int has_nw, int64_t M, int64_t N,
-                                int64_t K, int with_bias) {
+/* dk_rmsnorm_linear (swiglu 0) or dk_swiglu_linear (swiglu 1) against the
+ * two ops on the same device (the same bytes where the device runs them as
+ * two: every device but CUDA with DEVKIT_CUDA_FUSED_GEMV=1, whose fused
+ * kernels may round differently: the norm's inverse rms in its last bit) and
+ * against a double reference of the first op then the product. g is the
+ * norm weight (f32/f16/bf16 or none) or the up rows. */
+static void fused_linear_case(dkt *t, int swiglu, dk_dtype xdt, dk_dtype wdt, dk_dtype gdt, int has_g, int64_t M,
+                              int64_t N, int64_t K, int with_bias) {
   int64_t xs[2] = {M, K}, ws[2] = {N, K}, os[2] = {M, N}, m, n, k;
   const float eps = 1e-5f;
-  const char *e = getenv("DEVKIT_CUDA_NORM_GEMV");
+  const char *e = getenv("DEVKIT_CUDA_FUSED_GEMV");
   int exact = !(t->dev.backend == DK_CUDA && e && !strcmp(e, "1"));
   double *xv, *wv, *gv = NULL, *bv = NULL, *xh = dkt_alloc(M * K), *got = dkt_alloc(M * N), *two = dkt_alloc(M * N),
          *want = dkt_alloc(M * N), amax = 0;
-  dk_tensor *x = dkt_random(t, t->dev, xdt, 2, xs, "x", -1, 1, &xv);
+  dk_tensor *x = dkt_random(t, t->dev, xdt, 2, xs, swiglu ? "gate" : "x", -1, 1, &xv);
   dk_tensor *w = dkt_random(t, t->dev, wdt, 2, ws, "w", -1, 1, &wv);
-  dk_tensor *g = has_nw ? dkt_random(t, t->dev, nwdt, 1, &K, "norm_w", -2, 2, &gv) : NULL;
+  dk_tensor *g = !has_g ? NULL : swiglu ? dkt_random(t, t->dev, xdt, 2, xs, "up", -1, 1, &gv)
+                                        : dkt_random(t, t->dev, gdt, 1, &K, "norm_w", -2, 2, &gv);
   dk_tensor *b = with_bias ? dkt_random(t, t->dev, xdt, 1, &N, "bias", -1, 1, &bv) : NULL;
   dk_tensor *o = out_tensor(t, xdt, 2, os, "out"), *o2 = out_tensor(t, xdt, 2, os, "out2"), *xn = out_tensor(t, xdt, 2, xs, "xn");
   char what[128];
-  snprintf(what, sizeof what, "rmsnorm_linear x %s, w %s, norm_w %s, M=%lld N=%lld K=%lld%s", dk_dtype_name(xdt),
-           dk_dtype_name(wdt), has_nw ? dk_dtype_name(nwdt) : "none", (long long)M, (long long)N, (long long)K,
-           with_bias ? " +bias" : "");
-  if (x && w && o && o2 && xn && (g || !has_nw) && (b || !with_bias)) {
-    DKT_OK(t, dk_rmsnorm_linear(o, x, g, eps, w, b));
-    DKT_OK(t, dk_rmsnorm(xn, x, g, eps));
+  snprintf(what, sizeof what, "%s x %s, w %s, %s %s, M=%lld N=%lld K=%lld%s", swiglu ? "swiglu_linear" : "rmsnorm_linear",
+           dk_dtype_name(xdt), dk_dtype_name(wdt), swiglu ? "up" : "norm_w", has_g ? dk_dtype_name(swiglu ? xdt : gdt) : "none",
+           (long long)M, (long long)N, (long long)K, with_bias ? " +bias" : "");
+  if (x && w && o && o2 && xn && (g || !has_g) && (b || !with_bias)) {
+    if (swiglu) {
+      DKT_OK(t, dk_swiglu_linear(o, x, g, w, b));
+      DKT_OK(t, dk_swiglu(xn, x, g));
+    } else {
+      DKT_OK(t, dk_rmsnorm_linear(o, x, g, eps, w, b));
+      DKT_OK(t, dk_rmsnorm(xn, x, g, eps));
+    }
     DKT_OK(t, dk_linear(o2, xn, w, b));
     if (dkt_read(t, o, got) && dkt_read(t, o2, two)) {
       if (exact) {
         int64_t bad = 0, i0 = -1;
         for (m = 0; m < M * N; m++)
           if (memcmp(&got[m], &two[m], sizeof got[m])) { bad++; if (i0 < 0) i0 = m; }
-        DKT_CHECK(t, bad == 0, "%s: %lld of %lld results differ from dk_rmsnorm then dk_linear; first [%lld]: %.9g, want %.9g",
-                  what, (long long)bad, (long long)(M * N), (long long)i0, bad ? got[i0] : 0.0, bad ? two[i0] : 0.0);
+        DKT_CHECK(t, bad == 0, "%s: %lld of %lld results differ from the two ops; first [%lld]: %.9g, want %.9g", what,
+                  (long long)bad, (long long)(M * N), (long long)i0, bad ? got[i0] : 0.0, bad ? two[i0] : 0.0);
       } else {
         dkt_close(t, what, got, two, M * N, dkt_tol(xdt, K) * sqrt((double)K) * 4, dkt_tol(xdt, K));
       }
@@ -517,7 +525,8 @@ static void rmsnorm_linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, dk_dtype nwd
         for (k = 0; k < K; k++) ss += xv[m * K + k] * xv[m * K + k];
         ss = 1.0 / sqrt(ss / (double)K + eps);
         for (k = 0; k < K; k++) {
-          xh[m * K + k] = xv[m * K + k] * ss * (gv ? gv[k] : 1.0);
+          double v = xv[m * K + k];
+          xh[m * K + k] = swiglu ? v / (1.0 + exp(-v)) * gv[m * K + k] : v * ss * (gv ? gv[k] : 1.0);
           if (fabs(xh[m * K + k]) > amax) amax = fabs(xh[m * K + k]);
         }
         for (n = 0; n < N; n++) {
@@ -539,28 +548,45 @@ static void rmsnorm_linear_case(dkt *t, dk_dtype xdt, dk_dtype wdt, dk_dtype nwd
   free(xv); free(wv); free(gv); free(bv); free(xh); free(got); free(two); free(want);
 }
 
-/* decode rows (1-4: the GPUs' row kernels, CUDA's fused one under its
+/* decode rows (1-4: the GPUs' row kernels, CUDA's fused ones under their
  * switch), prompt rows (9, 37: the matrix paths), K on and off groups of 8,
  * the weight dtypes the model loaders make, norm weight f32, f16 or none */
 DKT_TEST(ops_rmsnorm_linear, 0) {
   static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_K, DK_Q6_K};
   size_t i;
   for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
-    int bq = dk_dtype_is_quant(wts[i]);
-    int64_t K = wts[i] >= DK_Q4_K ? 512 : bq ? 1792 : 1800;
-    rmsnorm_linear_case(t, DK_F32, wts[i], DK_F32, 1, 1, 67, K, 0);
-    rmsnorm_linear_case(t, DK_F32, wts[i], DK_F32, 1, 3, 40, K, 1);
-    rmsnorm_linear_case(t, DK_F32, wts[i], DK_F32, 1, 9, 33, bq ? 256 : 100, 1);
+    int bq = dk_dtype_is_quant(wts[i]), kq = wts[i] == DK_Q4_K || wts[i] == DK_Q6_K;
+    int64_t K = kq ? 512 : bq ? 1792 : 1800;
+    fused_linear_case(t, 0, DK_F32, wts[i], DK_F32, 1, 1, 67, K, 0);
+    fused_linear_case(t, 0, DK_F32, wts[i], DK_F32, 1, 3, 40, K, 1);
+    fused_linear_case(t, 0, DK_F32, wts[i], DK_F32, 1, 9, 33, kq ? 256 : bq ? 128 : 100, 1);
   }
-  rmsnorm_linear_case(t, DK_F32, DK_F16, DK_F32, 0, 1, 300, 768, 0);
-  rmsnorm_linear_case(t, DK_F32, DK_Q8_0, DK_F16, 1, 2, 65, 4128, 1);
-  rmsnorm_linear_case(t, DK_F32, DK_F32, DK_F32, 1, 4, 33, 100, 0);      /* K % 8 != 0: the staged kernel */
-  rmsnorm_linear_case(t, DK_F16, DK_F16, DK_F32, 1, 1, 70, 256, 1);
-  rmsnorm_linear_case(t, DK_F16, DK_Q4_0, DK_F16, 1, 37, 40, 128, 0);
-  rmsnorm_linear_case(t, DK_BF16, DK_F32, DK_BF16, 1, 2, 20, 64, 1);
+  fused_linear_case(t, 0, DK_F32, DK_F16, DK_F32, 0, 1, 300, 768, 0);
+  fused_linear_case(t, 0, DK_F32, DK_Q8_0, DK_F16, 1, 2, 65, 4128, 1);
+  fused_linear_case(t, 0, DK_F32, DK_F32, DK_F32, 1, 4, 33, 100, 0);      /* K % 8 != 0: the staged kernel */
+  fused_linear_case(t, 0, DK_F16, DK_F16, DK_F32, 1, 1, 70, 256, 1);
+  fused_linear_case(t, 0, DK_F16, DK_Q4_0, DK_F16, 1, 37, 40, 128, 0);
+  fused_linear_case(t, 0, DK_BF16, DK_F32, DK_BF16, 1, 2, 20, 64, 1);
 }
 
-/* the op's own checks: the linear's shapes, the norm weight's length, eps */
+/* the same shapes for the SwiGLU before a down projection */
+DKT_TEST(ops_swiglu_linear, 0) {
+  static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_K, DK_Q6_K};
+  size_t i;
+  for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
+    int bq = dk_dtype_is_quant(wts[i]), kq = wts[i] == DK_Q4_K || wts[i] == DK_Q6_K;
+    int64_t K = kq ? 512 : bq ? 4800 : 4808;
+    fused_linear_case(t, 1, DK_F32, wts[i], DK_F32, 1, 1, 67, K, 1);
+    fused_linear_case(t, 1, DK_F32, wts[i], DK_F32, 1, 4, 40, K, 0);
+    fused_linear_case(t, 1, DK_F32, wts[i], DK_F32, 1, 9, 33, kq ? 256 : bq ? 128 : 100, 1);
+  }
+  fused_linear_case(t, 1, DK_F32, DK_F32, DK_F32, 1, 2, 33, 100, 0);      /* K % 8 != 0 */
+  fused_linear_case(t, 1, DK_F16, DK_F16, DK_F16, 1, 1, 70, 256, 1);
+  fused_linear_case(t, 1, DK_BF16, DK_Q8_0, DK_BF16, 1, 12, 20, 64, 0);
+}
+
+/* the ops' own checks: the linear's shapes, the norm weight's length, eps,
+ * the up rows' shape */
 DKT_TEST(ops_rmsnorm_linear_refusals, 0) {
   int64_t xs[2] = {2, 64}, ws[2] = {16, 64}, wb[2] = {16, 32}, os[2] = {2, 16}, k64 = 64, k32 = 32, n8 = 8;
   dk_tensor *x = dkt_random(t, t->dev, DK_F32, 2, xs, "x", -1, 1, NULL);
@@ -583,8 +609,14 @@ DKT_TEST(ops_rmsnorm_linear_refusals, 0) {
     DKT_MSG_HAS(t, "eps must be a finite value >= 0");
     DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, 1e-5f, x, NULL), DK_ERR_SHAPE);
     DKT_MSG_HAS(t, "dk_rmsnorm_linear");
+    /* swiglu_linear: up must match the gate */
+    DKT_REFUSED(t, dk_swiglu_linear(o, x, g, w, NULL), DK_ERR_SHAPE);
+    DKT_MSG_HAS(t, "dk_swiglu_linear");
+    DKT_MSG_HAS(t, "'up'");
+    DKT_REFUSED(t, dk_swiglu_linear(o, x, x, w32, NULL), DK_ERR_SHAPE);
+    DKT_MSG_HAS(t, "the second dim of 'w' (32)");
     DKT_OK(t, dk_tensor_download(o, after, dk_tensor_nbytes(o)));
-    DKT_CHECK(t, !memcmp(before, after, dk_tensor_nbytes(o)), "a refused dk_rmsnorm_linear wrote its output");
+    DKT_CHECK(t, !memcmp(before, after, dk_tensor_nbytes(o)), "a refused fused linear wrote its output");
     free(before); free(after);
   }
   dk_tensor_free(x); dk_tensor_free(w); dk_tensor_free(w32); dk_tensor_free(g); dk_tensor_free(g32);

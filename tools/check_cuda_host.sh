@@ -20,14 +20,17 @@ export ASAN_OPTIONS=detect_leaks=1
 LOG="$OUT/host_check.log"
 status=0
 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$LOG" 2>&1 || status=$?
-# again with dk_rmsnorm_linear's fused decode kernel (off by default until
-# it runs on a GPU): its launches' parameters checked, and it must be taken
-DEVKIT_CUDA_NORM_GEMV=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_norm.log" 2>&1 ||
+# again with the fused decode kernels of dk_rmsnorm_linear and
+# dk_swiglu_linear (off by default until they run on a GPU): their launches'
+# parameters checked, and they must be taken
+DEVKIT_CUDA_FUSED_GEMV=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_norm.log" 2>&1 ||
   status=$?
 grep -v "^libcuda_mock: launch " "$OUT/host_check_norm.log" >> "$LOG" || true
-n=$(grep -c "^libcuda_mock: launch dk_gemv2n_" "$OUT/host_check_norm.log" || true)
-echo "DEVKIT_CUDA_NORM_GEMV=1: $n launches of dk_gemv2n_*"
-[ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_NORM_GEMV=1 launched no dk_gemv2n_ kernel"; status=1; }
+for kind in n s; do
+  n=$(grep -c "^libcuda_mock: launch dk_gemv2${kind}_" "$OUT/host_check_norm.log" || true)
+  echo "DEVKIT_CUDA_FUSED_GEMV=1: $n launches of dk_gemv2${kind}_*"
+  [ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_FUSED_GEMV=1 launched no dk_gemv2${kind}_ kernel"; status=1; }
+done
 cat "$LOG"
 if grep -q "libcuda_mock:" "$LOG"; then echo "[check_cuda_host] the mock driver complained (above)"; status=1; fi
 if grep -q "ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer" "$LOG"; then echo "[check_cuda_host] sanitizer report (above)"; status=1; fi

@@ -295,7 +295,8 @@ static CUresult check_params(const char *k, void *param) {
     RANGE("x", p->x, p->M * p->K * (int64_t)es_of(p->xdt));
     RANGE("w", p->w, p->N * p->w_row_bytes);
     if (p->has_bias) RANGE("bias", p->bias, p->N * (int64_t)es_of(p->bdt));
-    if (p->nw) RANGE("nw", p->nw, p->K * 4);   /* dk_gemv2n_*: the f32 norm weight */
+    /* the prologue's f32 operand: dk_gemv2n_* the norm weight, dk_gemv2s_* the up rows */
+    if (p->aux) RANGE("aux", p->aux, (!strncmp(k, "dk_gemv2s_", 10) ? p->M : 1) * p->K * 4);
   } else if (!strncmp(k, "dk_gemm_", 8)) {
     const dk_kp_gemm *p = (const dk_kp_gemm *)param;
     size_t es = strstr(k, "f32") ? 4 : 2;
