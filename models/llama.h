@@ -60,7 +60,8 @@
  *       x += swiglu(h·Wgate, h·Wup)·Wdown (gemma: geglu, then rmsnorm)
  *     logits = rmsnorm(x)·Wout   (Wout may be the embedding: tied)
  * Where a norm's output has one reader (one token with fused qkv or
- * gate+up weights, and the logits) the two are one dk_rmsnorm_linear.
+ * gate+up weights, and the logits) the two are one dk_rmsnorm_linear; a
+ * one-token step's SwiGLU and down projection are one dk_swiglu_linear.
  * Sampling runs on the last device (dk_argmax or dk_sample); only the chosen
  * id is downloaded.
  */
@@ -1033,17 +1034,22 @@ static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_a
  * a one-token step does it in one linear: x goes in as the bias and the sum
  * lands in x2, which then becomes x: an add and its dispatch fewer, twice a
  * layer (the bias is added to the finished dot product, so the result is
- * the add's, bit for bit) */
-static dk_status dk_llm_residual(const dk_llm_config *c, dk_llm_acts *a, const dk_tensor *in, const dk_tensor *w,
-                                 const dk_tensor *post_norm) {
+ * the add's, bit for bit). With up, in and up are a SwiGLU's gate and up:
+ * in that one linear (dk_swiglu_linear), else into a->g first */
+static dk_status dk_llm_residual(const dk_llm_config *c, dk_llm_acts *a, const dk_tensor *in, const dk_tensor *up,
+                                 const dk_tensor *w, const dk_tensor *post_norm) {
   dk_tensor *t;
   dk_status s;
   if (post_norm || !a->x2) {
+    if (up) {
+      if ((s = dk_swiglu(a->g, in, up))) return s;
+      in = a->g;
+    }
     if ((s = dk_linear(a->o, in, w, NULL))) return s;
     if (post_norm && (s = dk_rmsnorm(a->o, a->o, post_norm, c->eps))) return s;
     return dk_add(a->x, a->x, a->o);
   }
-  if ((s = dk_linear(a->x2, in, w, a->xb))) return s;
+  if ((s = up ? dk_swiglu_linear(a->x2, in, up, w, a->xb) : dk_linear(a->x2, in, w, a->xb))) return s;
   t = a->x; a->x = a->x2; a->x2 = t;
   t = a->xb; a->xb = a->x2b; a->x2b = t;
   return DK_OK;
@@ -1093,7 +1099,7 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   dk_tensor_free(kslot); dk_tensor_free(vslot);
   if (s != DK_OK) return s;
   DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
-  DK_LLM_TRY(dk_llm_residual(c, a, a->att, L->wo, ar->post_norms ? L->post_attn_norm : NULL));
+  DK_LLM_TRY(dk_llm_residual(c, a, a->att, NULL, L->wo, ar->post_norms ? L->post_attn_norm : NULL));
   {
     dk_tensor *g = a->g, *u = a->u;
     if (T == 1 && L->wgu) {
@@ -1107,11 +1113,11 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
     if (ar->geglu) {
       DK_LLM_TRY(dk_gelu_tanh(a->g, g));
       DK_LLM_TRY(dk_mul(a->g, a->g, u));
+      DK_LLM_TRY(dk_llm_residual(c, a, a->g, NULL, L->down, ar->post_norms ? L->post_ffn_norm : NULL));
     } else {
-      DK_LLM_TRY(dk_swiglu(a->g, g, u));
+      DK_LLM_TRY(dk_llm_residual(c, a, g, u, L->down, ar->post_norms ? L->post_ffn_norm : NULL));
     }
   }
-  DK_LLM_TRY(dk_llm_residual(c, a, a->g, L->down, ar->post_norms ? L->post_ffn_norm : NULL));
   return DK_OK;
 }
 
