@@ -548,38 +548,37 @@ static void fused_linear_case(dkt *t, int swiglu, dk_dtype xdt, dk_dtype wdt, dk
   free(xv); free(wv); free(gv); free(bv); free(xh); free(got); free(two); free(want);
 }
 
-/* decode rows (1-4: the GPUs' row kernels, CUDA's fused ones under their
- * switch), prompt rows (9, 37: the matrix paths), K on and off groups of 8,
- * the weight dtypes the model loaders make, norm weight f32, f16 or none */
-DKT_TEST(ops_rmsnorm_linear, 0) {
+/* every weight dtype the model loaders make, at decode rows (1, then 3 or
+ * 4: the GPUs' row kernels, CUDA's fused ones under their switch) and
+ * prompt rows (9: the matrix paths); K = kb for q8_0/q4_0, kb + 8 for
+ * float weights, 512 for the K-quants */
+static void fused_linear_sweep(dkt *t, int swiglu, int64_t kb, int64_t M2) {
   static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_K, DK_Q6_K};
   size_t i;
   for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
     int bq = dk_dtype_is_quant(wts[i]), kq = wts[i] == DK_Q4_K || wts[i] == DK_Q6_K;
-    int64_t K = kq ? 512 : bq ? 1792 : 1800;
-    fused_linear_case(t, 0, DK_F32, wts[i], DK_F32, 1, 1, 67, K, 0);
-    fused_linear_case(t, 0, DK_F32, wts[i], DK_F32, 1, 3, 40, K, 1);
-    fused_linear_case(t, 0, DK_F32, wts[i], DK_F32, 1, 9, 33, kq ? 256 : bq ? 128 : 100, 1);
+    int64_t K = kq ? 512 : bq ? kb : kb + 8;
+    fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 1, 67, K, swiglu);
+    fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, M2, 40, K, !swiglu);
+    fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 9, 33, kq ? 256 : bq ? 128 : 100, 1);
   }
+}
+
+/* the sweep at a 1B layer's K, then norm weight f16 or none, K % 8 != 0
+ * (CUDA's staged kernel), f16/bf16 activations, a 37-row prompt */
+DKT_TEST(ops_rmsnorm_linear, 0) {
+  fused_linear_sweep(t, 0, 1792, 3);
   fused_linear_case(t, 0, DK_F32, DK_F16, DK_F32, 0, 1, 300, 768, 0);
   fused_linear_case(t, 0, DK_F32, DK_Q8_0, DK_F16, 1, 2, 65, 4128, 1);
-  fused_linear_case(t, 0, DK_F32, DK_F32, DK_F32, 1, 4, 33, 100, 0);      /* K % 8 != 0: the staged kernel */
+  fused_linear_case(t, 0, DK_F32, DK_F32, DK_F32, 1, 4, 33, 100, 0);
   fused_linear_case(t, 0, DK_F16, DK_F16, DK_F32, 1, 1, 70, 256, 1);
   fused_linear_case(t, 0, DK_F16, DK_Q4_0, DK_F16, 1, 37, 40, 128, 0);
   fused_linear_case(t, 0, DK_BF16, DK_F32, DK_BF16, 1, 2, 20, 64, 1);
 }
 
-/* the same shapes for the SwiGLU before a down projection */
+/* the same for the SwiGLU before a down projection (a 1B layer's hidden K) */
 DKT_TEST(ops_swiglu_linear, 0) {
-  static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_K, DK_Q6_K};
-  size_t i;
-  for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
-    int bq = dk_dtype_is_quant(wts[i]), kq = wts[i] == DK_Q4_K || wts[i] == DK_Q6_K;
-    int64_t K = kq ? 512 : bq ? 4800 : 4808;
-    fused_linear_case(t, 1, DK_F32, wts[i], DK_F32, 1, 1, 67, K, 1);
-    fused_linear_case(t, 1, DK_F32, wts[i], DK_F32, 1, 4, 40, K, 0);
-    fused_linear_case(t, 1, DK_F32, wts[i], DK_F32, 1, 9, 33, kq ? 256 : bq ? 128 : 100, 1);
-  }
+  fused_linear_sweep(t, 1, 4800, 4);
   fused_linear_case(t, 1, DK_F32, DK_F32, DK_F32, 1, 2, 33, 100, 0);      /* K % 8 != 0 */
   fused_linear_case(t, 1, DK_F16, DK_F16, DK_F16, 1, 1, 70, 256, 1);
   fused_linear_case(t, 1, DK_BF16, DK_Q8_0, DK_BF16, 1, 12, 20, 64, 0);
