@@ -356,11 +356,11 @@ DEVKIT_API dk_status dk_matmul(dk_tensor *out, const dk_tensor *a, const dk_tens
 /* out[..., N] = x[..., K] · w[N, K]ᵀ (+ bias[N]); w may be q8_0 or q4_0 */
 DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias);
 /* dk_linear(out, rmsnorm(x, norm_w, eps), w, bias) as one op, with the
- * result of the two calls (the normed x rounded to x's dtype; norm_w may be
- * NULL): a decode step's norm feeds one product, and a GPU can fold it into
- * that product's read of x instead of a launch of its own */
-DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *norm_w, float eps,
-                                       const dk_tensor *w, const dk_tensor *bias);
+ * result of the two calls (the normed x rounded to x's dtype; norm_w and
+ * bias may be NULL): a decode step's norm feeds one product, and a GPU can
+ * fold it into that product's read of x instead of a launch of its own */
+DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *norm_w, const dk_tensor *w,
+                                       const dk_tensor *bias, float eps);
 /* dk_linear(out, swiglu(gate, up), w, bias) as one op, likewise (a SwiGLU
  * MLP's down projection; gate and up of one shape and dtype) */
 DEVKIT_API dk_status dk_swiglu_linear(dk_tensor *out, const dk_tensor *gate, const dk_tensor *up, const dk_tensor *w,
@@ -2975,8 +2975,8 @@ DEVKIT_API dk_status dk_linear(dk_tensor *o, const dk_tensor *x, const dk_tensor
   c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(w); c.t[3] = DK__CAST(bias);
   return dk__dispatch(&c);
 }
-DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *o, const dk_tensor *x, const dk_tensor *norm_w, float eps,
-                                       const dk_tensor *w, const dk_tensor *bias) {
+DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *o, const dk_tensor *x, const dk_tensor *norm_w, const dk_tensor *w,
+                                       const dk_tensor *bias, float eps) {
   dk_call c;
   dk__call_init(&c, DK_OP_RMSNORM_LINEAR);
   c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(norm_w); c.t[3] = DK__CAST(w); c.t[4] = DK__CAST(bias);

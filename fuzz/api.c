@@ -402,7 +402,7 @@ static dk_status fz_run(const fz_call *c, int d) {
     case O_TRANSPOSE: return dk_transpose(o, a, c->i);
     case O_ARGMAX: return dk_argmax(o, a);
     case O_SAMPLE: return dk_sample(o, a, c->f[0], c->i[0], c->f[1], c->u);
-    case O_RMSNORM_LINEAR: return dk_rmsnorm_linear(o, a, b, c->f[0], e, g);
+    case O_RMSNORM_LINEAR: return dk_rmsnorm_linear(o, a, b, e, g, c->f[0]);
     case O_SWIGLU_LINEAR: return dk_swiglu_linear(o, a, b, e, g);
     default: return dk_attention(o, a, b, e, c->f[0], c->i[0]);
   }

@@ -1067,7 +1067,7 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   if (fused) {
     /* one token: q, k and v (and their biases) from one linear, the norm
      * inside it (its one reader) */
-    DK_LLM_TRY(dk_rmsnorm_linear(a->qkv, a->x, L->attn_norm, c->eps, L->wqkv, L->bqkv));
+    DK_LLM_TRY(dk_rmsnorm_linear(a->qkv, a->x, L->attn_norm, L->wqkv, L->bqkv, c->eps));
     q3 = a->fq3; k3 = a->fk3; v3 = a->fv3;
   } else {
     DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->attn_norm, c->eps));
@@ -1103,7 +1103,7 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   {
     dk_tensor *g = a->g, *u = a->u;
     if (T == 1 && L->wgu) {
-      DK_LLM_TRY(dk_rmsnorm_linear(a->gu, a->x, L->ffn_norm, c->eps, L->wgu, NULL));
+      DK_LLM_TRY(dk_rmsnorm_linear(a->gu, a->x, L->ffn_norm, L->wgu, NULL, c->eps));
       g = a->fg; u = a->fu;
     } else {
       DK_LLM_TRY(dk_rmsnorm(a->xn, a->x, L->ffn_norm, c->eps));
@@ -1175,12 +1175,12 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
     if (T == 1) lg = m->logits1;
     else if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg))) goto done;
     else m->logits_all = lg;
-    if ((s = dk_rmsnorm_linear(lg, acts[cur]->x, m->out_norm, c->eps, m->output, NULL))) goto done;
+    if ((s = dk_rmsnorm_linear(lg, acts[cur]->x, m->out_norm, m->output, NULL, c->eps))) goto done;
   } else {
     /* only the last token's logits are needed */
     lg = m->logits1;
     if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) ||
-        (s = dk_rmsnorm_linear(lg, xl, m->out_norm, c->eps, m->output, NULL)))
+        (s = dk_rmsnorm_linear(lg, xl, m->out_norm, m->output, NULL, c->eps)))
       goto done;
   }
   m->pos += T;

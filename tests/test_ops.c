@@ -506,7 +506,7 @@ static void fused_linear_case(dkt *t, int swiglu, dk_dtype xdt, dk_dtype wdt, dk
       DKT_OK(t, dk_swiglu_linear(o, x, g, w, b));
       DKT_OK(t, dk_swiglu(xn, x, g));
     } else {
-      DKT_OK(t, dk_rmsnorm_linear(o, x, g, eps, w, b));
+      DKT_OK(t, dk_rmsnorm_linear(o, x, g, w, b, eps));
       DKT_OK(t, dk_rmsnorm(xn, x, g, eps));
     }
     DKT_OK(t, dk_linear(o2, xn, w, b));
@@ -598,15 +598,15 @@ DKT_TEST(ops_rmsnorm_linear_refusals, 0) {
   if (x && w && w32 && g && g32 && b8 && o) {
     void *before = malloc(dk_tensor_nbytes(o)), *after = malloc(dk_tensor_nbytes(o));
     DKT_OK(t, dk_tensor_download(o, before, dk_tensor_nbytes(o)));
-    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g32, 1e-5f, w, NULL), DK_ERR_SHAPE);
+    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g32, w, NULL, 1e-5f), DK_ERR_SHAPE);
     DKT_MSG_HAS(t, "'norm_w' must hold one value per element of the last dim of 'x' (64)");
-    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, 1e-5f, w32, NULL), DK_ERR_SHAPE);
+    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, w32, NULL, 1e-5f), DK_ERR_SHAPE);
     DKT_MSG_HAS(t, "the second dim of 'w' (32)");
-    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, 1e-5f, w, b8), DK_ERR_SHAPE);
+    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, w, b8, 1e-5f), DK_ERR_SHAPE);
     DKT_MSG_HAS(t, "'bias' must be 1-D [N=16]");
-    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, -1.0f, w, NULL), DK_ERR_INVALID);
+    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, w, NULL, -1.0f), DK_ERR_INVALID);
     DKT_MSG_HAS(t, "eps must be a finite value >= 0");
-    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, 1e-5f, x, NULL), DK_ERR_SHAPE);
+    DKT_REFUSED(t, dk_rmsnorm_linear(o, x, g, x, NULL, 1e-5f), DK_ERR_SHAPE);
     DKT_MSG_HAS(t, "dk_rmsnorm_linear");
     /* swiglu_linear: up must match the gate */
     DKT_REFUSED(t, dk_swiglu_linear(o, x, g, w, NULL), DK_ERR_SHAPE);

@@ -203,7 +203,7 @@ static void check_ops(void) {
         O = make(d, t, 2, os, "O");
         OKS(dk_linear(O, X, W, m & 1 ? bias : NULL));
         /* the norm folded in (DEVKIT_CUDA_FUSED_GEMV=1: dk_gemv2n_*, its norm weight checked) */
-        OKS(dk_rmsnorm_linear(O, X, m & 2 ? NULL : w, 1e-5f, W, m & 1 ? bias : NULL));
+        OKS(dk_rmsnorm_linear(O, X, m & 2 ? NULL : w, W, m & 1 ? bias : NULL, 1e-5f));
         OKS(dk_swiglu_linear(O, X, X, W, m & 1 ? bias : NULL));
         dk_tensor_free(X); dk_tensor_free(O);
       }
