@@ -482,7 +482,8 @@ static void dk__cpu_dequant_row(dk_dtype dt, const void *row, int64_t k0, int64_
  * malloc per row. A thread-specific key (not plain TLS) frees them when the
  * thread exits, pool worker or user thread alike. */
 /* slots 0-3 for tasks, 4-5 for an op's own buffers that its tasks (run
- * on the calling thread too) must not clobber */
+ * on the calling thread too) must not clobber, 6 for the rows a fused
+ * linear's first op hands to dk__cpu_linear (which uses 0-5) */
 #define DK__CPU_SLOTS 7
 typedef struct { float *p[DK__CPU_SLOTS]; size_t n[DK__CPU_SLOTS]; } dk__cpu_scratch_t;
 static pthread_key_t dk__cpu_key;

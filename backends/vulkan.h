@@ -251,9 +251,9 @@ typedef struct {
   dk_status pending;
   char pending_msg[1024];
   int lost;
-  /* device scratch (attention's split records, dk_rmsnorm_linear's normed
-   * rows), bound through a tensor header so hazards are tracked like any
-   * operand's */
+  /* device scratch (attention's split records; the first op's rows of
+   * dk_rmsnorm_linear and dk_swiglu_linear), bound through a tensor header
+   * so hazards are tracked like any operand's */
   dk_storage part_st;
   dk_tensor part_t;
   /* dk_profile's timestamps: a query pool made on first use, reset by the
