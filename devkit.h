@@ -2123,6 +2123,12 @@ static dk_status dk__check_vec_param(dk_call *c, int k, int64_t n) {
   return DK_OK;
 }
 
+static dk_status dk__want_eps(dk_call *c) {
+  if (!(c->f[0] >= 0.0f) || !isfinite(c->f[0]))
+    return dk__op_error(c, DK_ERR_INVALID, "", "eps must be a finite value >= 0, got %g", (double)c->f[0]);
+  return DK_OK;
+}
+
 static dk_status dk__check_norm(dk_call *c) {
   dk_status s;
   if ((s = dk__check_unary(c)) || (s = dk__want_ndim_min(c, 1, 1))) return s;
@@ -2130,9 +2136,7 @@ static dk_status dk__check_norm(dk_call *c) {
   if (c->op == DK_OP_LAYERNORM && (s = dk__check_vec_param(c, 3, dk__last(c->t[1])))) return s;
   if (c->op == DK_OP_LAYERNORM && c->t[2] && c->t[3] && c->t[2]->dtype != c->t[3]->dtype)
     return dk__want_same_dtype(c, 2, 3);
-  if (!(c->f[0] >= 0.0f) || !isfinite(c->f[0]))
-    return dk__op_error(c, DK_ERR_INVALID, "", "eps must be a finite value >= 0, got %g", (double)c->f[0]);
-  return DK_OK;
+  return dk__want_eps(c);
 }
 
 static dk_status dk__check_softmax(dk_call *c) {
@@ -2219,9 +2223,7 @@ static dk_status dk__check_swiglu_linear(dk_call *c) {
 static dk_status dk__check_rmsnorm_linear(dk_call *c) {
   dk_status s;
   if ((s = dk__check_linear_at(c, 3)) || (s = dk__check_vec_param(c, 2, dk__last(c->t[1])))) return s;
-  if (!(c->f[0] >= 0.0f) || !isfinite(c->f[0]))
-    return dk__op_error(c, DK_ERR_INVALID, "", "eps must be a finite value >= 0, got %g", (double)c->f[0]);
-  return DK_OK;
+  return dk__want_eps(c);
 }
 
 static dk_status dk__check_embedding(dk_call *c) {

@@ -238,11 +238,9 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
  * alternating pairs, ratio median 1.32; q4_K, q5_K and Q4_K_M 1.05-1.36).
  * Rows are consecutive, so past a row's end is the next row's start. */
 #define DK__KAHEAD 1536
-#define DK__KPREFETCH(T)                                                       \
+#define DK__KPREFETCH                                                          \
   {                                                                            \
-    const size_t bb = T == DK_Q6_K ? sizeof(dk_block_q6_K) : T == DK_Q2_K ? sizeof(dk_block_q2_K) \
-                      : T == DK_Q3_K ? sizeof(dk_block_q3_K) : T == DK_Q4_K ? sizeof(dk_block_q4_K) \
-                      : sizeof(dk_block_q5_K);                                 \
+    const size_t bb = wrow / (size_t)nsb;   /* the super-block's bytes */    \
     const char *pf = wr + (size_t)sb * bb + DK__KAHEAD;                        \
     _mm_prefetch(pf, _MM_HINT_T0); _mm_prefetch(pf + 64, _MM_HINT_T0);         \
     _mm_prefetch(pf + 128, _MM_HINT_T0); if (bb > 192) _mm_prefetch(pf + 192, _MM_HINT_T0); \
@@ -259,7 +257,7 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
       __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();           \
       for (sb = 0; sb < nsb; sb++) {                                           \
         const dk__cpu_q8k *x = xk + m * nsb + sb;                              \
-        DK__KPREFETCH(T)                                                       \
+        DK__KPREFETCH                                                          \
         if (T == DK_Q6_K) DK__Q6K_SB                                           \
         else if (T == DK_Q2_K || T == DK_Q3_K) DK__K23_SB(T)                   \
         else DK__K45_SB(T)                                                     \

@@ -3425,7 +3425,7 @@ static dk_status dk_vk_fused_linear(dk_vk_device *d, const dk_call *c) {
   dk_tensor xn;
   dk_call fc, lc;
   dk_status s;
-  if ((s = dk_vk_scratch(d, (VkDeviceSize)dk_tensor_nbytes(c->t[1]) + 4, &scr)) != DK_OK) return s;
+  if ((s = dk_vk_scratch(d, (VkDeviceSize)dk_tensor_nbytes(c->t[1]), &scr)) != DK_OK) return s;
   dk__fused_linear_split(c, scr->st, 0, &xn, &fc, &lc);
   if ((s = dk_vk_op(&fc)) != DK_OK) return s;
   return dk_vk_op(&lc);

@@ -619,14 +619,12 @@ static void fz_op(void) {
          * and the replicas may then differ, so they go */
         int ws = c.op == O_LINEAR ? c.s[2] : c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR ? c.s[3] : -1;
         int q8 = ws >= 0 && fz_s[ws].r[0] && dk_dtype_is_quant(dk_tensor_dtype(fz_s[ws].r[0]));
-        if (!loose && (!odd || exact_rule)) {
+        int compared = !loose && (!odd || exact_rule);
+        if (compared)
           fz_compare(o, c.op == O_SAMPLE || c.op == O_ARGMAX ? (int)dk_tensor_dim(fz_s[c.s[1]].r[0], -1) : 0, q8 ? 0.1 : 0);
-          if (q8)
-            for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_drop(k);
-        } else {
-          /* not compared, so the replicas may differ from here on */
+        /* not compared, or only loosely: the replicas may differ from here on */
+        if (!compared || q8)
           for (k = 0; k < NSLOT; k++) if (fz_s[k].r[0] && fz_s[k].group == grp) fz_drop(k);
-        }
       }
     } else {
       fz_check_untouched(-1);
