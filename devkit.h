@@ -234,6 +234,41 @@ DEVKIT_API dk_status   dk_profile(int on);
 DEVKIT_API size_t      dk_profile_report(char *buf, size_t len);
 DEVKIT_API void        dk_profile_reset(void);
 
+/* ---- record and replay ---------------------------------------------------
+ * A decode step is the same ops on the same tensors every token; only what
+ * the tensors hold changes. dk_graph_begin(d) starts a recording on device
+ * d: every op on d from then until dk_graph_end(d) is checked as usual and
+ * recorded, and does not run. dk_graph_replay runs the recorded ops in order,
+ * on the tensors they were given, with whatever those hold at the time
+ * (upload the step's token ids or positions between replays), as often as
+ * wanted; dk_graph_free frees it.
+ *   - While d records, nothing else may touch it: an upload to, a download
+ *     from, dk_sync of, dk_to or dk_copy_to to or from d is DK_ERR_INVALID.
+ *     Ops on other devices run as usual. dk_slice uploads, so it cannot be
+ *     recorded. An op refused by its checks is not recorded (its error is
+ *     returned as ever) and the recording goes on.
+ *   - The graph holds the memory of every tensor it uses until it is freed:
+ *     freeing a tensor (or a view made for one call) after recording is fine.
+ *   - The same values of every parameter are used at each replay; a step
+ *     whose parameters change (an attention over a growing cache) needs its
+ *     varying part outside the graph, or a graph per shape.
+ *   - After dk_shutdown a graph is stale: replaying it is DK_ERR_INVALID, and
+ *     dk_graph_free still frees it.
+ * How each backend replays (dk_graph_native says which): Vulkan submits a
+ * command buffer recorded once (where the driver has push descriptors);
+ * the CPU re-runs the ops (their checks were done once, when recorded), and
+ * so does every backend without a recording of its own, or with profiling
+ * on (each op is then timed on its own). */
+typedef struct dk_graph dk_graph;
+DEVKIT_API dk_status   dk_graph_begin(dk_device d);
+DEVKIT_API dk_status   dk_graph_end(dk_device d, dk_graph **out);
+DEVKIT_API dk_status   dk_graph_replay(dk_graph *g);
+DEVKIT_API void        dk_graph_free(dk_graph *g);
+DEVKIT_API int         dk_graph_ops(const dk_graph *g);    /* ops recorded */
+/* 1 when g replays as one recording of the backend's own (Vulkan: a command
+ * buffer, submitted whole), 0 when the core re-runs its calls */
+DEVKIT_API int         dk_graph_native(const dk_graph *g);
+
 /* ---- errors ----------------------------------------------------------- */
 typedef void (*dk_error_handler)(dk_status status, const char *message, void *user);
 DEVKIT_API const char *dk_status_name(dk_status s);
@@ -651,6 +686,19 @@ typedef struct dk_backend_impl {
   int (*prof_mark)(dk_device d);
   double (*prof_elapsed)(dk_device d, int a, int b);
   void (*prof_reset)(dk_device d);
+  /* optional, for dk_graph: the backend records a graph's ops itself (a
+   * reusable command buffer, a CUDA graph). graph_begin(d) sends the ops
+   * that follow on d into a new recording rather than the device's queue
+   * and returns it (NULL: none this time; the core then keeps the calls
+   * only); graph_end closes it (on failure the core drops it and re-runs
+   * the calls); graph_replay queues it after the work queued so far;
+   * graph_free frees it once the device is done with it, or with gone = 1
+   * only its host memory (the device went with dk_shutdown). Called under
+   * the device's lock, except graph_free with gone = 1. */
+  void *(*graph_begin)(dk_device d);
+  dk_status (*graph_end)(dk_device d, void *h);
+  dk_status (*graph_replay)(dk_device d, void *h);
+  void (*graph_free)(dk_device d, void *h, int gone);
 } dk_backend_impl;
 
 #define DK_BIT(t) (1u << (t))
@@ -927,6 +975,7 @@ typedef struct {
   int physical, slot;
   uint64_t bytes;         /* held in tensors (atomic) */
   pthread_mutex_t lock;   /* serializes calls on this device */
+  dk_graph *rec;          /* the graph being recorded on it (under lock) */
 } dk__devslot;
 
 typedef struct {
@@ -1111,6 +1160,7 @@ static void dk__storage_device_release(dk_storage *st, int locked);
 
 static void dk__prof_synced(dk_device d);
 static void dk__prof_at_shutdown(void);
+static void dk__graph_release(dk_graph *g);
 
 DEVKIT_API void dk_shutdown(void) {
   int b, i;
@@ -1129,7 +1179,12 @@ DEVKIT_API void dk_shutdown(void) {
     dk__backend_reg *r = &dk__reg[b];
     if (!dk__ready[b]) continue;
     if (r->impl && r->impl->close_all) r->impl->close_all();
-    for (i = 0; i < r->count; i++) pthread_mutex_destroy(&r->dev[i].lock);
+    for (i = 0; i < r->count; i++) {
+      /* a recording never ended cannot be ended by the next kit */
+      if (r->dev[i].rec) dk__graph_release(r->dev[i].rec);
+      r->dev[i].rec = NULL;
+      pthread_mutex_destroy(&r->dev[i].lock);
+    }
     r->count = 0;
     __atomic_store_n(&dk__ready[b], 0, __ATOMIC_RELEASE);
   }
@@ -1291,11 +1346,20 @@ DEVKIT_API dk_status dk_device_best(dk_device *out) {
 static void dk__lock(dk_device d) { pthread_mutex_lock(&dk__reg[d.backend].dev[d.index].lock); }
 static void dk__unlock(dk_device d) { pthread_mutex_unlock(&dk__reg[d.backend].dev[d.index].lock); }
 
+/* while d records a graph, only ops may be issued on it (dk_graph_begin) */
+static dk_status dk__recording(const char *what, dk_device d) {
+  if (!__atomic_load_n(&dk__reg[d.backend].dev[d.index].rec, __ATOMIC_ACQUIRE)) return DK_OK;
+  return dk__error(DK_ERR_INVALID, "%s: %s is recording a graph (dk_graph_begin), and a recording holds ops only; "
+                   "end it with dk_graph_end first (a step's inputs are uploaded between dk_graph_replay calls)", what,
+                   dk_device_name(d));
+}
+
 DEVKIT_API dk_status dk_sync(dk_device d) {
   dk_status s;
   if (!dk__device_valid(d)) return dk__no_device("dk_sync", d);
   dk__lock(d);
-  s = dk__reg[d.backend].impl->sync(d);
+  s = dk__recording("dk_sync", d);
+  if (s == DK_OK) s = dk__reg[d.backend].impl->sync(d);
   if (s == DK_OK) dk__prof_synced(d);
   dk__unlock(d);
   return s;
@@ -1783,7 +1847,8 @@ DEVKIT_API dk_status dk_tensor_upload(dk_tensor *t, const void *src, size_t nbyt
   if ((s = dk__check_transfer_len("dk_tensor_upload", t, nbytes)) != DK_OK) return s;
   if (!nbytes) return DK_OK;
   dk__lock(t->device);
-  s = dk__reg[t->device.backend].impl->upload(t->st, t->offset, src, nbytes);
+  if ((s = dk__recording("dk_tensor_upload", t->device)) == DK_OK)
+    s = dk__reg[t->device.backend].impl->upload(t->st, t->offset, src, nbytes);
   dk__unlock(t->device);
   return s;
 }
@@ -1802,7 +1867,8 @@ DEVKIT_API dk_status dk_tensor_upload_range(dk_tensor *t, size_t offset, const v
                      t->name, offset, offset, nbytes, have);
   if (!nbytes) return DK_OK;
   dk__lock(t->device);
-  s = dk__reg[t->device.backend].impl->upload(t->st, t->offset + offset, src, nbytes);
+  if ((s = dk__recording("dk_tensor_upload_range", t->device)) == DK_OK)
+    s = dk__reg[t->device.backend].impl->upload(t->st, t->offset + offset, src, nbytes);
   dk__unlock(t->device);
   return s;
 }
@@ -1813,8 +1879,9 @@ DEVKIT_API dk_status dk_tensor_download(const dk_tensor *t, void *dst, size_t nb
   DK__CHECK_LIVE("dk_tensor_download", NULL, t);
   if ((s = dk__check_transfer_len("dk_tensor_download", t, nbytes)) != DK_OK) return s;
   dk__lock(t->device);
-  s = nbytes ? dk__reg[t->device.backend].impl->download(t->st, t->offset, dst, nbytes)
-             : dk__reg[t->device.backend].impl->sync(t->device);
+  if ((s = dk__recording("dk_tensor_download", t->device)) != DK_OK) {}
+  else if (nbytes) s = dk__reg[t->device.backend].impl->download(t->st, t->offset, dst, nbytes);
+  else s = dk__reg[t->device.backend].impl->sync(t->device);
   if (s == DK_OK) dk__prof_synced(t->device);
   dk__unlock(t->device);
   return s;
@@ -2842,6 +2909,8 @@ static void dk__fused_linear_split(const dk_call *c, dk_storage *st, size_t off,
   lin->t[0] = c->t[0]; lin->t[1] = xn; lin->t[2] = c->t[3]; lin->t[3] = c->t[4]; lin->t[4] = NULL;
 }
 
+static dk_status dk__graph_add(const dk_backend_impl *impl, dk_graph *g, dk_call *c);
+
 static dk_status dk__dispatch(dk_call *c) {
   const dk__opinfo *oi = &dk__ops[c->op];
   const dk_backend_impl *impl;
@@ -2906,11 +2975,188 @@ static dk_status dk__dispatch(dk_call *c) {
     if (dk__numel(c->t[i]->ndim, c->t[i]->shape)) break;
   if (i == oi->n_out) return DK_OK;
   dk__lock(d);
-  dk__cur_call = c;
-  s = dk__run_op(impl, c);
-  dk__cur_call = NULL;
+  if (dk__reg[d.backend].dev[d.index].rec) {
+    s = dk__graph_add(impl, dk__reg[d.backend].dev[d.index].rec, c);
+  } else {
+    dk__cur_call = c;
+    s = dk__run_op(impl, c);
+    dk__cur_call = NULL;
+  }
   dk__unlock(d);
   return s;
+}
+
+/* ---- record and replay ------------------------------------------------------
+ * A graph is the checked calls, each with copies of its operands' headers
+ * (the caller's may be freed, views especially) that hold a reference on
+ * their storage, so the memory every call uses outlives the caller's
+ * tensors. Replay hands the calls to the backend as dk__dispatch would. */
+#define DK__GRAPH_LIVE 0x68707267u    /* "grph" */
+struct dk_graph {
+  uint32_t magic, gen;
+  dk_device dev;
+  int n, cap;
+  dk_call *calls;
+  void *native;       /* the backend's own recording (graph_begin), or NULL */
+  int native_broken;  /* an op failed into it: dropped at dk_graph_end */
+};
+
+static void dk__graph_drop_call(dk_call *k) {
+  int j;
+  for (j = 0; j < DK_MAX_OPERANDS; j++)
+    if (k->t[j]) {
+      dk__storage_release(k->t[j]->st);
+      free(k->t[j]);
+      k->t[j] = NULL;
+    }
+}
+
+/* the native recording goes first: it may wait for the device to finish
+ * with memory the calls' references keep */
+static void dk__graph_drop_native(dk_graph *g, int gone) {
+  if (g->native) dk__reg[g->dev.backend].impl->graph_free(g->dev, g->native, gone);
+  g->native = NULL;
+}
+
+static void dk__graph_release(dk_graph *g) {
+  int i, gone = g->gen != __atomic_load_n(&dk__gen, __ATOMIC_RELAXED) || !dk__device_valid(g->dev);
+  if (g->native && !gone) {
+    dk__lock(g->dev);
+    dk__graph_drop_native(g, 0);
+    dk__unlock(g->dev);
+  }
+  dk__graph_drop_native(g, 1);
+  for (i = 0; i < g->n; i++) dk__graph_drop_call(&g->calls[i]);
+  free(g->calls);
+  g->magic = 0;
+  free(g);
+}
+
+/* under the device's lock: keep the call, and with a native recording
+ * have the backend record it there */
+static dk_status dk__graph_add(const dk_backend_impl *impl, dk_graph *g, dk_call *c) {
+  dk_call *k;
+  dk_status s;
+  int j;
+  if (g->n == g->cap) {
+    int cap = g->cap ? 2 * g->cap : 64;
+    dk_call *nc = (dk_call *)realloc(g->calls, sizeof *nc * (size_t)cap);
+    if (!nc) return dk__op_error(c, DK_ERR_OUT_OF_MEMORY, "", "out of host memory for the graph being recorded");
+    g->calls = nc;
+    g->cap = cap;
+  }
+  k = &g->calls[g->n];
+  *k = *c;
+  for (j = 0; j < DK_MAX_OPERANDS; j++) {
+    if (!c->t[j]) continue;
+    if (!(k->t[j] = (dk_tensor *)malloc(sizeof *k->t[j]))) {
+      while (j-- > 0)
+        if (k->t[j]) { dk__storage_release(k->t[j]->st); free(k->t[j]); }
+      return dk__op_error(c, DK_ERR_OUT_OF_MEMORY, "", "out of host memory for the graph being recorded");
+    }
+    *k->t[j] = *c->t[j];
+    k->t[j]->qnext = NULL;
+    __atomic_add_fetch(&k->t[j]->st->refs, 1, __ATOMIC_ACQ_REL);
+  }
+  if (g->native && !g->native_broken) {
+    dk__cur_call = k;
+    s = impl->ops[k->op](k);
+    dk__cur_call = NULL;
+    if (s != DK_OK) {
+      /* part of the op may be in the recording: it is dropped at the end,
+       * and the op's error is the caller's */
+      g->native_broken = 1;
+      dk__graph_drop_call(k);
+      return s;
+    }
+  }
+  g->n++;
+  return DK_OK;
+}
+
+DEVKIT_API dk_status dk_graph_begin(dk_device d) {
+  dk__devslot *ds;
+  dk_graph *g;
+  if (!dk__device_valid(d)) return dk__no_device("dk_graph_begin", d);
+  if (!(g = (dk_graph *)calloc(1, sizeof *g))) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_graph_begin: out of host memory");
+  g->magic = DK__GRAPH_LIVE;
+  g->gen = __atomic_load_n(&dk__gen, __ATOMIC_RELAXED);
+  g->dev = d;
+  ds = &dk__reg[d.backend].dev[d.index];
+  dk__lock(d);
+  if (ds->rec) {
+    dk__unlock(d);
+    free(g);
+    return dk__error(DK_ERR_INVALID, "dk_graph_begin: %s is already recording a graph; end that one with dk_graph_end",
+                     dk_device_name(d));
+  }
+  /* profiled ops are timed one by one, so a profiled recording is kept as
+   * calls only */
+  if (dk__reg[d.backend].impl->graph_begin && !dk__prof_enabled()) g->native = dk__reg[d.backend].impl->graph_begin(d);
+  __atomic_store_n(&ds->rec, g, __ATOMIC_RELEASE);
+  dk__unlock(d);
+  return DK_OK;
+}
+
+DEVKIT_API dk_status dk_graph_end(dk_device d, dk_graph **out) {
+  dk__devslot *ds;
+  dk_graph *g;
+  if (!out) return dk__error(DK_ERR_INVALID, "dk_graph_end: out is NULL");
+  *out = NULL;
+  if (!dk__device_valid(d)) return dk__no_device("dk_graph_end", d);
+  ds = &dk__reg[d.backend].dev[d.index];
+  dk__lock(d);
+  g = ds->rec;
+  __atomic_store_n(&ds->rec, NULL, __ATOMIC_RELEASE);
+  if (g && g->native && (g->native_broken || dk__reg[d.backend].impl->graph_end(d, g->native) != DK_OK))
+    dk__graph_drop_native(g, 0);   /* the calls remain, and are re-run */
+  dk__unlock(d);
+  if (!g) return dk__error(DK_ERR_INVALID, "dk_graph_end: %s is not recording (start with dk_graph_begin)", dk_device_name(d));
+  *out = g;
+  return DK_OK;
+}
+
+static dk_status dk__graph_usable(const char *what, const dk_graph *g) {
+  if (!g) return dk__error(DK_ERR_INVALID, "%s: the graph is NULL", what);
+  if (g->magic != DK__GRAPH_LIVE) return dk__error(DK_ERR_INVALID, "%s: not a graph (freed already?)", what);
+  if (g->gen != __atomic_load_n(&dk__gen, __ATOMIC_RELAXED))
+    return dk__error(DK_ERR_INVALID, "%s: the graph was recorded on %s before dk_shutdown, which released its device; "
+                     "record it again", what, dk_device_name(g->dev));
+  return DK_OK;
+}
+
+DEVKIT_API dk_status dk_graph_replay(dk_graph *g) {
+  const dk_backend_impl *impl;
+  dk_status s;
+  int i;
+  if ((s = dk__graph_usable("dk_graph_replay", g)) != DK_OK) return s;
+  if (!dk__device_valid(g->dev)) return dk__no_device("dk_graph_replay", g->dev);
+  impl = dk__reg[g->dev.backend].impl;
+  dk__lock(g->dev);
+  if ((s = dk__recording("dk_graph_replay", g->dev)) != DK_OK) {}
+  else if (g->native && !dk__prof_enabled()) s = impl->graph_replay(g->dev, g->native);
+  else
+    for (i = 0; i < g->n && s == DK_OK; i++) {
+      dk__cur_call = &g->calls[i];
+      s = dk__run_op(impl, &g->calls[i]);
+      dk__cur_call = NULL;
+    }
+  dk__unlock(g->dev);
+  return s;
+}
+
+DEVKIT_API int dk_graph_ops(const dk_graph *g) { return g && g->magic == DK__GRAPH_LIVE ? g->n : 0; }
+DEVKIT_API int dk_graph_native(const dk_graph *g) { return g && g->magic == DK__GRAPH_LIVE && g->native; }
+
+DEVKIT_API void dk_graph_free(dk_graph *g) {
+  if (!g) return;
+  if (g->magic != DK__GRAPH_LIVE) {
+    dk__error(DK_ERR_INVALID, "dk_graph_free: not a graph (freed already?)");
+    return;
+  }
+  /* after dk_shutdown the storages' device memory is gone already, and
+   * releasing them frees only their records (as dk_tensor_free does) */
+  dk__graph_release(g);
 }
 
 /* ---- the public op functions: pack the call, dispatch ------------------- */
@@ -3195,10 +3441,11 @@ static dk_status dk__staged_copy(dk_storage *dst, size_t doff, dk_storage *src, 
   return s;
 }
 
-static dk_status dk__transfer(dk_tensor *dst, const dk_tensor *src) {
+static dk_status dk__transfer(const char *what, dk_tensor *dst, const dk_tensor *src) {
   dk_backend sb = src->device.backend, db = dst->device.backend;
   size_t n = dk_tensor_nbytes(src);
   dk_status s;
+  if ((s = dk__recording(what, src->device)) != DK_OK || (s = dk__recording(what, dst->device)) != DK_OK) return s;
   if (!n) return DK_OK;
   if (sb == db) {
     /* the backend orders the copy after the source's pending work */
@@ -3254,7 +3501,7 @@ DEVKIT_API dk_status dk_copy_to(dk_tensor *dst, const dk_tensor *src) {
     if (dst->offset == src->offset) return DK_OK;
     return dk__error(DK_ERR_INVALID, "dk_copy_to: '%s' and '%s' overlap", dst->name, src->name);
   }
-  s = dk__transfer(dst, src);
+  s = dk__transfer("dk_copy_to", dst, src);
   return s;
 }
 
@@ -3268,8 +3515,9 @@ DEVKIT_API dk_status dk_to_at(const dk_tensor *src, dk_device d, const char *sit
   if (!dk__device_valid(d)) return dk__no_device("dk_to", d);
   if (!dk_tensor_is_contiguous(src))
     return dk__error(DK_ERR_SHAPE, "dk_to: '%s' is a strided view; dk_copy it into a contiguous tensor first", src->name);
+  if ((s = dk__recording("dk_to", src->device)) != DK_OK || (s = dk__recording("dk_to", d)) != DK_OK) return s;
   if ((s = dk_tensor_new_at(d, src->dtype, src->ndim, src->shape, src->name, site, &t)) != DK_OK) return s;
-  if ((s = dk__transfer(t, src)) != DK_OK) { dk_tensor_free(t); return s; }
+  if ((s = dk__transfer("dk_to", t, src)) != DK_OK) { dk_tensor_free(t); return s; }
   *out = t;
   return DK_OK;
 }

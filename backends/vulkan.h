@@ -108,7 +108,7 @@
   X(BindBufferMemory) X(CreateShaderModule) X(DestroyShaderModule)                              \
   X(CreateDescriptorSetLayout) X(DestroyDescriptorSetLayout) X(CreatePipelineLayout)            \
   X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) X(CreateCommandPool)    \
-  X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)     \
+  X(DestroyCommandPool) X(AllocateCommandBuffers) X(FreeCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)     \
   X(ResetCommandBuffer) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch)                   \
   X(CmdPipelineBarrier) X(CmdCopyBuffer) X(QueueSubmit) X(DeviceWaitIdle) X(CreateFence)        \
   X(DestroyFence) X(ResetFences) X(WaitForFences) X(GetFenceStatus) X(CreateDescriptorPool)     \
@@ -173,6 +173,7 @@ typedef struct {
   VkDescriptorPool dpool;         /* without push descriptors */
   uint64_t serial;
   int state;                      /* 0 free, 1 recording, 2 submitted */
+  int status_fi;                  /* whose status words its checks use: its own, or a graph's (DK_VK_FRAMES) */
   VkDeviceSize ring_end;
   int ndispatch, nchecks;
   VkPipeline bound;
@@ -232,12 +233,15 @@ typedef struct {
   int pcache_new;                 /* pipelines made since: save at close */
   /* execution */
   VkCommandPool pool;
-  dk_vk_frame frames[DK_VK_FRAMES];
+  dk_vk_frame frames[DK_VK_FRAMES + 1];   /* the last: a graph being recorded (dk_vk_graph) */
   int rec;                        /* frame being recorded, or -1 */
   int last;                       /* frame most recently begun */
   uint64_t next_serial, done;
   dk_vk_span rd[DK_VK_SPANS], wr[DK_VK_SPANS];
   int nrd, nwr;
+  int full_barrier;               /* the next command waits for everything before it (after a graph) */
+  struct dk_vk_graph *grec;       /* the graph being recorded, or NULL */
+  uint64_t gcheck;                /* serial of the last replay that uses the graphs' status words */
   int batch;
   int hold;                       /* > 0: a full batch waits (one ring chunk stays in one frame) */
   /* staging ring, status buffer, a tiny buffer for empty bindings */
@@ -1051,11 +1055,11 @@ static void dk_vk_give_back_deferred(dk_vk_device *d) {
 
 /* the fence of f has signaled */
 static void dk_vk_complete(dk_vk_device *d, dk_vk_frame *f) {
-  int i, fi = (int)(f - d->frames);
+  int i;
   if (f->serial > d->done) d->done = f->serial;
   if (f->ring_end > d->ring_tail) d->ring_tail = f->ring_end;
   for (i = 0; i < f->nchecks; i++) {
-    const uint32_t *st = (const uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + (size_t)i) * 16);
+    const uint32_t *st = (const uint32_t *)(d->status->map + ((size_t)f->status_fi * DK_VK_CHECKS + (size_t)i) * 16);
     if (st[0] && d->pending == DK_OK) {
       const dk_vk_check *k = &f->checks[i];
       d->pending = DK_ERR_INVALID;
@@ -1125,6 +1129,7 @@ static dk_status dk_vk_begin(dk_vk_device *d) {
   if ((r = d->fn.BeginCommandBuffer(f->cmd, &bi)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkBeginCommandBuffer");
   f->serial = d->next_serial++;
   f->state = 1;
+  f->status_fi = i;
   f->ndispatch = 0;
   f->nchecks = 0;
   f->bound = VK_NULL_HANDLE;
@@ -1138,7 +1143,8 @@ static dk_status dk_vk_submit(dk_vk_device *d) {
   VkMemoryBarrier mb;
   VkSubmitInfo si;
   VkResult r;
-  if (d->rec < 0) return DK_OK;
+  /* a graph's recording is submitted by its replays only */
+  if (d->rec < 0 || d->grec) return DK_OK;
   f = &d->frames[d->rec];
   /* device writes become visible to the host once the fence signals */
   memset(&mb, 0, sizeof mb);
@@ -1193,7 +1199,7 @@ static int dk_vk_overlaps(const dk_vk_span *list, int n, const dk_vk_span *x) {
  * writes what an earlier one read or wrote, since the last barrier */
 static void dk_vk_hazard(dk_vk_device *d, VkCommandBuffer cmd, const dk_vk_span *rd, int nrd, const dk_vk_span *wr,
                          int nwr) {
-  int i, need = d->nrd + nrd > DK_VK_SPANS || d->nwr + nwr > DK_VK_SPANS;
+  int i, need = d->full_barrier || d->nrd + nrd > DK_VK_SPANS || d->nwr + nwr > DK_VK_SPANS;
   for (i = 0; i < nrd && !need; i++) need = dk_vk_overlaps(d->wr, d->nwr, &rd[i]);
   for (i = 0; i < nwr && !need; i++) need = dk_vk_overlaps(d->wr, d->nwr, &wr[i]) || dk_vk_overlaps(d->rd, d->nrd, &wr[i]);
   if (need) {
@@ -1207,6 +1213,7 @@ static void dk_vk_hazard(dk_vk_device *d, VkCommandBuffer cmd, const dk_vk_span 
                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL,
                              0, NULL);
     d->nrd = d->nwr = 0;
+    d->full_barrier = 0;
   }
   for (i = 0; i < nrd; i++) d->rd[d->nrd++] = rd[i];
   for (i = 0; i < nwr; i++) d->wr[d->nwr++] = wr[i];
@@ -1402,9 +1409,11 @@ static dk_status dk_vk_arg_t(dk_vk_device *d, dk_vk_args *a, int slot, const dk_
   return dk_vk_arg(d, a, slot, t, 0, dk_vk_extent(t), write, dk_vk_unit(t->dtype), elem, role);
 }
 
+static void dk_vk_graph_touch(dk_vk_device *d, dk_vk_args *a);
 static void dk_vk_touch(dk_vk_device *d, dk_vk_args *a) {
   int i;
   uint64_t serial = d->frames[d->rec].serial;
+  if (d->grec) { dk_vk_graph_touch(d, a); return; }   /* used when replayed */
   for (i = 0; i < a->nmem; i++) a->mem[i]->last_use = serial;
 }
 
@@ -1521,6 +1530,9 @@ static dk_status dk_vk_ring_alloc(dk_vk_device *d, VkDeviceSize n, VkDeviceSize 
     if (r != VK_SUCCESS) return dk_vk_fail(d, r, "creating the staging buffer");
     d->ring_head = d->ring_tail = 0;
   }
+  /* a graph holds ops only (the core refuses transfers while recording), so
+   * this is a bug, not a wait: the loop below would never end */
+  if (d->grec) return dk__error(DK_ERR_BACKEND, "vulkan: staging memory asked for while recording a graph");
   size = d->ring->size;
   n = dk_vk_round(n, d->ph->align);
   for (;;) {
@@ -1865,6 +1877,185 @@ static void dk_vk_release(dk_storage *st) {
   }
   free(m->seg);
   free(m);
+}
+
+/* ==== graphs: a reusable command buffer ====================================
+ * dk_graph on Vulkan: the ops of a recording go into a command buffer of
+ * the graph's own, recorded as in any frame (the frame slot past the ring,
+ * frames[DK_VK_FRAMES]) and never submitted by the batching; a replay
+ * submits that buffer under the next ring frame's fence and serial, so
+ * retiring, deferred frees and the checks' reports work as for any frame.
+ * The buffer opens with a full barrier (it runs after whatever was queued
+ * before it) and the command after a replay waits for all of it. Needs push
+ * descriptors (descriptor sets from a frame's pool die with the frame);
+ * without them the core re-runs the calls. */
+typedef struct { dk_storage st; dk_tensor t; } dk_vk_scr;
+typedef struct dk_vk_graph {
+  VkCommandBuffer cmd;
+  uint64_t last;                    /* serial of its latest replay; 0 before the first */
+  int nchecks;
+  dk_vk_check *checks;              /* as a frame's, in the status words of frames[DK_VK_FRAMES] */
+  dk_vk_mem **mems;                 /* what its commands touch: their last use is each replay */
+  int nmem, capmem;
+  dk_vk_scr **scr;                  /* device scratch made for its ops (dk_vk_scratch) */
+  int nscr, capscr;
+} dk_vk_graph;
+
+static int dk_vk_grow(void **p, int *cap, size_t elem) {
+  int c = *cap ? 2 * *cap : 32;
+  void *q = realloc(*p, elem * (size_t)c);
+  if (!q) return 0;
+  *p = q;
+  *cap = c;
+  return 1;
+}
+
+static void dk_vk_graph_touch(dk_vk_device *d, dk_vk_args *a) {
+  dk_vk_graph *g = d->grec;
+  int i, j;
+  for (i = 0; i < a->nmem; i++) {
+    for (j = g->nmem - 1; j >= 0 && g->mems[j] != a->mem[i]; j--) {}
+    if (j >= 0) continue;
+    /* out of host memory: the record is lost, and the memory could be
+     * given back while a replay still reads it; keep the device busy-safe
+     * instead by waiting for every replay at free (g->last covers it) */
+    if (g->nmem == g->capmem && !dk_vk_grow((void **)&g->mems, &g->capmem, sizeof *g->mems)) continue;
+    g->mems[g->nmem++] = a->mem[i];
+  }
+}
+
+static void dk_vk_full_barrier(dk_vk_device *d, VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+  VkMemoryBarrier mb;
+  memset(&mb, 0, sizeof mb);
+  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = dst;
+  d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, dst_stage, 0, 1, &mb,
+                           0, NULL, 0, NULL);
+}
+
+static void *dk_vk_graph_begin(dk_device dv) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  VkCommandBufferAllocateInfo ai;
+  VkCommandBufferBeginInfo bi;
+  dk_vk_graph *g;
+  dk_vk_frame *f = &d->frames[DK_VK_FRAMES];
+  if (!d->push || d->lost || dk_vk_submit(d) != DK_OK) return NULL;
+  if (!(g = (dk_vk_graph *)calloc(1, sizeof *g))) return NULL;
+  memset(&ai, 0, sizeof ai);
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = d->pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  memset(&bi, 0, sizeof bi);
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  if (d->fn.AllocateCommandBuffers(d->dev, &ai, &g->cmd) != VK_SUCCESS) { free(g); return NULL; }
+  if (d->fn.BeginCommandBuffer(g->cmd, &bi) != VK_SUCCESS) {
+    d->fn.FreeCommandBuffers(d->dev, d->pool, 1, &g->cmd);
+    free(g);
+    return NULL;
+  }
+  dk_vk_full_barrier(d, g->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT);
+  memset(f, 0, sizeof *f);
+  f->cmd = g->cmd;
+  f->state = 1;
+  f->status_fi = DK_VK_FRAMES;
+  d->rec = DK_VK_FRAMES;
+  d->grec = g;
+  d->nrd = d->nwr = 0;
+  return g;
+}
+
+/* the recording stops here (ended or not); the device's queue is next */
+static void dk_vk_graph_detach(dk_vk_device *d, dk_vk_graph *g) {
+  dk_vk_frame *f = &d->frames[DK_VK_FRAMES];
+  if (d->grec != g) return;
+  g->nchecks = f->nchecks;
+  if (g->nchecks && (g->checks = (dk_vk_check *)malloc(sizeof *g->checks * (size_t)g->nchecks)) != NULL)
+    memcpy(g->checks, f->checks, sizeof *g->checks * (size_t)g->nchecks);
+  memset(f, 0, sizeof *f);
+  d->grec = NULL;
+  d->rec = -1;
+  d->full_barrier = 1;
+}
+
+static dk_status dk_vk_graph_end(dk_device dv, void *h) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  dk_vk_graph *g = (dk_vk_graph *)h;
+  VkResult r;
+  dk_vk_graph_detach(d, g);
+  if (g->nchecks && !g->checks) return dk__error(DK_ERR_OUT_OF_MEMORY, "vulkan: no host memory for a graph's checks");
+  dk_vk_full_barrier(d, g->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+  if ((r = d->fn.EndCommandBuffer(g->cmd)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkEndCommandBuffer (graph)");
+  return DK_OK;
+}
+
+static dk_status dk_vk_graph_replay(dk_device dv, void *h) {
+  dk_vk_device *d = dk_vk.dev[dv.index];
+  dk_vk_graph *g = (dk_vk_graph *)h;
+  dk_vk_frame *f;
+  VkSubmitInfo si;
+  VkResult r;
+  dk_status s;
+  int i;
+  if (d->lost) return dk__error(DK_ERR_BACKEND, "%s was lost (VK_ERROR_DEVICE_LOST); reopen devkit", dk_device_name(dv));
+  /* submission order puts it after what is queued; one buffer runs once at
+   * a time, and the graphs' status words serve one replay at a time */
+  if ((s = dk_vk_submit(d)) != DK_OK) return s;
+  if (g->last > d->done && (s = dk_vk_retire(d, g->last)) != DK_OK) return s;
+  if (g->nchecks && d->gcheck > d->done && (s = dk_vk_retire(d, d->gcheck)) != DK_OK) return s;
+  i = (d->last + 1) % DK_VK_FRAMES;
+  f = &d->frames[i];
+  if (f->state == 2 && (s = dk_vk_retire(d, f->serial)) != DK_OK) return s;
+  if ((r = d->fn.ResetFences(d->dev, 1, &f->fence)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkResetFences");
+  f->serial = d->next_serial++;
+  f->status_fi = DK_VK_FRAMES;
+  f->nchecks = g->nchecks;
+  if (g->nchecks) {
+    memcpy(f->checks, g->checks, sizeof *g->checks * (size_t)g->nchecks);
+    memset(d->status->map + (size_t)DK_VK_FRAMES * DK_VK_CHECKS * 16, 0, (size_t)g->nchecks * 16);
+  }
+  f->ndispatch = 0;
+  f->bound = VK_NULL_HANDLE;
+  f->ring_end = d->ring_head;
+  d->last = i;
+  for (i = 0; i < g->nmem; i++) g->mems[i]->last_use = f->serial;
+  memset(&si, 0, sizeof si);
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &g->cmd;
+  if ((r = d->fn.QueueSubmit(d->queue, 1, &si, f->fence)) != VK_SUCCESS) {
+    f->state = 0;
+    f->nchecks = 0;
+    return dk_vk_fail(d, r, "vkQueueSubmit (graph)");
+  }
+  f->state = 2;
+  g->last = f->serial;
+  if (g->nchecks) d->gcheck = f->serial;
+  d->full_barrier = 1;
+  return DK_OK;
+}
+
+static void dk_vk_graph_free(dk_device dv, void *h, int gone) {
+  dk_vk_graph *g = (dk_vk_graph *)h;
+  int i;
+  if (!g) return;
+  if (!gone) {
+    dk_vk_device *d = dk_vk.dev[dv.index];
+    dk_vk_graph_detach(d, g);
+    /* its buffer and scratch go once its last replay is done */
+    if (g->last > d->done) dk_vk_retire(d, g->last);
+    d->fn.FreeCommandBuffers(d->dev, d->pool, 1, &g->cmd);
+    for (i = 0; i < g->nscr; i++) dk_vk_release(&g->scr[i]->st);
+  }
+  /* else the device closed with dk_shutdown, and its memory went with it */
+  for (i = 0; i < g->nscr; i++) free(g->scr[i]);
+  free(g->scr);
+  free(g->mems);
+  free(g->checks);
+  free(g);
 }
 
 /* ==== devices ============================================================= */
@@ -2213,7 +2404,8 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
       if ((r = d->fn.CreateDescriptorPool(d->dev, &pi, NULL, &d->frames[i].dpool)) != VK_SUCCESS) goto fail;
     }
   }
-  if ((r = dk_vk_block_create(d, (VkDeviceSize)DK_VK_FRAMES * DK_VK_CHECKS * 16, d->mt_host, 1, &d->status)) != VK_SUCCESS)
+  if ((r = dk_vk_block_create(d, (VkDeviceSize)(DK_VK_FRAMES + 1) * DK_VK_CHECKS * 16, d->mt_host, 1, &d->status)) !=
+      VK_SUCCESS)
     goto fail;
   memset(d->status->map, 0, (size_t)d->status->size);
   if ((r = dk_vk_block_create(d, 256, d->mt_dev, 0, &d->dummy)) != VK_SUCCESS) goto fail;
@@ -2639,9 +2831,38 @@ static dk_status dk_vk_pick_op(dk_vk_device *d, const dk_call *c, int64_t row_ba
 /* The device's scratch of at least n bytes, as an f32 tensor header. A
  * smaller one is released (its memory is given back once the frames that
  * use it are done) and a larger one made. */
+/* a tensor header over device scratch of at least n bytes: the device's
+ * one, or while recording a graph, one of the graph's own for this op (the
+ * device's may be reallocated under a later replay) */
+static void dk_vk_scratch_header(dk_tensor *t, dk_storage *st, dk_device dv, VkDeviceSize want) {
+  memset(t, 0, sizeof *t);
+  t->device = dv;
+  t->dtype = DK_F32;
+  t->ndim = 1;
+  t->shape[0] = (int64_t)(want / 4);
+  t->stride[0] = 1;
+  t->st = st;
+  snprintf(t->name, sizeof t->name, "device scratch");
+}
+
 static dk_status dk_vk_scratch(dk_vk_device *d, VkDeviceSize n, const dk_tensor **out) {
   dk_device dv = dk_vk_devid(d->logical);
   dk_status s;
+  if (d->grec) {
+    dk_vk_graph *g = d->grec;
+    dk_vk_scr *x;
+    VkDeviceSize want = dk_vk_round(n ? n : 4, 256);
+    if (g->nscr == g->capscr && !dk_vk_grow((void **)&g->scr, &g->capscr, sizeof *g->scr))
+      return dk__error(DK_ERR_OUT_OF_MEMORY, "vulkan: no host memory for a graph's scratch");
+    if (!(x = (dk_vk_scr *)calloc(1, sizeof *x))) return dk__error(DK_ERR_OUT_OF_MEMORY, "vulkan: no host memory for a graph's scratch");
+    x->st.device = dv;
+    x->st.nbytes = (size_t)want;
+    if ((s = dk_vk_alloc(dv, (size_t)want, "graph scratch", &x->st)) != DK_OK) { free(x); return s; }
+    dk_vk_scratch_header(&x->t, &x->st, dv, want);
+    g->scr[g->nscr++] = x;
+    *out = &x->t;
+    return DK_OK;
+  }
   if (!d->part_st.ptr || d->part_st.nbytes < n) {
     VkDeviceSize want = (VkDeviceSize)1 << 20;
     while (want < n) want *= 2;
@@ -2653,14 +2874,7 @@ static dk_status dk_vk_scratch(dk_vk_device *d, VkDeviceSize n, const dk_tensor 
       memset(&d->part_st, 0, sizeof d->part_st);
       return s;
     }
-    memset(&d->part_t, 0, sizeof d->part_t);
-    d->part_t.device = dv;
-    d->part_t.dtype = DK_F32;
-    d->part_t.ndim = 1;
-    d->part_t.shape[0] = (int64_t)(want / 4);
-    d->part_t.stride[0] = 1;
-    d->part_t.st = &d->part_st;
-    snprintf(d->part_t.name, sizeof d->part_t.name, "device scratch");
+    dk_vk_scratch_header(&d->part_t, &d->part_st, dv, want);
   }
   *out = &d->part_t;
   return DK_OK;
@@ -3047,6 +3261,9 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
   int fi;
   dk_status s;
   if ((s = dk_vk_begin(d)) != DK_OK) return s;
+  if (d->grec && d->frames[d->rec].nchecks == DK_VK_CHECKS)
+    return dk__error(DK_ERR_UNSUPPORTED, "%s: a graph on %s holds at most %d dk_embedding and dk_index_select calls; "
+                     "record fewer in one graph", dk__op_name(c->op), dk_device_name(dk_vk_devid(d->logical)), DK_VK_CHECKS);
   if (d->frames[d->rec].nchecks == DK_VK_CHECKS && ((s = dk_vk_submit(d)) != DK_OK || (s = dk_vk_begin(d)) != DK_OK))
     return s;
   fi = d->rec;
@@ -3060,7 +3277,8 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
   k->rows = (long long)c->t[1]->shape[k->axis >= 0 ? k->axis : 0];
   k->pos_base = (long long)pos_base;
   words = (uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + *slot) * 16);
-  words[0] = words[1] = words[2] = words[3] = 0;
+  /* a graph's words are cleared by each replay (another graph's replay may be using them now) */
+  if (!d->grec) words[0] = words[1] = words[2] = words[3] = 0;
   dk_vk_arg_raw(a, bind, d->status->buf, (VkDeviceSize)fi * DK_VK_CHECKS * 16, DK_VK_CHECKS * 16);
   dk_vk_track(a, d->status->buf, ((VkDeviceSize)fi * DK_VK_CHECKS + *slot) * 16,
               ((VkDeviceSize)fi * DK_VK_CHECKS + *slot + 1) * 16, 1, NULL);
@@ -3490,6 +3708,10 @@ static const dk_backend_impl *dk__vk_backend(void) {
   b->prof_mark = dk_vk_prof_mark;
   b->prof_elapsed = dk_vk_prof_elapsed;
   b->prof_reset = dk_vk_prof_reset;
+  b->graph_begin = dk_vk_graph_begin;
+  b->graph_end = dk_vk_graph_end;
+  b->graph_replay = dk_vk_graph_replay;
+  b->graph_free = dk_vk_graph_free;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->ops[op] = dk_vk_op;
     b->dtypes[op] = DK_FLOATS;
