@@ -431,6 +431,12 @@ DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1
  *   have another float dtype than q (an f16 KV cache with f32 activations). */
 DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
                                   const dk_tensor *v, float scale, int causal_offset);
+/* dk_attention where query t sees keys s <= positions[t] (positions i32 [T],
+ * on the device; a negative one sees none and gives zeros, one past the
+ * cache sees all of it): over a whole KV cache, one call (and one recorded
+ * graph, see dk_graph) serves every step of a decode, whatever its position */
+DEVKIT_API dk_status dk_attention_pos(dk_tensor *out, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                      const dk_tensor *positions, float scale);
 
 /* ---- reductions, math, softmax on any axis, select ---------------------- */
 /* Reductions over a set of axes (negative axes count from the end; axes NULL
@@ -494,6 +500,14 @@ DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_ten
  * before anything is written; on a GPU from the next call that synchronizes
  * (as dk_embedding), with the elements of bad ids left unwritten. */
 DEVKIT_API dk_status dk_index_select(dk_tensor *out, const dk_tensor *x, const dk_tensor *ids, int axis);
+/* the reverse (torch's index_copy_): dst[.., ids[i], ..] = src[.., i, ..]
+ * along axis; the rest of dst is kept. ids i32 [n], src is dst with the
+ * axis n long; their float dtypes may differ (converted as dk_copy). A
+ * negative id counts from the end; an id outside [-len, len) is refused as
+ * in dk_index_select (on a GPU at the next sync, its rows unwritten); with
+ * an id twice, which of its rows lands is unspecified. A decode step writes
+ * its keys and values into the cache at a position held on the device. */
+DEVKIT_API dk_status dk_index_copy(dk_tensor *dst, const dk_tensor *src, const dk_tensor *ids, int axis);
 /* A strided copy along one axis, any nonzero step, negative ones included
  * (ONNX Slice, x[start::step] in numpy): out is x with that axis of length
  * m (out's own), out[.., k, ..] = x[.., start + k * step, ..]. start may be
@@ -621,6 +635,8 @@ typedef enum {
   DK_OP_POW, DK_OP_SOFTMAX_AXIS, DK_OP_LOG_SOFTMAX, DK_OP_WHERE, DK_OP_CUMSUM, DK_OP_TOPK, DK_OP_INDEX_SELECT,
   /* issue 10: a decode step's fusions */
   DK_OP_RMSNORM_LINEAR, DK_OP_SWIGLU_LINEAR,
+  /* a decode step whose position lives on the device (dk_graph) */
+  DK_OP_INDEX_COPY, DK_OP_ATTENTION_POS,
   DK_OP_COUNT
 } dk_op;
 
@@ -640,7 +656,8 @@ typedef enum {
  *   dk__matmul_batch_offsets). linear: i[0..2] = M (rows of x), N, K.
  *   rmsnorm_linear: t[] = out, x, norm_w, w, bias; f[0]=eps; i[0..2] as
  *   linear. swiglu_linear: t[] = out, gate, up, w, bias; i[0..2] as linear
- *   (K = gate's last dim). */
+ *   (K = gate's last dim). index_copy: t[] = dst, src, ids; i[0]=axis
+ *   (0..). attention_pos: t[] = out, q, k, v, positions; f[0]=scale. */
 typedef struct dk_call {
   dk_op op;
   dk_device dev;
@@ -1967,6 +1984,8 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_index_select", 1, 2, {"out", "x", "ids", NULL, NULL, NULL}, 0, 1, -1, 0, 0},
   {"dk_rmsnorm_linear", 1, 4, {"out", "x", "norm_w", "w", "bias", NULL}, (1u << 2) | (1u << 4), 1, 3, 0, 0},
   {"dk_swiglu_linear", 1, 4, {"out", "gate", "up", "w", "bias", NULL}, 1u << 4, 1, 3, 0, 0},
+  {"dk_index_copy", 1, 2, {"dst", "src", "ids", NULL, NULL, NULL}, 0, 0, -1, 0, 0},
+  {"dk_attention_pos", 1, 4, {"out", "q", "k", "v", "positions", NULL}, 0, 1, 2, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2605,6 +2624,39 @@ static dk_status dk__check_topk(dk_call *c) {
 }
 
 /* index_select: i[0] = axis */
+/* dst[.., ids[i], ..] = src[.., i, ..] along axis a: src is dst with axis a
+ * as long as ids; the float dtypes may differ (converted as dk_copy does) */
+static dk_status dk__check_index_copy(dk_call *c) {
+  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
+  int a, i, ok;
+  dk_status s;
+  if ((s = dk__want_float(c, 0)) || (s = dk__want_float(c, 1)) || (s = dk__want_dtype(c, 2, DK_I32))) return s;
+  if (ids->ndim != 1) return dk__op_error(c, DK_ERR_SHAPE, "", "'ids' must be 1-D, got %d dims", ids->ndim);
+  if ((a = dk__axis(dst, c->i[0])) < 0)
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %lld is out of range for 'dst' with %d dims", (long long)c->i[0],
+                        dst->ndim);
+  ok = src->ndim == dst->ndim;
+  for (i = 0; ok && i < dst->ndim; i++) ok = src->shape[i] == (i == a ? ids->shape[0] : dst->shape[i]);
+  if (!ok)
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'src' must have the shape of 'dst' with axis %d as long as 'ids' (%lld)", a,
+                        (long long)ids->shape[0]);
+  if (dst->shape[a] == 0 && ids->shape[0] && dk__numel(src->ndim, src->shape))
+    return dk__op_error(c, DK_ERR_INVALID, "", "axis %d of 'dst' is empty: no id can select into it", a);
+  c->i[0] = a;
+  return DK_OK;
+}
+
+/* dk_attention's shapes, and positions i32 [T] in place of the offset */
+static dk_status dk__check_attention_pos(dk_call *c) {
+  dk_status s;
+  c->i[0] = -1;
+  if ((s = dk__check_attention(c)) || (s = dk__want_dtype(c, 4, DK_I32))) return s;
+  if (c->t[4]->ndim != 1 || c->t[4]->shape[0] != c->t[1]->shape[0])
+    return dk__op_error(c, DK_ERR_SHAPE, "", "'positions' must be [T] (T = %lld, q's first dim)",
+                        (long long)c->t[1]->shape[0]);
+  return DK_OK;
+}
+
 static dk_status dk__check_index_select(dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
   int a, i, ok;
@@ -2636,6 +2688,7 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
   dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
   dk__check_cumsum, dk__check_topk, dk__check_index_select, dk__check_rmsnorm_linear, dk__check_swiglu_linear,
+  dk__check_index_copy, dk__check_attention_pos,
 };
 
 /* The one entry point of every op. */
@@ -3358,6 +3411,20 @@ DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_ten
   dk_call c;
   dk__call_init(&c, DK_OP_TOPK);
   c.t[0] = values; c.t[1] = indices; c.t[2] = DK__CAST(x); c.i[0] = k; c.i[1] = largest != 0;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_index_copy(dk_tensor *dst, const dk_tensor *src, const dk_tensor *ids, int axis) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_INDEX_COPY);
+  c.t[0] = dst; c.t[1] = DK__CAST(src); c.t[2] = DK__CAST(ids); c.i[0] = axis;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_attention_pos(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                      const dk_tensor *positions, float scale) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_ATTENTION_POS);
+  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v); c.t[4] = DK__CAST(positions);
+  c.f[0] = scale;
   return dk__dispatch(&c);
 }
 DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {

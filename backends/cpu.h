@@ -2549,6 +2549,17 @@ static dk__cpu_wsum_fn dk__cpu_wsum_for(int64_t Dv) {
   return Dv <= DK_CPU_ATTN_SMALL_D ? dk__cpu_wsum_small : dk__cpu_k->wsum;
 }
 
+/* query t's keys are [0, lim): the causal offset's, or with positions
+ * (dk_attention_pos) those up to positions[t] */
+static int64_t dk__cpu_att_lim(const dk_call *c, int64_t t, int64_t S) {
+  if (c->t[4]) {
+    int64_t p = ((const int32_t *)dk__cpu_ptr(c->t[4]))[t];
+    return p < 0 ? 0 : p + 1 < S ? p + 1 : S;
+  }
+  if (c->i[0] >= 0) return t + c->i[0] + 1 < S ? t + c->i[0] + 1 : S;
+  return S;
+}
+
 /* One task per (token, KV head): each K and V row is read (and converted)
  * once for all the query heads that share it. */
 static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
@@ -2556,7 +2567,7 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   const dk_call *c = e->c;
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   int64_t Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Hkv = k->shape[1], Dv = v->shape[2];
-  int64_t grp = Hq / Hkv, r, s, j, h, off = c->i[0];
+  int64_t grp = Hq / Hkv, r, s, j, h;
   int kf32 = k->dtype == DK_F32;   /* an f32 cache is read in place; others are converted per row */
   float *qb = dk__cpu_scratch(0, (size_t)(grp * D)), *kb = dk__cpu_scratch(1, (size_t)(D > Dv ? D : Dv));
   /* sc: the group's scores, then their sums of exponentials */
@@ -2566,8 +2577,7 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !kb || !sc || !ob) return;
   for (r = r0; r < r1; r++) {
-    int64_t t = r / Hkv, g = r % Hkv, lim = S;
-    if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
+    int64_t t = r / Hkv, g = r % Hkv, lim = dk__cpu_att_lim(c, t, S);
     dk__cpu_load(q->dtype, dk__cpu_ptr(q), (t * Hq + g * grp) * D, 1, grp * D, qb);
     if (kf32 && D <= DK_CPU_ATTN_SMALL_D)
       dk__cpu_scores_small(qb, grp, D, kp + g * D, Hkv * D, 0, lim, c->f[0], sc, S);
@@ -2593,8 +2603,8 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
         if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
         for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
       }
-    for (h = 0; h < grp; h++)
-      for (j = 0; j < Dv; j++) ob[h * Dv + j] = (float)((double)ob[h * Dv + j] / zs[h]);
+    for (h = 0; h < grp; h++)   /* no key seen (a negative position): zeros */
+      for (j = 0; j < Dv; j++) ob[h * Dv + j] = zs[h] > 0.0f ? (float)((double)ob[h * Dv + j] / zs[h]) : 0.0f;
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), (t * Hq + g * grp) * Dv, grp * Dv, ob);
   }
 }
@@ -2617,15 +2627,14 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
   const dk_call *c = e->c;
   const dk_tensor *q = c->t[1], *k = c->t[2], *v = c->t[3];
   int64_t Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Hkv = k->shape[1], Dv = v->shape[2];
-  int64_t grp = Hq / Hkv, off = c->i[0], CS = e->CS, r, s, h, j;
+  int64_t grp = Hq / Hkv, CS = e->CS, r, s, h, j;
   float *qb = dk__cpu_scratch(0, (size_t)(Hq * D)), *rb = dk__cpu_scratch(1, (size_t)(Hkv * (D > Dv ? D : Dv)));
   float *sc = dk__cpu_scratch(2, (size_t)(Hq * CS)), *ob = dk__cpu_scratch(3, (size_t)(Hq * Dv));
   const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !rb || !sc || !ob) { __atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED); return; }
   for (r = r0; r < r1; r++) {
-    int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = S, s1;
+    int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = dk__cpu_att_lim(c, t, S), s1;
     float *pt = e->part + r * Hq * (Dv + 2);
-    if (off >= 0) lim = t + off + 1 < S ? t + off + 1 : S;
     s1 = s0 + CS < lim ? s0 + CS : lim;
     for (j = 0; j < Hq * Dv; j++) ob[j] = 0.0f;
     if (s0 < s1) dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
@@ -2709,6 +2718,23 @@ static dk_status dk__cpu_attention_split(const dk_call *c) {
 static dk_status dk__cpu_attention(const dk_call *c) {
   dk__cpu_rows e;
   const dk_tensor *q = c->t[1], *k = c->t[2];
+  dk_tensor kn, vn;
+  dk_call cn;
+  if (c->t[4]) {
+    /* positions: the keys any query sees, [0, most), as if k and v were
+     * that long (the work and scratch follow the positions, not the cache) */
+    int64_t t, most = 0;
+    for (t = 0; t < q->shape[0]; t++) {
+      int64_t l = dk__cpu_att_lim(c, t, k->shape[0]);
+      most = l > most ? l : most;
+    }
+    kn = *k; vn = *c->t[3];
+    kn.shape[0] = vn.shape[0] = most;
+    cn = *c;
+    cn.t[2] = &kn; cn.t[3] = &vn;
+    c = &cn;
+    k = &kn;
+  }
   if (q->shape[0] <= 8 && k->shape[0] >= 128) return dk__cpu_attention_split(c);
   e.c = c;
   e.rows = q->shape[0] * k->shape[1];
@@ -2912,6 +2938,32 @@ static dk_status dk__cpu_topk(const dk_call *c) {
 
 /* index_select: out [outer, nids, inner] from x [outer, n, inner]; every id
  * is checked before anything is written */
+/* dk_index_copy: every id is checked before anything is written */
+static dk_status dk__cpu_index_copy(const dk_call *c) {
+  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
+  int a = (int)c->i[0], i;
+  int64_t n = dst->shape[a], outer = 1, inner = 1, m = ids->shape[0], q, k;
+  const int32_t *id = (const int32_t *)dk__cpu_ptr(ids);
+  float *buf;
+  for (i = 0; i < a; i++) outer *= dst->shape[i];
+  for (i = a + 1; i < dst->ndim; i++) inner *= dst->shape[i];
+  for (k = 0; k < m; k++)
+    if (id[k] < -n || id[k] >= n)
+      return dk__call_error(DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
+                            "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of 'dst' '%s' (size "
+                            "%lld); nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n,
+                            a, dst->name, (long long)n);
+  buf = dk__cpu_scratch(0, (size_t)(inner ? inner : 1));
+  if (!buf) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no scratch memory");
+  for (q = 0; q < outer; q++)
+    for (k = 0; k < m; k++) {
+      int64_t row = id[k] < 0 ? id[k] + n : id[k];
+      dk__cpu_load(src->dtype, dk__cpu_ptr(src), (q * m + k) * inner, 1, inner, buf);
+      dk__cpu_store(dst->dtype, dk__cpu_ptr(dst), (q * n + row) * inner, inner, buf);
+    }
+  return DK_OK;
+}
+
 static dk_status dk__cpu_index_select(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
   int a = (int)c->i[0], i;
@@ -3007,7 +3059,8 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_COPY] = dk__cpu_copy_op;
   b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
   b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
-  b->ops[DK_OP_ATTENTION] = dk__cpu_attention;
+  b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = dk__cpu_attention;
+  b->ops[DK_OP_INDEX_COPY] = dk__cpu_index_copy;
   for (op = DK_OP_REDUCE_SUM; op <= DK_OP_ARGMIN_AXIS; op++) b->ops[op] = dk__cpu_reduce;
   for (op = DK_OP_SQRT; op <= DK_OP_POW_SCALAR; op++) b->ops[op] = dk__cpu_unary;
   b->ops[DK_OP_POW] = dk__cpu_binary;

@@ -2205,6 +2205,13 @@ static const dk_backend_impl *dk__cuda_backend(void) {
       }
     }
   }
+  /* not written for CUDA yet: a CUDA decode keeps the position on the host
+   * (dk_attention over a narrowed cache, dk_copy into it), and dk_graph
+   * re-runs there, so nothing of devkit's own needs them on CUDA */
+  b->missing[DK_OP_INDEX_COPY] = "dk_index_copy has no CUDA kernel yet: run it on cpu or vulkan, or dk_copy into a "
+                                 "dk_narrow of dst at a position known on the host";
+  b->missing[DK_OP_ATTENTION_POS] = "dk_attention_pos has no CUDA kernel yet: run it on cpu or vulkan, or use "
+                                    "dk_attention over a dk_narrow of the cache with the position as causal_offset";
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->ops[op] = dk__cuda_ops[op] ? dk__cuda_op : NULL;
     b->dtypes[op] = DK_FLOATS;

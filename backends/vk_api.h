@@ -119,6 +119,8 @@ VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkSampler)
 VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkDescriptorPool)
 VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkDescriptorSet)
 VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkCommandPool)
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkRenderPass)
+VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkFramebuffer)
 VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkQueryPool)
 VK_DEFINE_NON_DISPATCHABLE_HANDLE(VkDebugUtilsMessengerEXT)
 
@@ -155,6 +157,7 @@ typedef enum VkStructureType {
   VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET = 35,
   VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO = 39,
   VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO = 40,
+  VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO = 41,
   VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO = 42,
   VK_STRUCTURE_TYPE_MEMORY_BARRIER = 46,
   VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES = 49,
@@ -177,7 +180,9 @@ typedef enum VkPhysicalDeviceType { VK_PHYSICAL_DEVICE_TYPE_CPU = 4, VK_PHYSICAL
 typedef enum VkSharingMode { VK_SHARING_MODE_EXCLUSIVE = 0, VK_SHARING_MODE_MAX_ENUM = 0x7FFFFFFF } VkSharingMode;
 typedef enum VkDescriptorType { VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER = 4, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER = 7, VK_DESCRIPTOR_TYPE_MAX_ENUM = 0x7FFFFFFF } VkDescriptorType;
 typedef enum VkFormat { VK_FORMAT_R32G32B32A32_UINT = 107, VK_FORMAT_MAX_ENUM = 0x7FFFFFFF } VkFormat;
-typedef enum VkCommandBufferLevel { VK_COMMAND_BUFFER_LEVEL_PRIMARY = 0, VK_COMMAND_BUFFER_LEVEL_MAX_ENUM = 0x7FFFFFFF } VkCommandBufferLevel;
+typedef enum VkCommandBufferLevel {
+  VK_COMMAND_BUFFER_LEVEL_PRIMARY = 0, VK_COMMAND_BUFFER_LEVEL_SECONDARY = 1, VK_COMMAND_BUFFER_LEVEL_MAX_ENUM = 0x7FFFFFFF
+} VkCommandBufferLevel;
 typedef enum VkPipelineBindPoint { VK_PIPELINE_BIND_POINT_COMPUTE = 1, VK_PIPELINE_BIND_POINT_MAX_ENUM = 0x7FFFFFFF } VkPipelineBindPoint;
 typedef enum VkDriverId { VK_DRIVER_ID_MAX_ENUM = 0x7FFFFFFF } VkDriverId;
 typedef enum VkValidationFeatureEnableEXT {
@@ -197,7 +202,8 @@ typedef enum VkBufferUsageFlagBits {
   VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT = 0x00000004, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT = 0x00000020, VK_BUFFER_USAGE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
 } VkBufferUsageFlagBits;
 typedef enum VkCommandBufferUsageFlagBits {
-  VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT = 0x00000001, VK_COMMAND_BUFFER_USAGE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
+  VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT = 0x00000001, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT = 0x00000004,
+  VK_COMMAND_BUFFER_USAGE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
 } VkCommandBufferUsageFlagBits;
 typedef enum VkCommandPoolCreateFlagBits {
   VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT = 0x00000002, VK_COMMAND_POOL_CREATE_FLAG_BITS_MAX_ENUM = 0x7FFFFFFF
@@ -266,6 +272,7 @@ typedef VkFlags VkPipelineLayoutCreateFlags;
 typedef VkFlags VkPipelineCacheCreateFlags;
 typedef VkFlags VkQueryPoolCreateFlags;
 typedef VkFlags VkQueryPipelineStatisticFlags;
+typedef VkFlags VkQueryControlFlags;
 typedef VkFlags VkQueryResultFlags;
 typedef VkFlags VkPipelineShaderStageCreateFlags;
 typedef VkFlags VkPipelineCreateFlags;
@@ -288,7 +295,6 @@ typedef struct VkBufferMemoryBarrier VkBufferMemoryBarrier;
 typedef struct VkImageMemoryBarrier VkImageMemoryBarrier;
 typedef struct VkCopyDescriptorSet VkCopyDescriptorSet;
 typedef struct VkDescriptorImageInfo VkDescriptorImageInfo;
-typedef struct VkCommandBufferInheritanceInfo VkCommandBufferInheritanceInfo;
 typedef struct VkDebugUtilsLabelEXT VkDebugUtilsLabelEXT;
 typedef struct VkDebugUtilsObjectNameInfoEXT VkDebugUtilsObjectNameInfoEXT;
 
@@ -680,6 +686,16 @@ typedef struct VkCommandBufferAllocateInfo {
   uint32_t commandBufferCount;
 } VkCommandBufferAllocateInfo;
 
+typedef struct VkCommandBufferInheritanceInfo {
+  VkStructureType sType; const void *pNext;
+  VkRenderPass renderPass;
+  uint32_t subpass;
+  VkFramebuffer framebuffer;
+  VkBool32 occlusionQueryEnable;
+  VkQueryControlFlags queryFlags;
+  VkQueryPipelineStatisticFlags pipelineStatistics;
+} VkCommandBufferInheritanceInfo;
+
 typedef struct VkCommandBufferBeginInfo {
   VkStructureType sType; const void *pNext;
   VkCommandBufferUsageFlags flags;
@@ -767,6 +783,7 @@ typedef VkResult (VKAPI_PTR *PFN_vkGetQueryPoolResults)(VkDevice device, VkQuery
 typedef void (VKAPI_PTR *PFN_vkCmdResetQueryPool)(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t firstQuery, uint32_t queryCount);
 typedef void (VKAPI_PTR *PFN_vkCmdWriteTimestamp)(VkCommandBuffer commandBuffer, VkPipelineStageFlagBits pipelineStage, VkQueryPool queryPool, uint32_t query);
 typedef void (VKAPI_PTR *PFN_vkCmdDispatch)(VkCommandBuffer commandBuffer, uint32_t groupCountX, uint32_t groupCountY, uint32_t groupCountZ);
+typedef void (VKAPI_PTR *PFN_vkCmdExecuteCommands)(VkCommandBuffer commandBuffer, uint32_t commandBufferCount, const VkCommandBuffer *pCommandBuffers);
 typedef void (VKAPI_PTR *PFN_vkCmdPipelineBarrier)(VkCommandBuffer commandBuffer, VkPipelineStageFlags srcStageMask, VkPipelineStageFlags dstStageMask, VkDependencyFlags dependencyFlags, uint32_t memoryBarrierCount, const VkMemoryBarrier *pMemoryBarriers, uint32_t bufferMemoryBarrierCount, const VkBufferMemoryBarrier *pBufferMemoryBarriers, uint32_t imageMemoryBarrierCount, const VkImageMemoryBarrier *pImageMemoryBarriers);
 typedef void (VKAPI_PTR *PFN_vkCmdCopyBuffer)(VkCommandBuffer commandBuffer, VkBuffer srcBuffer, VkBuffer dstBuffer, uint32_t regionCount, const VkBufferCopy *pRegions);
 typedef VkResult (VKAPI_PTR *PFN_vkQueueSubmit)(VkQueue queue, uint32_t submitCount, const VkSubmitInfo *pSubmits, VkFence fence);

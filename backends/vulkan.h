@@ -82,7 +82,7 @@
 #include "../shaders/generated/dk_shaders.h"
 
 #define DK_VK_FRAMES 4
-#define DK_VK_MAX_BIND 4
+#define DK_VK_MAX_BIND 5  /* storage buffer bindings (attention's positions are the fifth) */
 #define DK_VK_VIEWS 4096  /* texel views a block keeps at most (dk_vk_block_view) */
 #define DK_VK_TEX 2      /* texel bindings after them: w and x of the row kernels (dk_vk_block_view) */
 #define DK_VK_CHECKS 64                     /* embedding checks per frame */
@@ -109,7 +109,7 @@
   X(CreateDescriptorSetLayout) X(DestroyDescriptorSetLayout) X(CreatePipelineLayout)            \
   X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) X(CreateCommandPool)    \
   X(DestroyCommandPool) X(AllocateCommandBuffers) X(FreeCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)     \
-  X(ResetCommandBuffer) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch)                   \
+  X(ResetCommandBuffer) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch) X(CmdExecuteCommands)                   \
   X(CmdPipelineBarrier) X(CmdCopyBuffer) X(QueueSubmit) X(DeviceWaitIdle) X(CreateFence)        \
   X(DestroyFence) X(ResetFences) X(WaitForFences) X(GetFenceStatus) X(CreateDescriptorPool)     \
   X(DestroyDescriptorPool) X(ResetDescriptorPool) X(AllocateDescriptorSets)                     \
@@ -164,7 +164,9 @@ typedef struct { VkBuffer buf; VkDeviceSize a, b; } dk_vk_span;
 typedef struct {
   char ids[DK_NAME_LEN], table[DK_NAME_LEN], site[DK_SITE_LEN];
   long long rows, pos_base;
-  int axis;                       /* dk_index_select's axis; -1 for dk_embedding */
+  int axis;                       /* dk_index_select's or dk_index_copy's axis; -1 for dk_embedding */
+  dk_op op;
+  uint32_t word;                  /* its 16-byte status slot: frame * DK_VK_CHECKS + index (a graph's: DK_VK_FRAMES * ..) */
 } dk_vk_check;
 
 typedef struct {
@@ -173,7 +175,6 @@ typedef struct {
   VkDescriptorPool dpool;         /* without push descriptors */
   uint64_t serial;
   int state;                      /* 0 free, 1 recording, 2 submitted */
-  int status_fi;                  /* whose status words its checks use: its own, or a graph's (DK_VK_FRAMES) */
   VkDeviceSize ring_end;
   int ndispatch, nchecks;
   VkPipeline bound;
@@ -1059,17 +1060,18 @@ static void dk_vk_complete(dk_vk_device *d, dk_vk_frame *f) {
   if (f->serial > d->done) d->done = f->serial;
   if (f->ring_end > d->ring_tail) d->ring_tail = f->ring_end;
   for (i = 0; i < f->nchecks; i++) {
-    const uint32_t *st = (const uint32_t *)(d->status->map + ((size_t)f->status_fi * DK_VK_CHECKS + (size_t)i) * 16);
+    const uint32_t *st = (const uint32_t *)(d->status->map + (size_t)f->checks[i].word * 16);
     if (st[0] && d->pending == DK_OK) {
       const dk_vk_check *k = &f->checks[i];
       d->pending = DK_ERR_INVALID;
       if (k->axis >= 0)
         snprintf(d->pending_msg, sizeof d->pending_msg,
-                 "dk_index_select on %s: ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of "
-                 "'x' '%s' (size %lld; %s); found on the device and reported at this sync; elements of bad ids were "
+                 "%s on %s: ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of "
+                 "'%s' '%s' (size %lld; %s); found on the device and reported at this sync; elements of bad ids were "
                  "not written",
-                 dk_device_name(dk_vk_devid(d->logical)), k->ids, (int)st[2], (long long)st[1] + k->pos_base, k->rows,
-                 k->rows, k->axis, k->table, k->rows, k->site[0] ? k->site : "site unknown");
+                 dk__op_name(k->op), dk_device_name(dk_vk_devid(d->logical)), k->ids, (int)st[2],
+                 (long long)st[1] + k->pos_base, k->rows, k->rows, k->axis, k->op == DK_OP_INDEX_COPY ? "dst" : "x",
+                 k->table, k->rows, k->site[0] ? k->site : "site unknown");
       else
       snprintf(d->pending_msg, sizeof d->pending_msg,
                "dk_embedding on %s: ids '%s' holds %d at position %lld, outside table '%s' of %lld rows (%s); "
@@ -1129,7 +1131,6 @@ static dk_status dk_vk_begin(dk_vk_device *d) {
   if ((r = d->fn.BeginCommandBuffer(f->cmd, &bi)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkBeginCommandBuffer");
   f->serial = d->next_serial++;
   f->state = 1;
-  f->status_fi = i;
   f->ndispatch = 0;
   f->nchecks = 0;
   f->bound = VK_NULL_HANDLE;
@@ -1880,22 +1881,21 @@ static void dk_vk_release(dk_storage *st) {
 }
 
 /* ==== graphs: a reusable command buffer ====================================
- * dk_graph on Vulkan: the ops of a recording go into a command buffer of
- * the graph's own, recorded as in any frame (the frame slot past the ring,
- * frames[DK_VK_FRAMES]) and never submitted by the batching; a replay
- * submits that buffer under the next ring frame's fence and serial, so
- * retiring, deferred frees and the checks' reports work as for any frame.
- * The buffer opens with a full barrier (it runs after whatever was queued
- * before it) and the command after a replay waits for all of it. Needs push
- * descriptors (descriptor sets from a frame's pool die with the frame);
- * without them the core re-runs the calls. */
+ * dk_graph on Vulkan: the ops of a recording go into a secondary command
+ * buffer of the graph's own, recorded as in any frame (through the frame
+ * slot past the ring, frames[DK_VK_FRAMES], never submitted); a replay is
+ * one vkCmdExecuteCommands in the frame being recorded, between full
+ * barriers, so it costs what one op costs and shares the frame's submit.
+ * Needs push descriptors (descriptor sets from a frame's pool die with the
+ * frame); without them the core re-runs the calls. */
 typedef struct { dk_storage st; dk_tensor t; } dk_vk_scr;
 typedef struct dk_vk_graph {
   VkCommandBuffer cmd;
-  uint64_t last;                    /* serial of its latest replay; 0 before the first */
+  uint64_t last;                    /* serial of the frame of its latest replay; 0 before the first */
+  int ndispatch;                    /* its dispatches, for the batching */
   int nchecks;
-  dk_vk_check *checks;              /* as a frame's, in the status words of frames[DK_VK_FRAMES] */
-  dk_vk_mem **mems;                 /* what its commands touch: their last use is each replay */
+  dk_vk_check *checks;              /* their words are frames[DK_VK_FRAMES]'s, shared by all graphs */
+  dk_vk_mem **mems;                 /* what its commands touch: their last use is each replay's frame */
   int nmem, capmem;
   dk_vk_scr **scr;                  /* device scratch made for its ops (dk_vk_scratch) */
   int nscr, capscr;
@@ -1916,55 +1916,61 @@ static void dk_vk_graph_touch(dk_vk_device *d, dk_vk_args *a) {
   for (i = 0; i < a->nmem; i++) {
     for (j = g->nmem - 1; j >= 0 && g->mems[j] != a->mem[i]; j--) {}
     if (j >= 0) continue;
-    /* out of host memory: the record is lost, and the memory could be
-     * given back while a replay still reads it; keep the device busy-safe
-     * instead by waiting for every replay at free (g->last covers it) */
+    /* out of host memory: this one's last use is not moved by replays, and
+     * freeing it could give its memory back while a replay still reads it;
+     * dk_vk_graph_free waits for the last replay, which covers the graph's
+     * own life, and the caller's tensors are held by the core's records */
     if (g->nmem == g->capmem && !dk_vk_grow((void **)&g->mems, &g->capmem, sizeof *g->mems)) continue;
     g->mems[g->nmem++] = a->mem[i];
   }
 }
 
-static void dk_vk_full_barrier(dk_vk_device *d, VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+static void dk_vk_full_barrier(dk_vk_device *d, VkCommandBuffer cmd) {
   VkMemoryBarrier mb;
   memset(&mb, 0, sizeof mb);
   mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = dst;
-  d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, dst_stage, 0, 1, &mb,
-                           0, NULL, 0, NULL);
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
+  d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0,
+                           NULL);
+  d->nrd = d->nwr = 0;
 }
 
 static void *dk_vk_graph_begin(dk_device dv) {
   dk_vk_device *d = dk_vk.dev[dv.index];
   VkCommandBufferAllocateInfo ai;
+  VkCommandBufferInheritanceInfo ii;
   VkCommandBufferBeginInfo bi;
   dk_vk_graph *g;
   dk_vk_frame *f = &d->frames[DK_VK_FRAMES];
+  /* what is recorded so far is submitted, so that d->rec is free for ours */
   if (!d->push || d->lost || dk_vk_submit(d) != DK_OK) return NULL;
   if (!(g = (dk_vk_graph *)calloc(1, sizeof *g))) return NULL;
   memset(&ai, 0, sizeof ai);
   ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
   ai.commandPool = d->pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
   ai.commandBufferCount = 1;
+  memset(&ii, 0, sizeof ii);
+  ii.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO;
   memset(&bi, 0, sizeof bi);
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;   /* in several frames in flight, or twice in one */
+  bi.pInheritanceInfo = &ii;
   if (d->fn.AllocateCommandBuffers(d->dev, &ai, &g->cmd) != VK_SUCCESS) { free(g); return NULL; }
   if (d->fn.BeginCommandBuffer(g->cmd, &bi) != VK_SUCCESS) {
     d->fn.FreeCommandBuffers(d->dev, d->pool, 1, &g->cmd);
     free(g);
     return NULL;
   }
-  dk_vk_full_barrier(d, g->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT);
   memset(f, 0, sizeof *f);
   f->cmd = g->cmd;
   f->state = 1;
-  f->status_fi = DK_VK_FRAMES;
   d->rec = DK_VK_FRAMES;
   d->grec = g;
-  d->nrd = d->nwr = 0;
+  d->nrd = d->nwr = 0;   /* the replay's barrier comes first */
   return g;
 }
 
@@ -1973,6 +1979,7 @@ static void dk_vk_graph_detach(dk_vk_device *d, dk_vk_graph *g) {
   dk_vk_frame *f = &d->frames[DK_VK_FRAMES];
   if (d->grec != g) return;
   g->nchecks = f->nchecks;
+  g->ndispatch = f->ndispatch;
   if (g->nchecks && (g->checks = (dk_vk_check *)malloc(sizeof *g->checks * (size_t)g->nchecks)) != NULL)
     memcpy(g->checks, f->checks, sizeof *g->checks * (size_t)g->nchecks);
   memset(f, 0, sizeof *f);
@@ -1987,7 +1994,6 @@ static dk_status dk_vk_graph_end(dk_device dv, void *h) {
   VkResult r;
   dk_vk_graph_detach(d, g);
   if (g->nchecks && !g->checks) return dk__error(DK_ERR_OUT_OF_MEMORY, "vulkan: no host memory for a graph's checks");
-  dk_vk_full_barrier(d, g->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
   if ((r = d->fn.EndCommandBuffer(g->cmd)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkEndCommandBuffer (graph)");
   return DK_OK;
 }
@@ -1996,45 +2002,36 @@ static dk_status dk_vk_graph_replay(dk_device dv, void *h) {
   dk_vk_device *d = dk_vk.dev[dv.index];
   dk_vk_graph *g = (dk_vk_graph *)h;
   dk_vk_frame *f;
-  VkSubmitInfo si;
-  VkResult r;
   dk_status s;
   int i;
-  if (d->lost) return dk__error(DK_ERR_BACKEND, "%s was lost (VK_ERROR_DEVICE_LOST); reopen devkit", dk_device_name(dv));
-  /* submission order puts it after what is queued; one buffer runs once at
-   * a time, and the graphs' status words serve one replay at a time */
-  if ((s = dk_vk_submit(d)) != DK_OK) return s;
-  if (g->last > d->done && (s = dk_vk_retire(d, g->last)) != DK_OK) return s;
-  if (g->nchecks && d->gcheck > d->done && (s = dk_vk_retire(d, d->gcheck)) != DK_OK) return s;
-  i = (d->last + 1) % DK_VK_FRAMES;
-  f = &d->frames[i];
-  if (f->state == 2 && (s = dk_vk_retire(d, f->serial)) != DK_OK) return s;
-  if ((r = d->fn.ResetFences(d->dev, 1, &f->fence)) != VK_SUCCESS) return dk_vk_fail(d, r, "vkResetFences");
-  f->serial = d->next_serial++;
-  f->status_fi = DK_VK_FRAMES;
-  f->nchecks = g->nchecks;
+  if ((s = dk_vk_begin(d)) != DK_OK) return s;
   if (g->nchecks) {
-    memcpy(f->checks, g->checks, sizeof *g->checks * (size_t)g->nchecks);
+    /* the graphs' status words serve one replay at a time, read when its
+     * frame completes: an earlier replay's frame is finished first */
+    if (d->gcheck && d->gcheck > d->done) {
+      if (d->gcheck == d->frames[d->rec].serial && (s = dk_vk_submit(d)) != DK_OK) return s;
+      if ((s = dk_vk_retire(d, d->gcheck)) != DK_OK || (s = dk_vk_begin(d)) != DK_OK) return s;
+    }
+    if (d->frames[d->rec].nchecks + g->nchecks > DK_VK_CHECKS &&
+        ((s = dk_vk_submit(d)) != DK_OK || (s = dk_vk_begin(d)) != DK_OK))
+      return s;
     memset(d->status->map + (size_t)DK_VK_FRAMES * DK_VK_CHECKS * 16, 0, (size_t)g->nchecks * 16);
   }
-  f->ndispatch = 0;
-  f->bound = VK_NULL_HANDLE;
-  f->ring_end = d->ring_head;
-  d->last = i;
-  for (i = 0; i < g->nmem; i++) g->mems[i]->last_use = f->serial;
-  memset(&si, 0, sizeof si);
-  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &g->cmd;
-  if ((r = d->fn.QueueSubmit(d->queue, 1, &si, f->fence)) != VK_SUCCESS) {
-    f->state = 0;
-    f->nchecks = 0;
-    return dk_vk_fail(d, r, "vkQueueSubmit (graph)");
+  f = &d->frames[d->rec];
+  if (g->nchecks) {
+    memcpy(f->checks + f->nchecks, g->checks, sizeof *g->checks * (size_t)g->nchecks);
+    f->nchecks += g->nchecks;
+    d->gcheck = f->serial;
   }
-  f->state = 2;
-  g->last = f->serial;
-  if (g->nchecks) d->gcheck = f->serial;
+  dk_vk_full_barrier(d, f->cmd);
+  d->fn.CmdExecuteCommands(f->cmd, 1, &g->cmd);
+  /* the pipeline and push descriptors bound after it are the secondary's */
+  f->bound = VK_NULL_HANDLE;
   d->full_barrier = 1;
+  for (i = 0; i < g->nmem; i++) g->mems[i]->last_use = f->serial;
+  g->last = f->serial;
+  f->ndispatch += g->ndispatch;
+  if (f->ndispatch >= d->batch && !d->hold) return dk_vk_submit(d);
   return DK_OK;
 }
 
@@ -2045,8 +2042,11 @@ static void dk_vk_graph_free(dk_device dv, void *h, int gone) {
   if (!gone) {
     dk_vk_device *d = dk_vk.dev[dv.index];
     dk_vk_graph_detach(d, g);
-    /* its buffer and scratch go once its last replay is done */
-    if (g->last > d->done) dk_vk_retire(d, g->last);
+    /* its buffer and scratch go once the frames that run it are done */
+    if (g->last > d->done) {
+      if (d->rec >= 0 && d->frames[d->rec].serial <= g->last) dk_vk_submit(d);
+      dk_vk_retire(d, g->last);
+    }
     d->fn.FreeCommandBuffers(d->dev, d->pool, 1, &g->cmd);
     for (i = 0; i < g->nscr; i++) dk_vk_release(&g->scr[i]->st);
   }
@@ -2442,7 +2442,7 @@ typedef struct {
   uint32_t T, Hq, S, Hkv, D, Dv;
   float scale;
   int32_t off;
-  uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len;
+  uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len, pos_off;
 } dk_vk_pc_attn;
 /* matvec*.comp; gemm_rows.comp the same with M for KC */
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
@@ -2955,7 +2955,13 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
         (s = dk_vk_arg_t(d, &args, 2, k, 0, &pc.k_off, "k")) != DK_OK ||
         (s = dk_vk_arg_t(d, &args, 3, v, 0, &pc.v_off, "v")) != DK_OK)
       return s;
+    if (c->t[4]) {
+      if ((s = dk_vk_arg_t(d, &args, 4, c->t[4], 0, &pc.pos_off, "positions")) != DK_OK) return s;
+    } else {
+      dk_vk_arg_dummy(d, &args, 4);
+    }
     spec[3] = part != NULL;
+    spec[4] = c->t[4] != NULL;
     dk_vk_grid((uint64_t)(n * (Hq / hg)) * pc.nsplit, 65535u * 16u, &gx, &gy);
     if ((s = dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec, &args, &pc, sizeof pc, gx, gy,
                        1)) != DK_OK)
@@ -2973,6 +2979,7 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
         return s;
       dk_vk_arg_dummy(d, &args, 2);
       dk_vk_arg_dummy(d, &args, 3);
+      dk_vk_arg_dummy(d, &args, 4);
       dk_vk_grid((uint64_t)(n * Hq), 65535u * 16u, &gx, &gy);
       if ((s = dk_vk_run(d, DK_SPV_ATTN_MERGE, mspec, &args, &mp, sizeof mp, gx, gy, 1)) != DK_OK) return s;
     }
@@ -3257,6 +3264,7 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
                                   uint32_t *slot) {
   dk_vk_frame *f;
   dk_vk_check *k;
+  const dk_tensor *tab;
   uint32_t *words;
   int fi;
   dk_status s;
@@ -3270,11 +3278,15 @@ static dk_status dk_vk_check_slot(dk_vk_device *d, const dk_call *c, int64_t pos
   f = &d->frames[fi];
   *slot = (uint32_t)f->nchecks++;
   k = &f->checks[*slot];
+  /* the table: dk_embedding's and dk_index_select's input, dk_index_copy's dst */
+  tab = c->t[c->op == DK_OP_INDEX_COPY ? 0 : 1];
   snprintf(k->ids, sizeof k->ids, "%s", c->t[2]->name);
-  snprintf(k->table, sizeof k->table, "%s", c->t[1]->name);
+  snprintf(k->table, sizeof k->table, "%s", tab->name);
   snprintf(k->site, sizeof k->site, "%s", c->t[2]->site);
-  k->axis = c->op == DK_OP_INDEX_SELECT ? (int)c->i[0] : -1;
-  k->rows = (long long)c->t[1]->shape[k->axis >= 0 ? k->axis : 0];
+  k->op = c->op;
+  k->word = (uint32_t)fi * DK_VK_CHECKS + *slot;
+  k->axis = c->op == DK_OP_EMBEDDING ? -1 : (int)c->i[0];
+  k->rows = (long long)tab->shape[k->axis >= 0 ? k->axis : 0];
   k->pos_base = (long long)pos_base;
   words = (uint32_t *)(d->status->map + ((size_t)fi * DK_VK_CHECKS + *slot) * 16);
   /* a graph's words are cleared by each replay (another graph's replay may be using them now) */
@@ -3430,6 +3442,46 @@ static dk_status dk_vk_reduce(dk_vk_device *d, const dk_call *c) {
 
 /* index_select: out [outer, nids, inner] from x [outer, n, inner]; bad ids
  * are found by the shader and reported at the next sync */
+/* dk_index_copy: gather.comp's scatter mode, a thread per src element */
+static dk_status dk_vk_index_copy(dk_vk_device *d, const dk_call *c) {
+  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
+  dk_vk_pc_gather pc;
+  dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC], gx, gy;
+  int a = (int)c->i[0], i;
+  int64_t inner = 1;
+  dk_status s;
+  memset(&pc, 0, sizeof pc);
+  for (i = a + 1; i < dst->ndim; i++) inner *= dst->shape[i];
+  pc.n_out = (uint32_t)dk_tensor_numel(src);
+  if (pc.n_out == 0) return DK_OK;
+  pc.inner = (uint32_t)inner;
+  pc.nids = (uint32_t)ids->shape[0];
+  pc.n = (uint32_t)dst->shape[a];
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, dst, 1, &pc.o_off, "dst")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, src, 0, &pc.x_off, "src")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, ids, 0, &pc.ids_off, "ids")) != DK_OK ||
+      (s = dk_vk_check_slot(d, c, 0, &args, 3, &pc.slot)) != DK_OK)
+    return s;
+  pc.check = 1;
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)dst->dtype;
+  spec[1] = 1;
+  spec[2] = (uint32_t)src->dtype;
+  {
+    uint64_t wg = d->wg_rows ? d->wg_rows : 1;
+    dk_vk_grid(((uint64_t)pc.n_out + wg - 1) / wg, 65535u * 16u, &gx, &gy);
+    if (d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+        (uint64_t)pc.nids / wg + (uint64_t)pc.n_out / (wg * gx * gy) + 2 > 60000u)
+      return dk__call_error(DK_ERR_UNSUPPORTED, "run it on cpu, or with fewer ids per call",
+                            "dk_index_copy on %s: %u ids are more than this software device checks in one shader "
+                            "invocation (llvmpipe stops an invocation's loops after 65535 iterations)",
+                            dk_device_name(c->dev), pc.nids);
+  }
+  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_GATHER, DK_SPV_GATHER_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
+}
+
 static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
   dk_vk_pc_gather pc;
@@ -3668,7 +3720,8 @@ static dk_status dk_vk_op(const dk_call *c) {
   case DK_OP_COPY: s = dk_vk_copy_op(d, c); break;
   case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
   case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c, 0); break;
-  case DK_OP_ATTENTION: s = dk_vk_attention(d, c); break;
+  case DK_OP_ATTENTION: case DK_OP_ATTENTION_POS: s = dk_vk_attention(d, c); break;
+  case DK_OP_INDEX_COPY: s = dk_vk_index_copy(d, c); break;
   case DK_OP_REDUCE_SUM: case DK_OP_REDUCE_MEAN: case DK_OP_REDUCE_MAX: case DK_OP_REDUCE_MIN:
   case DK_OP_ARGMAX_AXIS: case DK_OP_ARGMIN_AXIS: case DK_OP_SOFTMAX_AXIS: case DK_OP_LOG_SOFTMAX:
   case DK_OP_CUMSUM: case DK_OP_TOPK:

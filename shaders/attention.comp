@@ -19,7 +19,11 @@
  * combines a row's records by the softmax identity:
  *   out = sum_j e^(m_j - M) acc_j / sum_j e^(m_j - M) l_j,  M = max_j m_j.
  * Both run for tokens t0 .. t0 + T - 1 of the call (the host bounds the
- * records' memory by taking the tokens in pieces). */
+ * records' memory by taking the tokens in pieces).
+ *
+ * POSB = 1 (dk_attention_pos): token t sees keys s <= positions[t] (i32,
+ * binding 4) instead of s <= t + off, so one recording serves every
+ * position of a decode over the whole cache; splits past it are empty. */
 //!variant attention -DDK_SUBGROUPS
 //!variant attention_nosg
 //!variant attn_merge -DDK_MERGE
@@ -42,13 +46,15 @@ layout(constant_id = 1) const uint DTK = 0u;
 layout(constant_id = 2) const uint HG = 1u;    /* query heads per workgroup, <= HMAX */
 
 layout(constant_id = 3) const uint PART = 0u;   /* 1: binding 0 takes records, not out */
+layout(constant_id = 4) const uint POSB = 0u;   /* 1: limits from positions (binding 4) */
+layout(set = 0, binding = 4) readonly buffer Pos { int pos32[]; };
 
 layout(push_constant) uniform P {
   uint T, Hq, S, Hkv, D, Dv;
   float scale;
   int off;
   uint o_off, q_off, k_off, v_off;
-  uint t0, nsplit, split_len;
+  uint t0, nsplit, split_len, pos_off;
 } p;
 
 #ifdef DK_MERGE
@@ -87,7 +93,8 @@ void main() {
   for (uint wg = dk_group(); wg < p.T * per_t * p.nsplit; wg += dk_groups()) {
     uint row = wg / p.nsplit, sp = wg - row * p.nsplit;
     uint t = p.t0 + row / per_t, h0 = (row % per_t) * HG, g = h0 / grp, lim = p.S;
-    if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
+    if (POSB != 0u) lim = uint(clamp(pos32[p.pos_off + t] + 1, 0, int(p.S)));
+    else if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
     uint beg = min(sp * p.split_len, lim);
     lim = min(beg + p.split_len, lim);
     DK_BARRIER();

@@ -1,7 +1,10 @@
 #version 450
 /* index_select along an axis: out [outer, nids, inner] from x [outer, n,
  * inner], out[q, k, j] = x[q, id_k, j], a negative id counting from the end.
- * One thread per output element, grid-stride. With check=1, workgroup 0
+ * With SCATTER = 1 the reverse (dk_index_copy): binding 0 is dst [outer, n,
+ * inner], binding 1 src [outer, nids, inner] of dtype DTS, dst[q, id_k, j] =
+ * src[q, k, j]; n_out counts src's elements. One thread per element of the
+ * smaller side, grid-stride. With check=1, workgroup 0
  * also finds the first id outside [-n, n) and writes {1, position, id} into
  * status slot `slot`, which the host reports at the next sync (as
  * embedding.comp does); elements of bad ids are not written. */
@@ -20,6 +23,8 @@ DK_IN(2, Ids)
 layout(set = 0, binding = 3) buffer Status { uint status[]; };
 
 layout(constant_id = 0) const uint DT = 0u;
+layout(constant_id = 1) const uint SCATTER = 0u;
+layout(constant_id = 2) const uint DTS = 0u;    /* src's dtype (SCATTER) */
 
 layout(push_constant) uniform P {
   uint n_out, inner, nids, n;
@@ -47,6 +52,7 @@ void main() {
     int id = int(Ids32[p.ids_off + k]);
     if (id < 0) id += int(p.n);
     if (id < 0 || id >= int(p.n)) continue;
-    O_st(DT, p.o_off + i, X_ld(DT, p.x_off + (q * p.n + uint(id)) * p.inner + j));
+    if (SCATTER != 0u) O_st(DT, p.o_off + (q * p.n + uint(id)) * p.inner + j, X_ld(DTS, p.x_off + i));
+    else O_st(DT, p.o_off + i, X_ld(DT, p.x_off + (q * p.n + uint(id)) * p.inner + j));
   }
 }

@@ -1,15 +1,15 @@
 /* shaders/texel.glsl — 16-byte word i of w (binding 2) and of x (binding 1),
  * counted from their bindings' starts, for the row kernels (matvec_rows,
  * gemm_rows); half i of w for quants.glsl. Their TEXW variants fetch the
- * words from texel views of the same bytes (bindings 4 and 5;
+ * words from texel views of the same bytes (bindings 5 and 6;
  * backends/vulkan.h dk_vk_texels): llvmpipe (Mesa 22) loads
  * a storage buffer one lane and one 32-bit word at a time, each with a
  * branch and a bounds check, even at an offset every lane shares, but
  * fetches a texel for all its SIMD lanes at once. A shader declares X4, W4,
  * and W16 before including this. */
 #ifdef TEXW
-layout(set = 0, binding = 4) uniform usamplerBuffer WTX;
-layout(set = 0, binding = 5) uniform usamplerBuffer XTX;
+layout(set = 0, binding = 5) uniform usamplerBuffer WTX;
+layout(set = 0, binding = 6) uniform usamplerBuffer XTX;
 #define WV(i) texelFetch(WTX, int(i))
 #define XV(i) texelFetch(XTX, int(i))
 uint dk_wt_half(uint i) { return (WV(i >> 3)[(i >> 1) & 3u] >> ((i & 1u) << 4)) & 0xffffu; }

@@ -1020,22 +1020,31 @@ DKT_TEST(ops_attention, 0) {
       }
 }
 
-/* One attention case against the double-precision reference. */
-static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
-                           int off, dk_dtype qdt, dk_dtype kdt) {
+/* One attention case against the double-precision reference: with pos
+ * NULL dk_attention at causal offset off, else dk_attention_pos with these
+ * positions (query t sees keys s <= pos[t]) */
+static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                               int64_t Dv, int off, const int32_t *pos, dk_dtype qdt, dk_dtype kdt) {
   int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
   double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv), *sc = dkt_alloc(S > 0 ? S : 1);
   dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
   dk_tensor *k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
   dk_tensor *v = dkt_random(t, t->dev, kdt, 3, vs, "v", -1, 1, &vv);
   dk_tensor *o = out_tensor(t, qdt, 3, os, "out");
+  dk_tensor *pt = NULL;
   double scale = 1.0 / sqrt((double)D);
-  if (q && k && v && o) {
+  if (pos) {
+    int64_t ps[1] = {T};
+    pt = dkt_ids(t, t->dev, 1, ps, "positions", pos);
+  }
+  if (q && k && v && o && (pt || !pos)) {
     int64_t tt, h, s2, j;
-    DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
+    if (pos) DKT_OK(t, dk_attention_pos(o, q, k, v, pt, (float)scale));
+    else DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
     for (tt = 0; tt < T; tt++)
       for (h = 0; h < Hq; h++) {
         int64_t g = h / (Hq / Hkv), lim = off < 0 ? S : (tt + off + 1 < S ? tt + off + 1 : S);
+        if (pos) lim = pos[tt] < 0 ? 0 : pos[tt] + 1 < S ? pos[tt] + 1 : S;
         double m = -INFINITY, z = 0;
         for (s2 = 0; s2 < lim; s2++) {
           double dot = 0;
@@ -1047,19 +1056,104 @@ static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_
         for (j = 0; j < Dv; j++) {
           double acc = 0;
           for (s2 = 0; s2 < lim; s2++) acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
-          want[(tt * Hq + h) * Dv + j] = acc;
+          want[(tt * Hq + h) * Dv + j] = acc;   /* no key: 0 */
         }
       }
     if (dkt_read(t, o, got)) {
       char what[160];
-      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d q %s kv %s", tag,
+      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d%s q %s kv %s", tag,
                (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D, (long long)Dv, off,
-               dk_dtype_name(qdt), dk_dtype_name(kdt));
+               pos ? " (positions)" : "", dk_dtype_name(qdt), dk_dtype_name(kdt));
       dkt_close(t, what, got, want, T * Hq * Dv, dkt_tol(qdt, D) * 2, dkt_tol(qdt, D) * 2);
     }
   }
-  dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o);
+  dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o); dk_tensor_free(pt);
   free(qv); free(kv); free(vv); free(got); free(want); free(sc);
+}
+static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
+                           int off, dk_dtype qdt, dk_dtype kdt) {
+  attention_case_pos(t, tag, T, S, Hq, Hkv, D, Dv, off, NULL, qdt, kdt);
+}
+
+/* dk_attention_pos: limits from the device. Decode over a whole cache at an
+ * early position (splits past it are empty), positions out of order,
+ * negative (zeros), and past the cache (all of it) */
+DKT_TEST(ops_attention_pos, 0) {
+  static const int32_t p1[1] = {37}, p1b[1] = {0}, p1c[1] = {4095}, p3[3] = {5, 1, 299}, p4[4] = {-1, 7, 500, 2};
+  static const int32_t p5[5] = {4, 4, 0, 3, 2};
+  attention_case_pos(t, "pos", 1, 1024, 8, 2, 64, 64, 0, p1, DK_F32, DK_F16);
+  attention_case_pos(t, "pos", 1, 1024, 8, 2, 64, 64, 0, p1b, DK_F32, DK_F32);
+  attention_case_pos(t, "pos", 1, 4096, 28, 7, 64, 64, 0, p1c, DK_F16, DK_F16);
+  attention_case_pos(t, "pos", 3, 300, 4, 1, 72, 72, 0, p3, DK_F32, DK_BF16);
+  attention_case_pos(t, "pos", 4, 300, 6, 3, 8, 8, 0, p4, DK_F32, DK_F32);
+  attention_case_pos(t, "pos", 5, 5, 4, 4, 32, 32, 0, p5, DK_F16, DK_F32);
+}
+
+/* dk_index_copy: rows of src into dst at ids along an axis, the rest of dst
+ * kept; dtypes converted; bad ids refused (on a GPU at the next sync) */
+DKT_TEST(ops_index_copy, 0) {
+  static const struct { int nd; int64_t ds[3]; int axis, n; int32_t ids[4]; } cases[] = {
+    {3, {16, 2, 8}, 0, 1, {6}},            /* a KV cache row at a position */
+    {3, {16, 2, 8}, 0, 3, {3, -1, 0}},     /* several, one from the end */
+    {2, {5, 7}, 1, 2, {6, 2}},             /* along the last axis */
+    {3, {4, 9, 3}, 1, 4, {8, 0, 5, 4}},    /* a middle axis: outer and inner both > 1 */
+  };
+  size_t c;
+  int dd, sd;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (dd = 0; dd < 3; dd++)
+      for (sd = 0; sd < 3; sd++) {
+        int nd = cases[c].nd, a = cases[c].axis, i;
+        int64_t ss[3], is[1] = {cases[c].n}, n = 1, ns, outer = 1, inner = 1, len = cases[c].ds[a], q, k, j;
+        dk_dtype ddt = dkt_float_types[dd], sdt = dkt_float_types[sd];
+        double *dv, *sv, *want, *got, *sr;
+        dk_tensor *dst, *src, *ids;
+        for (i = 0; i < nd; i++) { ss[i] = i == a ? cases[c].n : cases[c].ds[i]; n *= cases[c].ds[i]; }
+        ns = n / len * cases[c].n;
+        for (i = 0; i < a; i++) outer *= cases[c].ds[i];
+        for (i = a + 1; i < nd; i++) inner *= cases[c].ds[i];
+        dst = dkt_random(t, t->dev, ddt, nd, cases[c].ds, "dst", -1, 1, &dv);
+        src = dkt_random(t, t->dev, sdt, nd, ss, "src", -1, 1, &sv);
+        ids = dkt_ids(t, t->dev, 1, is, "ids", cases[c].ids);
+        want = dkt_alloc(n); got = dkt_alloc(n); sr = dkt_alloc(ns);
+        if (dst && src && ids) {
+          memcpy(want, dv, sizeof *want * (size_t)n);
+          memcpy(sr, sv, sizeof *sr * (size_t)ns);
+          dkt_round_to(ddt, sr, ns);   /* what dst's dtype holds of src */
+          for (q = 0; q < outer; q++)
+            for (k = 0; k < cases[c].n; k++) {
+              int64_t r = cases[c].ids[k] < 0 ? cases[c].ids[k] + len : cases[c].ids[k];
+              for (j = 0; j < inner; j++) want[(q * len + r) * inner + j] = sr[(q * cases[c].n + k) * inner + j];
+            }
+          DKT_OK(t, dk_index_copy(dst, src, ids, a));
+          if (dkt_read(t, dst, got)) {
+            char what[96];
+            snprintf(what, sizeof what, "index_copy case %d dst %s src %s", (int)c, dk_dtype_name(ddt), dk_dtype_name(sdt));
+            dkt_close(t, what, got, want, n, 0, 0);
+          }
+        }
+        dk_tensor_free(dst); dk_tensor_free(src); dk_tensor_free(ids);
+        free(dv); free(sv); free(want); free(got); free(sr);
+      }
+  {
+    /* an id outside: an error naming it, and dst untouched */
+    int64_t ds[2] = {4, 8}, ss[2] = {2, 8}, is[1] = {2};
+    int32_t bad[2] = {1, 4};
+    double *dv, *got = dkt_alloc(32);
+    dk_tensor *dst = dkt_random(t, t->dev, DK_F32, 2, ds, "cache", -1, 1, &dv);
+    dk_tensor *src = dkt_random(t, t->dev, DK_F32, 2, ss, "rows", -1, 1, NULL);
+    dk_tensor *ids = dkt_ids(t, t->dev, 1, is, "where", bad);
+    if (dst && src && ids) {
+      dk_status s = dk_index_copy(dst, src, ids, 0);
+      if (s == DK_OK) s = dk_sync(t->dev);
+      DKT_CHECK(t, s == DK_ERR_INVALID, "a bad id: %s", dk_status_name(s));
+      DKT_MSG_HAS(t, "'where' holds 4 at position 1");
+      DKT_MSG_HAS(t, "dk_index_copy");
+      if (t->dev.backend == DK_CPU && dkt_read(t, dst, got)) dkt_close(t, "dst after a refused copy", got, dv, 32, 0, 0);
+    }
+    dk_tensor_free(dst); dk_tensor_free(src); dk_tensor_free(ids);
+    free(dv); free(got);
+  }
 }
 
 /* The shapes of decode steps of real models, over long caches: on GPUs the
