@@ -167,6 +167,8 @@ typedef struct {
   dk_tensor *ids1, *logits1, *next;          /* decode-sized: ids [1] first device; logits [1,vocab], next [1] last */
   dk_tensor *logits_all;                     /* [T, vocab] of the last all_logits call */
   dk_llm_rope rope[2];                       /* 0: global layers, 1: sliding-window layers */
+  dk_graph *step;                            /* a decode step recorded once (see DECODE GRAPH) */
+  int step_off;                              /* 1: decode runs op by op */
   double load_seconds;
   uint64_t weight_bytes;
 } dk_llm_model;
@@ -710,6 +712,7 @@ void dk_llm_free(dk_llm_model *m) {
       dk_tensor_free(L->bq); dk_tensor_free(L->bk); dk_tensor_free(L->bv); dk_tensor_free(L->bqkv);
       dk_tensor_free(L->q_norm); dk_tensor_free(L->k_norm); dk_tensor_free(L->post_attn_norm); dk_tensor_free(L->post_ffn_norm);
     }
+  dk_graph_free(m->step);
   free(m->layers);
   free(m->layer_dev);
   for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&m->ws[i].one);
@@ -1055,7 +1058,10 @@ static dk_status dk_llm_residual(const dk_llm_config *c, dk_llm_acts *a, const d
   return DK_OK;
 }
 
-static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_acts *a, int pos) {
+/* dev_pos: the position is read from a->pos on the device (a decode step
+ * recorded once): the cache row is written with dk_index_copy, and the
+ * attention covers the whole cache up to it (dk_attention_pos) */
+static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_acts *a, int pos, int dev_pos) {
   const dk_llm_config *c = &m->c;
   const dk_llm_arch *ar = c->arch;
   const dk_llm_rope *rp = &m->rope[L->swa];
@@ -1093,12 +1099,18 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
     DK_LLM_TRY(dk_rope(k3, k3, a->pos, c->rope_dim, rp->theta, c->rope_mode));
   }
   /* the new keys and values go into rows [pos, pos+T) of the cache */
-  if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) == DK_OK && (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) == DK_OK &&
-      (s = dk_copy(kslot, k3)) == DK_OK)
-    s = dk_copy(vslot, v3);
-  dk_tensor_free(kslot); dk_tensor_free(vslot);
-  if (s != DK_OK) return s;
-  DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
+  if (dev_pos) {
+    DK_LLM_TRY(dk_index_copy(L->k_cache, k3, a->pos, 0));
+    DK_LLM_TRY(dk_index_copy(L->v_cache, v3, a->pos, 0));
+    DK_LLM_TRY(dk_attention_pos(a->att3, q3, L->k_cache, L->v_cache, a->pos, c->attn_scale));
+  } else {
+    if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) == DK_OK && (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) == DK_OK &&
+        (s = dk_copy(kslot, k3)) == DK_OK)
+      s = dk_copy(vslot, v3);
+    dk_tensor_free(kslot); dk_tensor_free(vslot);
+    if (s != DK_OK) return s;
+    DK_LLM_TRY(dk_llm_attend(c, L, a, q3, pos));
+  }
   DK_LLM_TRY(dk_llm_residual(c, a, a->att, NULL, L->wo, ar->post_norms ? L->post_attn_norm : NULL));
   {
     dk_tensor *g = a->g, *u = a->u;
@@ -1121,12 +1133,79 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   return DK_OK;
 }
 
+/* The forward pass from the ids on the device to the logits lg: the
+ * embedding, the layers (crossing devices where they change), the last
+ * norm and the classifier (of the last token only unless all_logits). */
+static dk_status dk_llm_run(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *ids_t, int T, dk_tensor *lg, int all_logits,
+                            int dev_pos) {
+  const dk_llm_config *c = &m->c;
+  dk_tensor *xl = NULL;
+  dk_status s;
+  int l, cur = m->layers[0].ws;
+  DK_LLM_TRY(dk_embedding(acts[cur]->x, m->tok_embd, ids_t));
+  if (c->arch->embed_scale) DK_LLM_TRY(dk_scale(acts[cur]->x, acts[cur]->x, sqrtf((float)c->dim)));
+  for (l = 0; l < c->n_layers; l++) {
+    dk_llm_layer *L = &m->layers[l];
+    if (L->ws != cur) {
+      /* the hidden state moves to the next layer's device: the one crossing */
+      DK_LLM_TRY(dk_copy_to(acts[L->ws]->x, acts[cur]->x));
+      cur = L->ws;
+    }
+    DK_LLM_TRY(dk_llm_layer_forward(m, L, acts[cur], m->pos, dev_pos));
+  }
+  if (all_logits || T == 1) return dk_rmsnorm_linear(lg, acts[cur]->x, m->out_norm, m->output, NULL, c->eps);
+  /* only the last token's logits are needed */
+  if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) == DK_OK)
+    s = dk_rmsnorm_linear(lg, xl, m->out_norm, m->output, NULL, c->eps);
+  dk_tensor_free(xl);
+  return s;
+}
+
+/* ---- DECODE GRAPH -------------------------------------------------------------
+ * A decode step is the same ops on the same tensors every token: only the
+ * token id (ids1) and the position (acts->pos, and the rotation matrices of
+ * a per-pair RoPE) change, and they are uploaded before the step. So the
+ * first step is recorded (dk_graph, with the position read on the device:
+ * dk_index_copy into the cache, dk_attention_pos over all of it) and every
+ * step replays it: on Vulkan one command buffer per token instead of some
+ * 300 ops recorded by the host. Where the backend would only re-run the
+ * calls (cpu, cuda today) the steps stay op by op; so do models over
+ * several devices (the crossing is a transfer, which a recording cannot
+ * hold) and models with sliding-window layers (their attention starts
+ * past 0). DEVKIT_LLM_GRAPH=0 turns it off, =1 uses it on every backend. */
+static int dk_llm_step_graph(dk_llm_model *m, dk_llm_acts **acts, dk_status *st) {
+  const char *e = getenv("DEVKIT_LLM_GRAPH");
+  int force = e && e[0] == '1';
+  dk_device d = m->ws[0].dev;
+  dk_graph *g = NULL;
+  dk_status s;
+  *st = DK_OK;
+  if ((m->step_off && !force) || m->n_ws != 1 || (m->c.arch->swa_pattern && m->c.swa_window > 0) || (e && e[0] == '0') ||
+      !dk_op_supported(d.backend, "dk_index_copy", DK_F32, 0) || !dk_op_supported(d.backend, "dk_attention_pos", DK_F32, 0))
+    return 0;
+  if (!m->step) {
+    /* record; anything refused (an op some backend lacks) or a recording
+     * the backend would only re-run leaves decode op by op, as before */
+    if (dk_graph_begin(d) != DK_OK) { m->step_off = 1; return 0; }
+    s = dk_llm_run(m, acts, m->ids1, 1, m->logits1, 0, 1);
+    if (dk_graph_end(d, &g) != DK_OK || s != DK_OK || (!dk_graph_native(g) && !force)) {
+      dk_graph_free(g);
+      dk_clear_error();
+      m->step_off = 1;
+      return 0;
+    }
+    m->step = g;
+  }
+  *st = dk_graph_replay(m->step);
+  return 1;
+}
+
 dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits) {
   const dk_llm_config *c = &m->c;
   dk_llm_acts big[DK_LLM_MAX_DEVICES], *acts[DK_LLM_MAX_DEVICES];
   int32_t *pos = NULL;
-  dk_tensor *ids_t = NULL, *lg = NULL, *xl = NULL;
-  int i, l, cur = -1;
+  dk_tensor *ids_t = NULL, *lg = NULL;
+  int i, l;
   dk_status s = DK_OK;
   *logits = NULL;
   if (T <= 0) return dk_set_error(DK_ERR_INVALID, "dk_llm_forward: %d tokens", T);
@@ -1157,36 +1236,24 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
     if ((s = dk_tensor_new(m->layers[0].dev, DK_I32, 1, &st, "token_ids", &ids_t))) goto done;
   }
   if ((s = dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T))) goto done;
-  cur = m->layers[0].ws;
-  if ((s = dk_embedding(acts[cur]->x, m->tok_embd, ids_t))) goto done;
-  if (c->arch->embed_scale && (s = dk_scale(acts[cur]->x, acts[cur]->x, sqrtf((float)c->dim)))) goto done;
-  for (l = 0; l < c->n_layers; l++) {
-    dk_llm_layer *L = &m->layers[l];
-    if (L->ws != cur) {
-      /* the hidden state moves to the next layer's device: the one crossing */
-      if ((s = dk_copy_to(acts[L->ws]->x, acts[cur]->x))) goto done;
-      cur = L->ws;
-    }
-    if ((s = dk_llm_layer_forward(m, L, acts[cur], m->pos))) goto done;
-  }
-  if (all_logits || T == 1) {
-    int64_t sh[2];
-    sh[0] = T; sh[1] = c->vocab;
-    if (T == 1) lg = m->logits1;
-    else if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg))) goto done;
-    else m->logits_all = lg;
-    if ((s = dk_rmsnorm_linear(lg, acts[cur]->x, m->out_norm, m->output, NULL, c->eps))) goto done;
-  } else {
-    /* only the last token's logits are needed */
+  if (T == 1 && dk_llm_step_graph(m, acts, &s)) {
+    if (s != DK_OK) goto done;
     lg = m->logits1;
-    if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) ||
-        (s = dk_rmsnorm_linear(lg, xl, m->out_norm, m->output, NULL, c->eps)))
-      goto done;
+  } else {
+    if (all_logits || T == 1) {
+      int64_t sh[2];
+      sh[0] = T; sh[1] = c->vocab;
+      if (T == 1) lg = m->logits1;
+      else if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg))) goto done;
+      else m->logits_all = lg;
+    } else {
+      lg = m->logits1;
+    }
+    if ((s = dk_llm_run(m, acts, ids_t, T, lg, all_logits, 0))) goto done;
   }
   m->pos += T;
   *logits = lg;
 done:
-  dk_tensor_free(xl);
   if (ids_t != m->ids1) dk_tensor_free(ids_t);
   for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&big[i]);
   free(pos);

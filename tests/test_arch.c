@@ -64,6 +64,39 @@ static int ref_read(const char *path, arch_ref *r) {
   return ok;
 }
 
+/* n_gen - 1 decode steps' logits after the reference's prompt, feeding the
+ * reference's greedy ids, with DEVKIT_LLM_GRAPH=env */
+static int decode_logits(dkt *t, dk_llm_model *m, const arch_ref *r, const char *env, float *out) {
+  dk_tensor *lg = NULL;
+  int i;
+  setenv("DEVKIT_LLM_GRAPH", env, 1);
+  dk_llm_reset(m);
+  /* NaN in every cache row, so a row a step fails to write shows */
+  for (i = 0; i < m->c.n_layers; i++) {
+    dk_tensor *kv[2];
+    int j;
+    kv[0] = m->layers[i].k_cache; kv[1] = m->layers[i].v_cache;
+    for (j = 0; j < 2; j++) {
+      size_t nb = dk_tensor_nbytes(kv[j]);
+      void *ff = malloc(nb);
+      dk_status s = ff ? (memset(ff, 0xff, nb), dk_tensor_upload(kv[j], ff, nb)) : DK_ERR_OUT_OF_MEMORY;
+      free(ff);
+      if (s != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "filling the cache: %s", dk_last_error()); return 0; }
+    }
+  }
+  if (dk_llm_forward(m, r->ids, r->n_prompt, 0, &lg) != DK_OK) {
+    dkt_fail_at(t, __FILE__, __LINE__, "the prompt (DEVKIT_LLM_GRAPH=%s): %s", env, dk_last_error());
+    return 0;
+  }
+  for (i = 0; i + 1 < r->n_gen; i++)
+    if (dk_llm_forward(m, &r->gen[i], 1, 0, &lg) != DK_OK ||
+        dk_tensor_download(lg, out + (size_t)i * r->vocab, sizeof *out * (size_t)r->vocab) != DK_OK) {
+      dkt_fail_at(t, __FILE__, __LINE__, "decode step %d (DEVKIT_LLM_GRAPH=%s): %s", i, env, dk_last_error());
+      return 0;
+    }
+  return 1;
+}
+
 /* One model file against its reference on t->dev; `name` the reference's
  * base name. Tolerance: f32 arithmetic over f16 weights against float64 on
  * the same weights; the measured error is ~1e-5 of the logits' range. */
@@ -133,6 +166,31 @@ static void arch_check(dkt *t, const char *file, const char *name, const char *w
     }
   } else {
     dkt_fail_at(t, __FILE__, __LINE__, "%s: the prompt failed: %s", file, dk_last_error());
+  }
+  /* the decode step recorded once and replayed (DECODE GRAPH in
+   * models/llama.h; forced on every backend) against the same steps op by
+   * op: every step's logits, bit for bit on the CPU, which re-runs the same
+   * calls; within 1e-5 of the range on a GPU, whose attention over the
+   * whole cache splits its positions otherwise */
+  {
+    int n = r.n_gen - 1, k;
+    float *a = (float *)malloc(sizeof *a * (size_t)n * r.vocab), *b = (float *)malloc(sizeof *b * (size_t)n * r.vocab);
+    double worst = 0, range = 0;
+    if (a && b && m->c.vocab == r.vocab && decode_logits(t, m, &r, "0", a) && decode_logits(t, m, &r, "1", b)) {
+      for (k = 0; k < n * r.vocab; k++) {
+        double e = fabs((double)a[k] - b[k]);
+        if (!(e <= worst)) worst = e;
+        if (fabs(a[k]) > range) range = fabs(a[k]);
+      }
+      if (t->dev.backend == DK_CPU)
+        DKT_CHECK(t, !memcmp(a, b, sizeof *a * (size_t)n * r.vocab), "%s: replayed decode steps differ from the ops (%.3g)",
+                  file, worst);
+      else
+        DKT_CHECK(t, worst <= 1e-5 * (1 + range), "%s on %s: replayed decode steps differ from the ops by %.3g", file, dev,
+                  worst);
+    }
+    unsetenv("DEVKIT_LLM_GRAPH");
+    free(a); free(b);
   }
   DKT_CHECK(t, dk_llm_check_placement(m) == DK_OK, "%s: placement: %s", file, dk_last_error());
   free(got);
