@@ -408,6 +408,25 @@ static dk_status fz_run(const fz_call *c, int d) {
   }
 }
 
+/* the call recorded into a graph (dk_graph) and replayed once: what it
+ * gives must be what the call alone gives, refusals included (the checks
+ * run while recording; a backend's own errors come from the replay) */
+static dk_status fz_run_recorded(const fz_call *c, int d) {
+  dk_graph *g = NULL;
+  dk_status s, e;
+  if ((s = dk_graph_begin(fz_dev[d])) != DK_OK) return s;
+  s = fz_run(c, d);
+  e = dk_graph_end(fz_dev[d], &g);
+  if (e != DK_OK) {
+    fz_finding("dk_graph_end on %s: %s", dk_device_name(fz_dev[d]), dk_last_error());
+    return e;
+  }
+  if (s == DK_OK && dk_graph_ops(g) != 1) fz_finding("a graph of one op on %s holds %d", dk_device_name(fz_dev[d]), dk_graph_ops(g));
+  if (s == DK_OK) s = dk_graph_replay(g);
+  dk_graph_free(g);
+  return s;
+}
+
 static int fz_pick_or_new(void) {
   int i = fz_pick_live();
   return (i < 0 || fz_int(4) == 0) ? fz_new_random() : i;
@@ -417,7 +436,7 @@ static int fz_pick_or_new(void) {
  * the rest take whatever is in the pool, with random parameters. */
 static void fz_op(void) {
   fz_call c;
-  int fit = fz_int(3) != 0, d, k, n_in, deferred = 0, loose = 0;
+  int fit = fz_int(3) != 0, d, k, n_in, deferred = 0, loose = 0, rec;
   dk_status st[NDEV_MAX];
   memset(&c, 0, sizeof c);
   for (k = 0; k < 5; k++) c.s[k] = -1;
@@ -562,9 +581,11 @@ static void fz_op(void) {
       fprintf(stderr, "]\n");
     }
   }
+  rec = fz_int(4) == 0;
+  if (rec && strlen(fz_what) + 24 < sizeof fz_what) strcat(fz_what, " (recorded off cpu:0)");
   for (d = 0; d < fz_nd; d++) {
     dk_clear_error();
-    st[d] = fz_run(&c, d);
+    st[d] = rec && d > 0 ? fz_run_recorded(&c, d) : fz_run(&c, d);
     if (st[d] != DK_OK && !dk_last_error()[0]) fz_finding("%s without a message on %s", dk_status_name(st[d]),
                                                           dk_device_name(fz_dev[d]));
     if (st[d] != DK_OK && fz_verbose > 1) fprintf(stderr, "  %s: %s\n", dk_device_name(fz_dev[d]), dk_last_error());

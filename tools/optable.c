@@ -20,7 +20,7 @@ int main(void) {
     const char *name = dk_op_name(op);
     int has_w = !strcmp(name, "dk_linear") || !strcmp(name, "dk_embedding") || !strcmp(name, "dk_attention") ||
                 !strcmp(name, "dk_rmsnorm") || !strcmp(name, "dk_layernorm") || !strcmp(name, "dk_rmsnorm_linear") ||
-                !strcmp(name, "dk_swiglu_linear");
+                !strcmp(name, "dk_swiglu_linear") || !strcmp(name, "dk_attention_pos");
     printf("| `%s` |", name);
     for (b = 0; b < DK_BACKEND_COUNT; b++) {
       int any = 0;
@@ -35,7 +35,7 @@ int main(void) {
         if (dk_op_supported((dk_backend)b, name, DK_I32, 0)) { strcat(cell, any ? "/" : ""); strcat(cell, "i32"); any = 1; }
       if (any && has_w) {
         int wany = 0;
-        strcat(cell, !strcmp(name, "dk_attention") ? "; kv " : !strcmp(name, "dk_embedding") ? "; table " : "; w ");
+        strcat(cell, !strncmp(name, "dk_attention", 12) ? "; kv " : !strcmp(name, "dk_embedding") ? "; table " : "; w ");
         for (k = 0; k < 5; k++)
           if (dk_op_supported((dk_backend)b, name, wts[k], 1)) {
             strcat(cell, wany ? "/" : "");
