@@ -249,13 +249,14 @@ DEVKIT_API void        dk_profile_reset(void);
  *     returned as ever) and the recording goes on.
  *   - The graph holds the memory of every tensor it uses until it is freed:
  *     freeing a tensor (or a view made for one call) after recording is fine.
- *   - The same values of every parameter are used at each replay; a step
- *     whose parameters change (an attention over a growing cache) needs its
- *     varying part outside the graph, or a graph per shape.
+ *   - Every parameter and shape is the recorded one at each replay: what
+ *     changes per step must live in a tensor. dk_attention_pos and
+ *     dk_index_copy take a decode's position from the device for that.
  *   - After dk_shutdown a graph is stale: replaying it is DK_ERR_INVALID, and
  *     dk_graph_free still frees it.
- * How each backend replays (dk_graph_native says which): Vulkan submits a
- * command buffer recorded once (where the driver has push descriptors);
+ * How each backend replays (dk_graph_native says which): Vulkan executes a
+ * secondary command buffer recorded once, inside its current batch (where
+ * the driver has push descriptors);
  * the CPU re-runs the ops (their checks were done once, when recorded), and
  * so does every backend without a recording of its own, or with profiling
  * on (each op is then timed on its own). */
@@ -434,7 +435,9 @@ DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_t
 /* dk_attention where query t sees keys s <= positions[t] (positions i32 [T],
  * on the device; a negative one sees none and gives zeros, one past the
  * cache sees all of it): over a whole KV cache, one call (and one recorded
- * graph, see dk_graph) serves every step of a decode, whatever its position */
+ * graph, see dk_graph) serves every step of a decode, whatever its position.
+ * CUDA has no kernel for it yet: it reads positions back (a sync) and runs
+ * dk_attention per query row; dk_index_copy likewise reads its ids */
 DEVKIT_API dk_status dk_attention_pos(dk_tensor *out, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                       const dk_tensor *positions, float scale);
 
@@ -3413,11 +3416,15 @@ DEVKIT_API dk_status dk_topk(dk_tensor *values, dk_tensor *indices, const dk_ten
   c.t[0] = values; c.t[1] = indices; c.t[2] = DK__CAST(x); c.i[0] = k; c.i[1] = largest != 0;
   return dk__dispatch(&c);
 }
-DEVKIT_API dk_status dk_index_copy(dk_tensor *dst, const dk_tensor *src, const dk_tensor *ids, int axis) {
+/* dk_index_select and dk_index_copy: two tensors, ids, an axis */
+static dk_status dk__op_ids(dk_op op, dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {
   dk_call c;
-  dk__call_init(&c, DK_OP_INDEX_COPY);
-  c.t[0] = dst; c.t[1] = DK__CAST(src); c.t[2] = DK__CAST(ids); c.i[0] = axis;
+  dk__call_init(&c, op);
+  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(ids); c.i[0] = axis;
   return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_index_copy(dk_tensor *dst, const dk_tensor *src, const dk_tensor *ids, int axis) {
+  return dk__op_ids(DK_OP_INDEX_COPY, dst, src, ids, axis);
 }
 DEVKIT_API dk_status dk_attention_pos(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                       const dk_tensor *positions, float scale) {
@@ -3428,10 +3435,7 @@ DEVKIT_API dk_status dk_attention_pos(dk_tensor *o, const dk_tensor *q, const dk
   return dk__dispatch(&c);
 }
 DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {
-  dk_call c;
-  dk__call_init(&c, DK_OP_INDEX_SELECT);
-  c.t[0] = o; c.t[1] = DK__CAST(x); c.t[2] = DK__CAST(ids); c.i[0] = axis;
-  return dk__dispatch(&c);
+  return dk__op_ids(DK_OP_INDEX_SELECT, o, x, ids, axis);
 }
 
 DEVKIT_API dk_status dk_slice(dk_tensor *o, const dk_tensor *x, int axis, int64_t start, int64_t step) {

@@ -2938,55 +2938,33 @@ static dk_status dk__cpu_topk(const dk_call *c) {
 
 /* index_select: out [outer, nids, inner] from x [outer, n, inner]; every id
  * is checked before anything is written */
-/* dk_index_copy: every id is checked before anything is written */
-static dk_status dk__cpu_index_copy(const dk_call *c) {
-  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
-  int a = (int)c->i[0], i;
-  int64_t n = dst->shape[a], outer = 1, inner = 1, m = ids->shape[0], q, k;
-  const int32_t *id = (const int32_t *)dk__cpu_ptr(ids);
-  float *buf;
-  for (i = 0; i < a; i++) outer *= dst->shape[i];
-  for (i = a + 1; i < dst->ndim; i++) inner *= dst->shape[i];
-  for (k = 0; k < m; k++)
-    if (id[k] < -n || id[k] >= n)
-      return dk__call_error(DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
-                            "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of 'dst' '%s' (size "
-                            "%lld); nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n,
-                            a, dst->name, (long long)n);
-  buf = dk__cpu_scratch(0, (size_t)(inner ? inner : 1));
-  if (!buf) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no scratch memory");
-  for (q = 0; q < outer; q++)
-    for (k = 0; k < m; k++) {
-      int64_t row = id[k] < 0 ? id[k] + n : id[k];
-      dk__cpu_load(src->dtype, dk__cpu_ptr(src), (q * m + k) * inner, 1, inner, buf);
-      dk__cpu_store(dst->dtype, dk__cpu_ptr(dst), (q * n + row) * inner, inner, buf);
-    }
-  return DK_OK;
-}
-
-static dk_status dk__cpu_index_select(const dk_call *c) {
+/* dk_index_select (out [outer, nids, inner] from x [outer, n, inner]) and
+ * dk_index_copy (dst [outer, n, inner] from src [outer, nids, inner]): every
+ * id is checked before anything is written */
+static dk_status dk__cpu_gather(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  const int scatter = c->op == DK_OP_INDEX_COPY;
+  const dk_tensor *tab = scatter ? o : x;
   int a = (int)c->i[0], i;
-  int64_t n = x->shape[a], outer = 1, inner = 1, nids = dk_tensor_numel(ids), q, k, j;
+  int64_t n = tab->shape[a], outer = 1, inner = 1, nids = dk_tensor_numel(ids), q, k;
   const int32_t *id = (const int32_t *)dk__cpu_ptr(ids);
   float *buf;
-  for (i = 0; i < a; i++) outer *= x->shape[i];
-  for (i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
+  for (i = 0; i < a; i++) outer *= tab->shape[i];
+  for (i = a + 1; i < tab->ndim; i++) inner *= tab->shape[i];
   for (k = 0; k < nids; k++)
     if (id[k] < -n || id[k] >= n)
       return dk__call_error(DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
-                            "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of 'x' '%s' (size %lld); "
-                            "nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n, a,
-                            x->name, (long long)n);
+                            "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of '%s' '%s' (size "
+                            "%lld); nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n,
+                            a, scatter ? "dst" : "x", tab->name, (long long)n);
   buf = dk__cpu_scratch(0, (size_t)(inner ? inner : 1));
   if (!buf) return dk__call_error(DK_ERR_OUT_OF_MEMORY, "", "no scratch memory");
   for (q = 0; q < outer; q++)
     for (k = 0; k < nids; k++) {
-      int64_t row = id[k] < 0 ? id[k] + n : id[k];
-      dk__cpu_load(x->dtype, dk__cpu_ptr(x), (q * n + row) * inner, 1, inner, buf);
-      dk__cpu_store(o->dtype, dk__cpu_ptr(o), (q * nids + k) * inner, inner, buf);
+      int64_t row = (id[k] < 0 ? id[k] + n : id[k]) + q * n, at = q * nids + k;
+      dk__cpu_load(x->dtype, dk__cpu_ptr(x), (scatter ? at : row) * inner, 1, inner, buf);
+      dk__cpu_store(o->dtype, dk__cpu_ptr(o), (scatter ? row : at) * inner, inner, buf);
     }
-  (void)j;
   return DK_OK;
 }
 
@@ -3060,7 +3038,7 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
   b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
   b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = dk__cpu_attention;
-  b->ops[DK_OP_INDEX_COPY] = dk__cpu_index_copy;
+  b->ops[DK_OP_INDEX_COPY] = dk__cpu_gather;
   for (op = DK_OP_REDUCE_SUM; op <= DK_OP_ARGMIN_AXIS; op++) b->ops[op] = dk__cpu_reduce;
   for (op = DK_OP_SQRT; op <= DK_OP_POW_SCALAR; op++) b->ops[op] = dk__cpu_unary;
   b->ops[DK_OP_POW] = dk__cpu_binary;
@@ -3068,7 +3046,7 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_WHERE] = dk__cpu_where;
   b->ops[DK_OP_CUMSUM] = dk__cpu_cumsum;
   b->ops[DK_OP_TOPK] = dk__cpu_topk;
-  b->ops[DK_OP_INDEX_SELECT] = dk__cpu_index_select;
+  b->ops[DK_OP_INDEX_SELECT] = dk__cpu_gather;
   b->ops[DK_OP_RMSNORM_LINEAR] = b->ops[DK_OP_SWIGLU_LINEAR] = dk__cpu_fused_linear;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->dtypes[op] = DK_FLOATS;

@@ -2002,6 +2002,78 @@ static dk_status dk__cuda_attention(const dk_call *c) {
  * kernels/reduce.cu and kernels/math.cu ran on an H100 (2026-11-25, the suite's tests of these ops passing);
  * DEVKIT_CUDA_NEWOPS=0 unregisters them (DK_ERR_UNSUPPORTED with that hint). */
 
+/* dk_attention_pos and dk_index_copy without kernels of their own: the
+ * positions or ids come back to the host (the call synchronizes), then each
+ * query row is a dk_attention over the keys it sees and each id a dk_copy
+ * of one row, on kernels that have run on GPUs. A CUDA decode keeps its
+ * position on the host (no CUDA graphs yet, so the model layer records no
+ * step there), so nothing of devkit's own pays this sync. */
+static dk_status dk__cuda_read_i32(const dk_tensor *t, int32_t **out) {
+  size_t n = dk_tensor_nbytes(t);
+  if (!(*out = (int32_t *)malloc(n ? n : 4))) return dk__error(DK_ERR_OUT_OF_MEMORY, "no host memory for %zu bytes of ids", n);
+  return n ? dk__cuda_download(t->st, t->offset, *out, n) : DK_OK;
+}
+
+static dk_status dk__cuda_attention_pos(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t T = q->shape[0], S = k->shape[0], t;
+  size_t qrow = dk_tensor_nbytes(q) / (size_t)(T ? T : 1), orow = dk_tensor_nbytes(o) / (size_t)(T ? T : 1);
+  int32_t *pos = NULL;
+  dk_status s = dk__cuda_read_i32(c->t[4], &pos);
+  for (t = 0; t < T && s == DK_OK; t++) {
+    int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S;
+    dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
+    dk_call a = *c;
+    ot.shape[0] = qt.shape[0] = 1;
+    ot.offset += (size_t)t * orow;
+    qt.offset += (size_t)t * qrow;
+    if (lim == 0) {
+      /* no key seen: zeros, as dk_attention gives a row that sees none */
+      dk_cu_result r;
+      if (orow % 4 || dk__cuda_addr(&ot) % 4)
+        s = dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, "", "a negative position with an out row of %zu bytes (not whole "
+                         "words) on CUDA", orow);
+      else if ((r = dk__cu.api.MemsetD32Async(dk__cuda_addr(&ot), 0, orow / 4, dk__cuda_ld(c->dev)->stream)) != DK_CU_SUCCESS)
+        s = dk__cuda_fail(c->dev.index, "dk_attention_pos (cuMemsetD32Async)", r);
+      continue;
+    }
+    kt.shape[0] = vt.shape[0] = lim;
+    a.op = DK_OP_ATTENTION;
+    a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt; a.t[4] = NULL;
+    a.i[0] = -1;   /* every key of the narrowed cache */
+    s = dk__cuda_attention(&a);
+  }
+  free(pos);
+  return s;
+}
+
+static dk_status dk__cuda_index_copy(const dk_call *c) {
+  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
+  int a = (int)c->i[0];
+  int64_t n = dst->shape[a], m = ids->shape[0], k;
+  int32_t *id = NULL;
+  dk_status s = dk__cuda_read_i32(ids, &id);
+  for (k = 0; k < m && s == DK_OK; k++)
+    if (id[k] < -n || id[k] >= n)
+      s = dk__op_error((dk_call *)c, DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
+                       "ids '%s' holds %d at position %lld, outside [-%lld, %lld) for axis %d of 'dst' '%s' (size %lld); "
+                       "nothing was written", ids->name, (int)id[k], (long long)k, (long long)n, (long long)n, a, dst->name,
+                       (long long)n);
+  for (k = 0; k < m && s == DK_OK; k++) {
+    int64_t row = id[k] < 0 ? id[k] + n : id[k];
+    dk_tensor dt = *dst, st = *src;
+    dk_call cp = *c;
+    dt.shape[a] = st.shape[a] = 1;
+    dt.offset += dk__elem_offset_bytes(dst->dtype, row * dst->stride[a]);
+    st.offset += dk__elem_offset_bytes(src->dtype, k * src->stride[a]);
+    cp.op = DK_OP_COPY;
+    cp.t[0] = &dt; cp.t[1] = &st; cp.t[2] = NULL;
+    s = dk__cuda_copy_op(&cp);
+  }
+  free(id);
+  return s;
+}
+
 static int dk__cuda_reduce_code(dk_op op) {
   switch (op) {
   case DK_OP_REDUCE_SUM: return DK_KR_SUM;
@@ -2205,13 +2277,8 @@ static const dk_backend_impl *dk__cuda_backend(void) {
       }
     }
   }
-  /* not written for CUDA yet: a CUDA decode keeps the position on the host
-   * (dk_attention over a narrowed cache, dk_copy into it), and dk_graph
-   * re-runs there, so nothing of devkit's own needs them on CUDA */
-  b->missing[DK_OP_INDEX_COPY] = "dk_index_copy has no CUDA kernel yet: run it on cpu or vulkan, or dk_copy into a "
-                                 "dk_narrow of dst at a position known on the host";
-  b->missing[DK_OP_ATTENTION_POS] = "dk_attention_pos has no CUDA kernel yet: run it on cpu or vulkan, or use "
-                                    "dk_attention over a dk_narrow of the cache with the position as causal_offset";
+  dk__cuda_ops[DK_OP_INDEX_COPY] = dk__cuda_index_copy;
+  dk__cuda_ops[DK_OP_ATTENTION_POS] = dk__cuda_attention_pos;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->ops[op] = dk__cuda_ops[op] ? dk__cuda_op : NULL;
     b->dtypes[op] = DK_FLOATS;

@@ -3440,50 +3440,14 @@ static dk_status dk_vk_reduce(dk_vk_device *d, const dk_call *c) {
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_REDUCE, DK_SPV_REDUCE_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
 
-/* index_select: out [outer, nids, inner] from x [outer, n, inner]; bad ids
- * are found by the shader and reported at the next sync */
-/* dk_index_copy: gather.comp's scatter mode, a thread per src element */
-static dk_status dk_vk_index_copy(dk_vk_device *d, const dk_call *c) {
-  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
-  dk_vk_pc_gather pc;
-  dk_vk_args args;
-  uint32_t spec[DK_VK_SPEC], gx, gy;
-  int a = (int)c->i[0], i;
-  int64_t inner = 1;
-  dk_status s;
-  memset(&pc, 0, sizeof pc);
-  for (i = a + 1; i < dst->ndim; i++) inner *= dst->shape[i];
-  pc.n_out = (uint32_t)dk_tensor_numel(src);
-  if (pc.n_out == 0) return DK_OK;
-  pc.inner = (uint32_t)inner;
-  pc.nids = (uint32_t)ids->shape[0];
-  pc.n = (uint32_t)dst->shape[a];
-  dk_vk_args_init(&args);
-  if ((s = dk_vk_arg_t(d, &args, 0, dst, 1, &pc.o_off, "dst")) != DK_OK ||
-      (s = dk_vk_arg_t(d, &args, 1, src, 0, &pc.x_off, "src")) != DK_OK ||
-      (s = dk_vk_arg_t(d, &args, 2, ids, 0, &pc.ids_off, "ids")) != DK_OK ||
-      (s = dk_vk_check_slot(d, c, 0, &args, 3, &pc.slot)) != DK_OK)
-    return s;
-  pc.check = 1;
-  memset(spec, 0, sizeof spec);
-  spec[0] = (uint32_t)dst->dtype;
-  spec[1] = 1;
-  spec[2] = (uint32_t)src->dtype;
-  {
-    uint64_t wg = d->wg_rows ? d->wg_rows : 1;
-    dk_vk_grid(((uint64_t)pc.n_out + wg - 1) / wg, 65535u * 16u, &gx, &gy);
-    if (d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
-        (uint64_t)pc.nids / wg + (uint64_t)pc.n_out / (wg * gx * gy) + 2 > 60000u)
-      return dk__call_error(DK_ERR_UNSUPPORTED, "run it on cpu, or with fewer ids per call",
-                            "dk_index_copy on %s: %u ids are more than this software device checks in one shader "
-                            "invocation (llvmpipe stops an invocation's loops after 65535 iterations)",
-                            dk_device_name(c->dev), pc.nids);
-  }
-  return dk_vk_run(d, dk_vk_pick(d, DK_SPV_GATHER, DK_SPV_GATHER_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
-}
-
-static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
+/* dk_index_select (out [outer, nids, inner] from x [outer, n, inner]) and
+ * dk_index_copy (dst [outer, n, inner] from src [outer, nids, inner]):
+ * gather.comp, a thread per element of the nids side, its scatter mode for
+ * the copy. Bad ids are found by the shader and reported at the next sync. */
+static dk_status dk_vk_gather(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  const int scatter = c->op == DK_OP_INDEX_COPY;
+  const dk_tensor *tab = scatter ? o : x;
   dk_vk_pc_gather pc;
   dk_vk_args args;
   uint32_t spec[DK_VK_SPEC], gx, gy;
@@ -3491,21 +3455,23 @@ static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
   int64_t inner = 1;
   dk_status s;
   memset(&pc, 0, sizeof pc);
-  for (i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
-  pc.n_out = (uint32_t)dk_tensor_numel(o);
+  for (i = a + 1; i < tab->ndim; i++) inner *= tab->shape[i];
+  pc.n_out = (uint32_t)dk_tensor_numel(scatter ? x : o);
   if (pc.n_out == 0) return DK_OK;
   pc.inner = (uint32_t)inner;
   pc.nids = (uint32_t)dk_tensor_numel(ids);
-  pc.n = (uint32_t)x->shape[a];
+  pc.n = (uint32_t)tab->shape[a];
   dk_vk_args_init(&args);
-  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
-      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, "x")) != DK_OK ||
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, scatter ? "dst" : "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, x, 0, &pc.x_off, scatter ? "src" : "x")) != DK_OK ||
       (s = dk_vk_arg_t(d, &args, 2, ids, 0, &pc.ids_off, "ids")) != DK_OK ||
       (s = dk_vk_check_slot(d, c, 0, &args, 3, &pc.slot)) != DK_OK)
     return s;
   pc.check = 1;
   memset(spec, 0, sizeof spec);
-  spec[0] = (uint32_t)x->dtype;
+  spec[0] = (uint32_t)o->dtype;
+  spec[1] = (uint32_t)scatter;
+  spec[2] = (uint32_t)x->dtype;
   {
     uint64_t wg = d->wg_rows ? d->wg_rows : 1;
     dk_vk_grid(((uint64_t)pc.n_out + wg - 1) / wg, 65535u * 16u, &gx, &gy);
@@ -3514,9 +3480,9 @@ static dk_status dk_vk_index_select(dk_vk_device *d, const dk_call *c) {
     if (d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
         (uint64_t)pc.nids / wg + (uint64_t)pc.n_out / (wg * gx * gy) + 2 > 60000u)
       return dk__call_error(DK_ERR_UNSUPPORTED, "run it on cpu, or with fewer ids per call",
-                            "dk_index_select on %s: %u ids are more than this software device checks in one shader "
+                            "%s on %s: %u ids are more than this software device checks in one shader "
                             "invocation (llvmpipe stops an invocation's loops after 65535 iterations)",
-                            dk_device_name(c->dev), pc.nids);
+                            dk__op_name(c->op), dk_device_name(c->dev), pc.nids);
   }
   return dk_vk_run(d, dk_vk_pick(d, DK_SPV_GATHER, DK_SPV_GATHER_NOSG), spec, &args, &pc, sizeof pc, gx, gy, 1);
 }
@@ -3721,13 +3687,13 @@ static dk_status dk_vk_op(const dk_call *c) {
   case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
   case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c, 0); break;
   case DK_OP_ATTENTION: case DK_OP_ATTENTION_POS: s = dk_vk_attention(d, c); break;
-  case DK_OP_INDEX_COPY: s = dk_vk_index_copy(d, c); break;
+  case DK_OP_INDEX_COPY: s = dk_vk_gather(d, c); break;
   case DK_OP_REDUCE_SUM: case DK_OP_REDUCE_MEAN: case DK_OP_REDUCE_MAX: case DK_OP_REDUCE_MIN:
   case DK_OP_ARGMAX_AXIS: case DK_OP_ARGMIN_AXIS: case DK_OP_SOFTMAX_AXIS: case DK_OP_LOG_SOFTMAX:
   case DK_OP_CUMSUM: case DK_OP_TOPK:
     s = dk_vk_reduce(d, c);
     break;
-  case DK_OP_INDEX_SELECT: s = dk_vk_index_select(d, c); break;
+  case DK_OP_INDEX_SELECT: s = dk_vk_gather(d, c); break;
   case DK_OP_SQRT: case DK_OP_RSQRT: case DK_OP_LOG: case DK_OP_ABS: case DK_OP_NEG: case DK_OP_ERF:
   case DK_OP_CLAMP: case DK_OP_POW_SCALAR: case DK_OP_POW: case DK_OP_WHERE:
     s = dk_vk_math(d, c);

@@ -359,7 +359,7 @@ static void fz_view(void) {
 
 enum { O_ADD, O_SUB, O_MUL, O_DIV, O_SCALE, O_SILU, O_GELU, O_GELU_TANH, O_RELU, O_SIGMOID, O_TANH, O_EXP, O_SWIGLU,
        O_RMSNORM, O_LAYERNORM, O_SOFTMAX, O_SOFTMAX_MASKED, O_MATMUL, O_LINEAR, O_EMBEDDING, O_ROPE, O_CONCAT, O_COPY,
-       O_TRANSPOSE, O_ARGMAX, O_SAMPLE, O_ATTENTION, O_RMSNORM_LINEAR, O_SWIGLU_LINEAR, O_COUNT };
+       O_TRANSPOSE, O_ARGMAX, O_SAMPLE, O_ATTENTION, O_RMSNORM_LINEAR, O_SWIGLU_LINEAR, O_INDEX_COPY, O_ATTENTION_POS, O_COUNT };
 
 typedef struct {
   int op;
@@ -404,6 +404,8 @@ static dk_status fz_run(const fz_call *c, int d) {
     case O_SAMPLE: return dk_sample(o, a, c->f[0], c->i[0], c->f[1], c->u);
     case O_RMSNORM_LINEAR: return dk_rmsnorm_linear(o, a, b, e, g, c->f[0]);
     case O_SWIGLU_LINEAR: return dk_swiglu_linear(o, a, b, e, g);
+    case O_INDEX_COPY: return dk_index_copy(o, a, b, c->i[0]);
+    case O_ATTENTION_POS: return dk_attention_pos(o, a, b, e, g, c->f[0]);
     default: return dk_attention(o, a, b, e, c->f[0], c->i[0]);
   }
 }
@@ -447,10 +449,13 @@ static void fz_op(void) {
   c.i[0] = fz_int(6) ? fz_int(8) : (fz_int(2) ? -1 - fz_int(4) : 1 << 30);
   c.i[1] = fz_int(2) ? 0 : 2;
   c.u = fz_u64();
-  n_in = c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR ? 4
+  n_in = c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR || c.op == O_ATTENTION_POS ? 4
          : c.op == O_LAYERNORM || c.op == O_LINEAR || c.op == O_ATTENTION ? 3
          : (c.op <= O_DIV || c.op == O_SWIGLU || c.op == O_RMSNORM || c.op == O_MATMUL || c.op == O_EMBEDDING ||
-            c.op == O_ROPE || c.op == O_CONCAT) ? 2 : 1;
+            c.op == O_ROPE || c.op == O_CONCAT || c.op == O_INDEX_COPY) ? 2 : 1;
+  /* ids in the pool may repeat, and which of a repeated id's rows lands is
+   * unspecified: only fitted calls (distinct ids) are compared */
+  if (c.op == O_INDEX_COPY && !fit) loose = 1;
   if (fit) {
     int64_t m = 1 + fz_int(5), n = 1 + fz_int(9), kk = 32 * (1 + fz_int(2));
     int64_t sx[2] = {m, n}, sk[2] = {m, kk}, sw[2] = {n, kk}, sn[1] = {n}, so[2] = {m, n};
@@ -487,12 +492,40 @@ static void fz_op(void) {
         c.s[0] = fz_new(ft == DK_I32 ? DK_F32 : ft, 2, se, "out");
         break;
       }
-      case O_ATTENTION: {
-        int64_t sq[3] = {m, 2, 8}, skv[3] = {n, 1 + fz_int(2), 8};
+      case O_ATTENTION: case O_ATTENTION_POS: {
+        int64_t sq[3] = {m, 2, 8}, skv[3] = {n, 1 + fz_int(2), 8}, sp[1] = {m};
         if (skv[1] == 2 || fz_int(2)) skv[1] = fz_int(2) ? 1 : 2;
         c.s[1] = fz_new(ft, 3, sq, "q"); c.s[2] = fz_new(ft, 3, skv, "k"); c.s[3] = fz_new(ft, 3, skv, "v");
         c.s[0] = fz_new(ft, 3, sq, "out");
         c.f[0] = 0.35f;
+        if (c.op == O_ATTENTION_POS && (c.s[4] = fz_new(DK_I32, 1, sp, "positions")) >= 0 && fz_int(4)) {
+          /* positions before, inside and past the keys */
+          int32_t pos[8];
+          for (k = 0; k < m; k++) pos[k] = fz_int((int)n + 4) - 2;
+          for (d = 0; d < fz_nd; d++) dk_tensor_upload(fz_s[c.s[4]].r[d], pos, sizeof(int32_t) * (size_t)m);
+          fz_s[c.s[4]].odd = 0;
+          fz_snapshot(c.s[4]);
+        }
+        break;
+      }
+      case O_INDEX_COPY: {
+        int64_t rows = n + 2, mm = m < rows ? m : rows, sd[2] = {rows, kk}, ss[2] = {mm, kk}, si[1] = {mm};
+        int32_t ids[8], perm[16];
+        c.s[0] = fz_new(ft == DK_I32 ? DK_F32 : ft, 2, sd, "dst");
+        c.s[1] = fz_new(fz_dtypes[fz_int(5)], 2, ss, "src");
+        c.s[2] = fz_new(DK_I32, 1, si, "ids");
+        c.i[0] = fz_int(2) ? 0 : -2;
+        if (c.s[2] >= 0) {
+          /* distinct ids (a shuffled prefix of 0..rows-1), some counted
+           * from the end, now and then one outside */
+          for (k = 0; k < rows; k++) perm[k] = (int32_t)k;
+          for (k = (int)rows - 1; k > 0; k--) { int j = fz_int(k + 1); int32_t tmp = perm[k]; perm[k] = perm[j]; perm[j] = tmp; }
+          for (k = 0; k < mm; k++) ids[k] = fz_int(3) ? perm[k] : perm[k] - (int32_t)rows;
+          if (fz_int(8) == 0) ids[fz_int((int)mm)] = (int32_t)rows + fz_int(3);
+          for (d = 0; d < fz_nd; d++) dk_tensor_upload(fz_s[c.s[2]].r[d], ids, sizeof(int32_t) * (size_t)mm);
+          fz_s[c.s[2]].odd = 0;
+          fz_snapshot(c.s[2]);
+        }
         break;
       }
       case O_ARGMAX: case O_SAMPLE: {
@@ -565,7 +598,8 @@ static void fz_op(void) {
      * check is part of what is fuzzed */
     static const char *names[O_COUNT] = {"add", "sub", "mul", "div", "scale", "silu", "gelu", "gelu_tanh", "relu",
       "sigmoid", "tanh", "exp", "swiglu", "rmsnorm", "layernorm", "softmax", "softmax_masked", "matmul", "linear",
-      "embedding", "rope", "concat", "copy", "transpose", "argmax", "sample", "attention", "rmsnorm_linear", "swiglu_linear"};
+      "embedding", "rope", "concat", "copy", "transpose", "argmax", "sample", "attention", "rmsnorm_linear", "swiglu_linear",
+      "index_copy", "attention_pos"};
     snprintf(fz_what, sizeof fz_what, "dk_%s (%s) slots %d %d %d %d %d f %g %g i %d %d", names[c.op],
              fit ? "fitted" : "chaos", c.s[0], c.s[1], c.s[2], c.s[3], c.s[4], (double)c.f[0], (double)c.f[1], c.i[0],
              c.i[1]);
@@ -594,9 +628,10 @@ static void fz_op(void) {
   /* an out-of-range id is found by a GPU only when it runs, and reported at
    * the next sync (devkit.h, ERRORS): ask for it, and expect it */
   for (d = 1; d < fz_nd; d++)
-    if (c.op == O_EMBEDDING && st[0] == DK_ERR_INVALID && st[d] == DK_OK && fz_dev[d].backend != DK_CPU) {
+    if ((c.op == O_EMBEDDING || c.op == O_INDEX_COPY) && st[0] == DK_ERR_INVALID && st[d] == DK_OK &&
+        fz_dev[d].backend != DK_CPU) {
       dk_status ss = dk_sync(fz_dev[d]);
-      if (ss != DK_ERR_INVALID || !strstr(dk_last_error(), "outside table"))
+      if (ss != DK_ERR_INVALID || !strstr(dk_last_error(), c.op == O_EMBEDDING ? "outside table" : "outside"))
         fz_finding("a bad id on %s was not reported at the next sync: %s", dk_device_name(fz_dev[d]), dk_status_name(ss));
       st[d] = DK_ERR_INVALID;
       deferred = 1;
