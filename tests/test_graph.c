@@ -208,6 +208,7 @@ DKT_TEST(graph_refusals, 0) {
   DKT_OK(t, dk_graph_end(t->dev, &g2));
   DKT_CHECK(t, dk_graph_ops(g2) == 0, "an empty recording holds %d ops", dk_graph_ops(g2));
   DKT_OK(t, dk_graph_replay(g2));
+  dk_graph_free(g2); g2 = NULL;
   DKT_OK(t, dk_graph_replay(g));
   DKT_OK(t, dk_tensor_download(b, buf, sizeof buf));
   /* a recording left open at dk_shutdown goes with the kit; a graph made
@@ -224,6 +225,6 @@ DKT_TEST(graph_refusals, 0) {
   DKT_CHECK(t, used_bytes(t) == 0, "the new kit holds %llu bytes", (unsigned long long)used_bytes(t));
   return;
 done:
-  dk_graph_free(g);
+  dk_graph_free(g); dk_graph_free(g2);
   dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(c3); dk_tensor_free(other);
 }
