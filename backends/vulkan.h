@@ -1196,6 +1196,21 @@ static int dk_vk_overlaps(const dk_vk_span *list, int n, const dk_vk_span *x) {
   return 0;
 }
 
+/* every earlier command's writes before any later command's access */
+static void dk_vk_full_barrier(dk_vk_device *d, VkCommandBuffer cmd) {
+  VkMemoryBarrier mb;
+  memset(&mb, 0, sizeof mb);
+  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
+  d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0,
+                           NULL);
+  d->nrd = d->nwr = 0;
+  d->full_barrier = 0;
+}
+
 /* a barrier only when this command reads what an earlier one wrote, or
  * writes what an earlier one read or wrote, since the last barrier */
 static void dk_vk_hazard(dk_vk_device *d, VkCommandBuffer cmd, const dk_vk_span *rd, int nrd, const dk_vk_span *wr,
@@ -1203,19 +1218,7 @@ static void dk_vk_hazard(dk_vk_device *d, VkCommandBuffer cmd, const dk_vk_span 
   int i, need = d->full_barrier || d->nrd + nrd > DK_VK_SPANS || d->nwr + nwr > DK_VK_SPANS;
   for (i = 0; i < nrd && !need; i++) need = dk_vk_overlaps(d->wr, d->nwr, &rd[i]);
   for (i = 0; i < nwr && !need; i++) need = dk_vk_overlaps(d->wr, d->nwr, &wr[i]) || dk_vk_overlaps(d->rd, d->nrd, &wr[i]);
-  if (need) {
-    VkMemoryBarrier mb;
-    memset(&mb, 0, sizeof mb);
-    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                       VK_ACCESS_TRANSFER_WRITE_BIT;
-    d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL,
-                             0, NULL);
-    d->nrd = d->nwr = 0;
-    d->full_barrier = 0;
-  }
+  if (need) dk_vk_full_barrier(d, cmd);
   for (i = 0; i < nrd; i++) d->rd[d->nrd++] = rd[i];
   for (i = 0; i < nwr; i++) d->wr[d->nwr++] = wr[i];
 }
@@ -1925,18 +1928,6 @@ static void dk_vk_graph_touch(dk_vk_device *d, dk_vk_args *a) {
   }
 }
 
-static void dk_vk_full_barrier(dk_vk_device *d, VkCommandBuffer cmd) {
-  VkMemoryBarrier mb;
-  memset(&mb, 0, sizeof mb);
-  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                     VK_ACCESS_TRANSFER_WRITE_BIT;
-  d->fn.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0,
-                           NULL);
-  d->nrd = d->nwr = 0;
-}
 
 static void *dk_vk_graph_begin(dk_device dv) {
   dk_vk_device *d = dk_vk.dev[dv.index];
