@@ -2944,6 +2944,15 @@ static dk_status dk__run_op(const dk_backend_impl *impl, dk_call *c) {
   return s;
 }
 
+/* the op under the device's lock, named in the errors it reports */
+static dk_status dk__run_call(const dk_backend_impl *impl, dk_call *c) {
+  dk_status s;
+  dk__cur_call = c;
+  s = dk__run_op(impl, c);
+  dk__cur_call = NULL;
+  return s;
+}
+
 /* dk_rmsnorm_linear and dk_swiglu_linear on a backend that runs them as
  * their two ops: the call of the first op (rmsnorm or swiglu) into xn and of
  * the linear from xn, where xn is a header over the backend's scratch st at
@@ -3031,13 +3040,8 @@ static dk_status dk__dispatch(dk_call *c) {
     if (dk__numel(c->t[i]->ndim, c->t[i]->shape)) break;
   if (i == oi->n_out) return DK_OK;
   dk__lock(d);
-  if (dk__reg[d.backend].dev[d.index].rec) {
-    s = dk__graph_add(impl, dk__reg[d.backend].dev[d.index].rec, c);
-  } else {
-    dk__cur_call = c;
-    s = dk__run_op(impl, c);
-    dk__cur_call = NULL;
-  }
+  if (dk__reg[d.backend].dev[d.index].rec) s = dk__graph_add(impl, dk__reg[d.backend].dev[d.index].rec, c);
+  else s = dk__run_call(impl, c);
   dk__unlock(d);
   return s;
 }
@@ -3106,8 +3110,9 @@ static dk_status dk__graph_add(const dk_backend_impl *impl, dk_graph *g, dk_call
   for (j = 0; j < DK_MAX_OPERANDS; j++) {
     if (!c->t[j]) continue;
     if (!(k->t[j] = (dk_tensor *)malloc(sizeof *k->t[j]))) {
-      while (j-- > 0)
-        if (k->t[j]) { dk__storage_release(k->t[j]->st); free(k->t[j]); }
+      /* the copies made so far go; the rest are still the caller's */
+      while (j < DK_MAX_OPERANDS) k->t[j++] = NULL;
+      dk__graph_drop_call(k);
       return dk__op_error(c, DK_ERR_OUT_OF_MEMORY, "", "out of host memory for the graph being recorded");
     }
     *k->t[j] = *c->t[j];
@@ -3192,11 +3197,7 @@ DEVKIT_API dk_status dk_graph_replay(dk_graph *g) {
   if ((s = dk__recording("dk_graph_replay", g->dev)) != DK_OK) {}
   else if (g->native && !dk__prof_enabled()) s = impl->graph_replay(g->dev, g->native);
   else
-    for (i = 0; i < g->n && s == DK_OK; i++) {
-      dk__cur_call = &g->calls[i];
-      s = dk__run_op(impl, &g->calls[i]);
-      dk__cur_call = NULL;
-    }
+    for (i = 0; i < g->n && s == DK_OK; i++) s = dk__run_call(impl, &g->calls[i]);
   dk__unlock(g->dev);
   return s;
 }
