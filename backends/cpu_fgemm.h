@@ -1,10 +1,11 @@
 /* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
  * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM) of f16, bf16 and q8_0
  * weights in row form: each output is the dot product of an activation row
- * and a weight row, 4 activation rows by 3 weight rows at a time. f16/bf16
- * weights are converted to f32 in registers as they are loaded; q8_0's three
- * rows are decoded to f32 once per chunk of activation rows (d * q, the
- * dequantization's rounding) and read from L1 by every tile. Included by
+ * and a weight row, 4 activation rows by 3 weight rows at a time (AVX2; the
+ * AVX-512 form below: 6 by 4 in zmm, every dtype's rows decoded to f32 first).
+ * f16/bf16 weights are converted to f32 in registers as they are loaded;
+ * q8_0's three rows are decoded to f32 once per chunk of activation rows (d *
+ * q, the dequantization's rounding) and read from L1 by every tile. Included by
  * backends/cpu.h, which chooses it in dk__cpu_linear and puts the entries in
  * the kernel tables.
  *
@@ -32,7 +33,9 @@
 #define DK_BACKEND_CPU_FGEMM_H
 
 #define DK_CPU_FGEMM_MAXM 256
-#define DK_CPU_FGROUP 3   /* weight rows per tile */
+#define DK_CPU_FGROUP 3   /* weight rows per tile (AVX2; AVX-512: DK_CPU_FGROUP512) */
+#define DK_CPU_FUNIT 12   /* weight rows the pool deals in: whole tiles of either class */
+#define DK_CPU_FWMAX 4    /* the most weight rows a tile decodes to f32 (q8_0) */
 /* q8_0 only up to this K: its three decoded f32 rows (12 KB) stay in L1
  * beside a tile's activations */
 #define DK_CPU_FGEMM_Q8_MAXK 1024
@@ -127,7 +130,125 @@ DK_CPU_AVX2_INLINE void dk__cpu_q8_0_rows_f32(const char *w0, const char *w1, co
            dt == DK_Q8_0 ? dk__cpu_fgemm_##CLS##_q8_0 : NULL;                                        \
   }
 DK__FGEMM_FNS(avx2, DK_CPU_AVX2)
-DK__FGEMM_FNS(avx512, DK_CPU_AVX512)
+
+/* AVX-512: the same row form in zmm, 6 activation rows by 4 weight rows a
+ * tile (24 accumulators of the 32 registers; per 16 values 4 weight loads,
+ * 6 activation loads, 24 FMAs). The group's 4 weight rows are decoded to f32
+ * once per chunk of activation rows, in passes of at most DK_CPU_F512_KC
+ * values (16 KB of f32 rows beside a tile's 24 KB of activations in L1),
+ * and every tile reads them from L1; a pass after the first adds to what
+ * the earlier ones stored. A K that is 8 past a multiple of 16 ends in one
+ * masked step. Intel Xeon (Emerald Rapids, 2 cores), dk_linear with 64
+ * rows, GFLOP/s; "ymm" is the AVX2 body compiled for AVX-512, which ran at
+ * the AVX2 class's speed (on Intel only 512-bit FMAs double the multiply-
+ * adds a cycle):
+ *   f16 64x768x768:   ymm 140-143, zmm converting in registers 210-228,
+ *                     zmm from f32 rows 257-277
+ *   f16 64x768x2048:  one pass 223, passes of 1024 236-239, of 512 219-224
+ *   q8_0 64x768x2048: AVX2 (the panel GEMM past K = 1024) 121, here 252-258 */
+#define DK_CPU_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
+#define DK_CPU_FGROUP512 4
+/* the all-lanes mask: the maskz forms, as in cpu.h's f16 rows (the plain
+ * ones start from an undefined vector, which trips g++ 12's -Wmaybe-uninitialized) */
+#define DK__M16 ((__mmask16)0xffff)
+#define DK_CPU_F512_KC 1024
+/* c[0..nn) (+)= the sums of a, b, c, d (nn <= 4): 128-bit lanes folded
+ * pairwise, then within each lane, then one masked store */
+DK_CPU_AVX512_INLINE void dk__cpu_hsum4_store512(__m512 a, __m512 b, __m512 c, __m512 d, float *out, int nn, int add) {
+  const __mmask8 mk = (__mmask8)((1u << nn) - 1);
+  const __m512 ab = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(DK__M16, a, b, 0x44), _mm512_maskz_shuffle_f32x4(DK__M16, a, b, 0xEE));
+  const __m512 cd = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(DK__M16, c, d, 0x44), _mm512_maskz_shuffle_f32x4(DK__M16, c, d, 0xEE));
+  __m512 u = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(DK__M16, ab, cd, 0x88), _mm512_maskz_shuffle_f32x4(DK__M16, ab, cd, 0xDD));
+  __m128 r;
+  u = _mm512_add_ps(u, _mm512_maskz_permute_ps(DK__M16, u, 0x4E));
+  u = _mm512_add_ps(u, _mm512_maskz_permute_ps(DK__M16, u, 0xB1));
+  r = _mm512_maskz_extractf32x4_ps((__mmask8)0xf, _mm512_maskz_permutexvar_ps(DK__M16, _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), u), 0);
+  if (add) r = _mm_add_ps(r, _mm_maskz_loadu_ps(mk, out));
+  _mm_mask_storeu_ps(out, mk, r);
+}
+/* values [k0, k0 + kl) of four weight rows to f32 rows of kl at dst (q8_0: d
+ * * q, the dequantization's one rounding; k0 and kl then whole blocks) */
+DK_CPU_AVX512_INLINE void dk__cpu_rows4_f32(dk_dtype t, const char *const *rows, int64_t k0, int64_t kl, float *dst) {
+  int r, j;
+  int64_t k;
+  for (r = 0; r < DK_CPU_FGROUP512; r++, dst += kl)
+    if (t == DK_Q8_0)
+      for (k = 0; k < kl; k += 32) {
+        const dk_block_q8_0 *p = (const dk_block_q8_0 *)rows[r] + (k0 + k) / 32;
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss(p->d));
+        for (j = 0; j < 2; j++)
+          _mm512_storeu_ps(dst + k + 16 * j,
+                           _mm512_mul_ps(d, _mm512_maskz_cvtepi32_ps(DK__M16, _mm512_maskz_cvtepi8_epi32(DK__M16, _mm_loadu_si128((const __m128i *)(p->qs + 16 * j))))));
+      }
+    else
+      for (k = 0; k < kl; k += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)rows[r] + k0 + k));
+        _mm256_storeu_ps(dst + k, t == DK_F16 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+      }
+}
+#define DK__FG512_FMA4(AP, LA, C0, C1, C2, C3)                                 \
+  av = LA(AP);                                                                 \
+  C0 = _mm512_fmadd_ps(av, w0v, C0);                                           \
+  C1 = _mm512_fmadd_ps(av, w1v, C1);                                           \
+  C2 = _mm512_fmadd_ps(av, w2v, C2);                                           \
+  C3 = _mm512_fmadd_ps(av, w3v, C3);
+#define DK__FG512_L(P) _mm512_loadu_ps((P) + k)
+#define DK__FG512_LM(P) _mm512_maskz_loadu_ps(tail, (P) + k)
+#define DK__FG512_STEP(L)                                                      \
+  {                                                                            \
+    const __m512 w0v = L(wbuf), w1v = L(wbuf + kl), w2v = L(wbuf + 2 * kl), w3v = L(wbuf + 3 * kl); \
+    __m512 av;                                                                 \
+    DK__FG512_FMA4(a0, L, c00, c01, c02, c03)                                  \
+    DK__FG512_FMA4(a1, L, c10, c11, c12, c13)                                  \
+    DK__FG512_FMA4(a2, L, c20, c21, c22, c23)                                  \
+    DK__FG512_FMA4(a3, L, c30, c31, c32, c33)                                  \
+    DK__FG512_FMA4(a4, L, c40, c41, c42, c43)                                  \
+    DK__FG512_FMA4(a5, L, c50, c51, c52, c53)                                  \
+  }
+#define DK__FG512_STORE(I, C0, C1, C2, C3)                                     \
+  if (mm > I) dk__cpu_hsum4_store512(C0, C1, C2, C3, c + (m + I) * ldc + n, nn, k0 > 0);
+DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_any(dk_dtype t, DK__FGEMM_ARGS) {
+  /* chunks of a multiple of 6 rows, so only a chunk's last tile runs short */
+  const int64_t mch = (DK__CPU_FGEMM_CHUNK(K) + 5) / 6 * 6;
+  int64_t mc, m, n, k, k0;
+  for (mc = 0; mc < M; mc += mch) {
+    const int64_t me = M - mc < mch ? M : mc + mch;
+    for (k0 = 0; k0 < K; k0 += DK_CPU_F512_KC) {
+      const int64_t kl = K - k0 < DK_CPU_F512_KC ? K - k0 : DK_CPU_F512_KC, K16 = kl & ~(int64_t)15;
+      const __mmask16 tail = (__mmask16)((1u << (kl - K16)) - 1);
+      for (n = n0; n < n1; n += DK_CPU_FGROUP512) {
+        const int nn = n1 - n < DK_CPU_FGROUP512 ? (int)(n1 - n) : DK_CPU_FGROUP512;
+        const char *rows[DK_CPU_FGROUP512];
+        int r;
+        for (r = 0; r < DK_CPU_FGROUP512; r++) rows[r] = w + (size_t)(n + (r < nn ? r : 0)) * wrow;
+        dk__cpu_rows4_f32(t, rows, k0, kl, wbuf);
+        for (m = mc; m < me; m += 6) {
+          const int mm = me - m < 6 ? (int)(me - m) : 6;
+          const float *a0 = a + m * K + k0, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0),
+                      *a3 = a0 + (mm > 3 ? 3 * K : 0), *a4 = a0 + (mm > 4 ? 4 * K : 0), *a5 = a0 + (mm > 5 ? 5 * K : 0);
+          __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00,
+                 c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00,
+                 c33 = c00, c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
+          for (k = 0; k < K16; k += 16) DK__FG512_STEP(DK__FG512_L)
+          if (K16 < kl) DK__FG512_STEP(DK__FG512_LM)
+          DK__FG512_STORE(0, c00, c01, c02, c03)
+          DK__FG512_STORE(1, c10, c11, c12, c13)
+          DK__FG512_STORE(2, c20, c21, c22, c23)
+          DK__FG512_STORE(3, c30, c31, c32, c33)
+          DK__FG512_STORE(4, c40, c41, c42, c43)
+          DK__FG512_STORE(5, c50, c51, c52, c53)
+        }
+      }
+    }
+  }
+}
+DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_f16(DK__FGEMM_ARGS) { dk__cpu_fgemm_avx512_any(DK_F16, a, M, K, w, wrow, n0, n1, c, ldc, wbuf); }
+DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_bf16(DK__FGEMM_ARGS) { dk__cpu_fgemm_avx512_any(DK_BF16, a, M, K, w, wrow, n0, n1, c, ldc, wbuf); }
+DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_q8_0(DK__FGEMM_ARGS) { dk__cpu_fgemm_avx512_any(DK_Q8_0, a, M, K, w, wrow, n0, n1, c, ldc, wbuf); }
+static dk__cpu_fgemm_fn dk__cpu_fgemm_avx512(dk_dtype dt) {
+  return dt == DK_F16 ? dk__cpu_fgemm_avx512_f16 : dt == DK_BF16 ? dk__cpu_fgemm_avx512_bf16 :
+         dt == DK_Q8_0 ? dk__cpu_fgemm_avx512_q8_0 : NULL;
+}
 #endif
 
 typedef struct {
@@ -143,10 +264,11 @@ typedef struct {
 /* weight-row groups [g0, g1) */
 static void dk__cpu_fgemm_task(void *ctx, int64_t g0, int64_t g1) {
   dk__cpu_fgemm *g = (dk__cpu_fgemm *)ctx;
-  const int64_t n1 = g1 * DK_CPU_FGROUP < g->N ? g1 * DK_CPU_FGROUP : g->N;
-  float *wbuf = g->wdt == DK_Q8_0 ? dk__cpu_scratch(0, (size_t)(DK_CPU_FGROUP * g->K)) : NULL;
-  if (g->wdt == DK_Q8_0 && !wbuf) { __atomic_store_n(&g->failed, 1, __ATOMIC_RELAXED); return; }
-  dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FGROUP, n1, g->y, g->N, wbuf);
+  const int64_t n1 = g1 * DK_CPU_FUNIT < g->N ? g1 * DK_CPU_FUNIT : g->N;
+  /* a group's rows in f32: q8_0's (AVX2), any dtype's (AVX-512) */
+  float *wbuf = dk__cpu_scratch(0, (size_t)(DK_CPU_FWMAX * g->K));
+  if (!wbuf) { __atomic_store_n(&g->failed, 1, __ATOMIC_RELAXED); return; }
+  dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FUNIT, n1, g->y, g->N, wbuf);
 }
 
 /* o = x W^T (+ bias) for a weight the class's fgemm takes, K a multiple of 8 */
@@ -172,7 +294,7 @@ static dk_status dk__cpu_fgemm_run(const dk_tensor *o, const dk_tensor *x, const
   g.x = p ? (const float *)p : (const float *)dk__cpu_ptr(x);
   g.y = q ? (float *)q : (float *)dk__cpu_ptr(o);
   /* about 48 weight rows a piece: a piece's rows stay in L2 across chunks */
-  dk__cpu_parallel((N + DK_CPU_FGROUP - 1) / DK_CPU_FGROUP, 16, dk__cpu_fgemm_task, &g);
+  dk__cpu_parallel((N + DK_CPU_FUNIT - 1) / DK_CPU_FUNIT, 4, dk__cpu_fgemm_task, &g);
   if (g.failed) st = dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
   else if (q) st = dk__cpu_bias_store(o, bias, g.y, M, N);
   free(p);
