@@ -1557,35 +1557,24 @@ DK_MODELS_API const void *dk_file_tensor_data(const dk_file *f, int64_t i) {
   return f->data + f->tensors[i].offset;
 }
 
-DK_MODELS_API dk_status dk_file_load_tensor(const dk_file *f, const char *name, dk_device d, dk_tensor **out) {
-  int64_t i;
-  const dk_file__ftensor *ft;
-  dk_tensor *t;
+/* tensor i's bytes into t (its dtype and element count, contiguous: a new
+ * tensor, or a row range of a fused weight in models/llama.h), straight from
+ * the mapping */
+static dk_status dk_file__load_bytes(const dk_file *f, int64_t i, dk_tensor *t) {
+  const dk_file__ftensor *ft = &f->tensors[i];
+  size_t done = 0, n = (size_t)ft->nbytes;
   dk_status s = DK_OK;
-  char site[DK_FILE__SITE_LEN];
-  size_t done = 0, n;
-  if (!out) return dk_set_error(DK_ERR_INVALID, "dk_file_load_tensor: out is NULL");
-  *out = NULL;
-  if (!f || !name) return dk_set_error(DK_ERR_INVALID, "dk_file_load_tensor: %s is NULL", f ? "name" : "f");
-  i = dk_file_tensor_find(f, name);
-  if (i < 0)
-    return dk_set_error(DK_ERR_FORMAT, "%s: no tensor '%s' (the file has %lld tensors%s%s%s)", f->name, name,
-                     (long long)f->n_tensors, f->n_tensors ? ", the first is '" : "", f->n_tensors ? f->tensors[0].name : "",
-                     f->n_tensors ? "'" : "");
-  ft = &f->tensors[i];
-  if (!ft->supported)
-    return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which devkit does not hold (it loads f32, f16, bf16, "
-                     "i32, q8_0, q4_0, q4_1, q5_0, q5_1 and q2_K..q6_K)", f->name, name, ft->type_name);
-  snprintf(site, sizeof site, "%.31s:%.127s", f->name, name);
-  if ((s = dk_tensor_new_at(d, ft->dtype, ft->ndim, ft->shape, name, site, &t)) != DK_OK) return s;
-  n = (size_t)ft->nbytes;
-  /* straight from the mapping into the device's memory, a chunk at a time */
+  if (dk_tensor_dtype(t) != ft->dtype || dk_tensor_nbytes(t) != n)
+    return dk_set_error(DK_ERR_SHAPE, "%s: tensor '%s' (%s, %zu bytes) does not fit '%s' (%s, %zu bytes)", f->name,
+                        ft->name, dk_dtype_name(ft->dtype), n, dk_tensor_name(t), dk_dtype_name(dk_tensor_dtype(t)),
+                        dk_tensor_nbytes(t));
+  /* a chunk at a time into the device's memory */
   while (done < n && s == DK_OK) {
     size_t k = n - done < DK_FILE__LOAD_CHUNK ? n - done : DK_FILE__LOAD_CHUNK;
     s = dk_tensor_upload_range(t, done, f->data + ft->offset + done, k);
     done += k;
   }
-  if (s != DK_OK) { dk_tensor_free(t); return s; }
+  if (s != DK_OK) return s;
 #ifdef MADV_DONTNEED
   if (f->map && n) {
     /* the pages are in the device's copy now; let the kernel drop them so a
@@ -1599,6 +1588,36 @@ DK_MODELS_API dk_status dk_file_load_tensor(const dk_file *f, const char *name, 
     }
   }
 #endif
+  return DK_OK;
+}
+
+/* the index of a tensor devkit holds, or -1 with the error set */
+static int64_t dk_file__loadable(const dk_file *f, const char *name) {
+  int64_t i = dk_file_tensor_find(f, name);
+  if (i < 0)
+    return dk_set_error(DK_ERR_FORMAT, "%s: no tensor '%s' (the file has %lld tensors%s%s%s)", f->name, name,
+                        (long long)f->n_tensors, f->n_tensors ? ", the first is '" : "", f->n_tensors ? f->tensors[0].name : "",
+                        f->n_tensors ? "'" : ""), -1;
+  if (!f->tensors[i].supported)
+    return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which devkit does not hold (it loads f32, f16, bf16, "
+                        "i32, q8_0, q4_0, q4_1, q5_0, q5_1 and q2_K..q6_K)", f->name, name, f->tensors[i].type_name), -1;
+  return i;
+}
+
+DK_MODELS_API dk_status dk_file_load_tensor(const dk_file *f, const char *name, dk_device d, dk_tensor **out) {
+  int64_t i;
+  const dk_file__ftensor *ft;
+  dk_tensor *t;
+  dk_status s;
+  char site[DK_FILE__SITE_LEN];
+  if (!out) return dk_set_error(DK_ERR_INVALID, "dk_file_load_tensor: out is NULL");
+  *out = NULL;
+  if (!f || !name) return dk_set_error(DK_ERR_INVALID, "dk_file_load_tensor: %s is NULL", f ? "name" : "f");
+  if ((i = dk_file__loadable(f, name)) < 0) return dk_last_status();
+  ft = &f->tensors[i];
+  snprintf(site, sizeof site, "%.31s:%.127s", f->name, name);
+  if ((s = dk_tensor_new_at(d, ft->dtype, ft->ndim, ft->shape, name, site, &t)) != DK_OK) return s;
+  if ((s = dk_file__load_bytes(f, i, t)) != DK_OK) { dk_tensor_free(t); return s; }
   *out = t;
   return DK_OK;
 }
