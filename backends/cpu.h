@@ -327,7 +327,7 @@ typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, size_t wrow, i
 typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk,
                                       int64_t nsb, int M, float *y, int64_t ldy);
 /* c[m][n] = a_m . w_n, m in [0, M), n in [n0, n1) (backends/cpu_fgemm.h) */
-typedef void (*dk__cpu_fgemm_fn)(const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
+typedef void (*dk__cpu_fgemm_fn)(dk_dtype wdt, const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
                                  int64_t n1, float *c, int64_t ldc, float *wbuf);
 typedef void (*dk__cpu_wsum_fn)(float *ob, int64_t nh, int64_t Dv, const float *v, int64_t vs, int64_t s0, int64_t s1,
                                 const float *p, int64_t ps);
@@ -2221,7 +2221,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
     if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
-    /* f16/bf16 (q8_0 up to K = 1024 but on AVX-512) weights, up to DK_CPU_FGEMM_MAXM rows, in row form */
+    /* f16/bf16 and q8_0 (to K = 1024 on AVX2; on AVX-512 every block format), up to DK_CPU_FGEMM_MAXM rows, in row form */
     if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && M <= DK_CPU_FGEMM_MAXM &&
         (w->dtype != DK_Q8_0 || K <= dk__cpu_k->fgemm_q8_maxk))
       return dk__cpu_fgemm_run(o, x, w, bias, M, N, K);

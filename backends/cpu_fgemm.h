@@ -2,7 +2,8 @@
  * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM) of f16, bf16 and q8_0
  * weights in row form: each output is the dot product of an activation row
  * and a weight row, 4 activation rows by 3 weight rows at a time (AVX2; the
- * AVX-512 form below: 6 by 4 in zmm, every dtype's rows decoded to f32 first).
+ * AVX-512 form below: 6 by 4 in zmm, rows decoded to f32 first, and every
+ * block format the integer GEMM of cpu_igemm.h does not take before it).
  * f16/bf16 weights are converted to f32 in registers as they are loaded;
  * q8_0's three rows are decoded to f32 once per chunk of activation rows (d *
  * q, the dequantization's rounding) and read from L1 by every tile. Included by
@@ -35,7 +36,7 @@
 #define DK_CPU_FGEMM_MAXM 256
 #define DK_CPU_FGROUP 3   /* weight rows per tile (AVX2; AVX-512: DK_CPU_FGROUP512) */
 #define DK_CPU_FUNIT 12   /* weight rows the pool deals in: whole tiles of either class */
-#define DK_CPU_FWMAX 4    /* the most weight rows a tile decodes to f32 (q8_0) */
+#define DK_CPU_FWMAX 4    /* the most weight rows a tile decodes to f32 */
 /* q8_0 only up to this K: its three decoded f32 rows (12 KB) stay in L1
  * beside a tile's activations */
 #define DK_CPU_FGEMM_Q8_MAXK 1024
@@ -119,12 +120,12 @@ DK_CPU_AVX2_INLINE void dk__cpu_q8_0_rows_f32(const char *w0, const char *w1, co
     }                                                                          \
   }
 
-#define DK__FGEMM_ARGS const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc, float *wbuf
+#define DK__FGEMM_ARGS dk_dtype t, const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc, float *wbuf
 /* the kernel of a weight dtype (NULL: none) */
 #define DK__FGEMM_FNS(CLS, ATTR)                                                           \
-  ATTR static void dk__cpu_fgemm_##CLS##_f16(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_F16) }    \
-  ATTR static void dk__cpu_fgemm_##CLS##_bf16(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_BF16) }  \
-  ATTR static void dk__cpu_fgemm_##CLS##_q8_0(DK__FGEMM_ARGS) { DK__FGEMM_BODY(DK_Q8_0) }  \
+  ATTR static void dk__cpu_fgemm_##CLS##_f16(DK__FGEMM_ARGS) { (void)t; DK__FGEMM_BODY(DK_F16) }    \
+  ATTR static void dk__cpu_fgemm_##CLS##_bf16(DK__FGEMM_ARGS) { (void)t; DK__FGEMM_BODY(DK_BF16) }  \
+  ATTR static void dk__cpu_fgemm_##CLS##_q8_0(DK__FGEMM_ARGS) { (void)t; DK__FGEMM_BODY(DK_Q8_0) }  \
   static dk__cpu_fgemm_fn dk__cpu_fgemm_##CLS(dk_dtype dt) {                               \
     return dt == DK_F16 ? dk__cpu_fgemm_##CLS##_f16 : dt == DK_BF16 ? dk__cpu_fgemm_##CLS##_bf16 :         \
            dt == DK_Q8_0 ? dk__cpu_fgemm_##CLS##_q8_0 : NULL;                                        \
@@ -145,7 +146,11 @@ DK__FGEMM_FNS(avx2, DK_CPU_AVX2)
  *   f16 64x768x768:   ymm 140-143, zmm converting in registers 210-228,
  *                     zmm from f32 rows 257-277
  *   f16 64x768x2048:  one pass 223, passes of 1024 236-239, of 512 219-224
- *   q8_0 64x768x2048: AVX2 (the panel GEMM past K = 1024) 121, here 252-258 */
+ *   q8_0 64x768x2048: AVX2 (the panel GEMM past K = 1024) 121, here 252-258
+ * The rows come from the class's wdeq (the panel GEMM's dequantization), so
+ * the block formats the integer GEMM does not take run here too: q6_K, q2_K
+ * and q3_K 64x2048x768 124-127 (panel GEMM) -> 233-247. The 4/5-bit ones stay
+ * in integers, level or faster (q4_0 285 there, 263 here). */
 #define DK_CPU_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
 #define DK_CPU_FGROUP512 4
 /* the all-lanes mask: the maskz forms, as in cpu.h's f16 rows (the plain
@@ -166,26 +171,9 @@ DK_CPU_AVX512_INLINE void dk__cpu_hsum4_store512(__m512 a, __m512 b, __m512 c, _
   if (add) r = _mm_add_ps(r, _mm_maskz_loadu_ps(mk, out));
   _mm_mask_storeu_ps(out, mk, r);
 }
-/* values [k0, k0 + kl) of four weight rows to f32 rows of kl at dst (q8_0: d
- * * q, the dequantization's one rounding; k0 and kl then whole blocks) */
-DK_CPU_AVX512_INLINE void dk__cpu_rows4_f32(dk_dtype t, const char *const *rows, int64_t k0, int64_t kl, float *dst) {
-  int r, j;
-  int64_t k;
-  for (r = 0; r < DK_CPU_FGROUP512; r++, dst += kl)
-    if (t == DK_Q8_0)
-      for (k = 0; k < kl; k += 32) {
-        const dk_block_q8_0 *p = (const dk_block_q8_0 *)rows[r] + (k0 + k) / 32;
-        const __m512 d = _mm512_set1_ps(_cvtsh_ss(p->d));
-        for (j = 0; j < 2; j++)
-          _mm512_storeu_ps(dst + k + 16 * j,
-                           _mm512_mul_ps(d, _mm512_maskz_cvtepi32_ps(DK__M16, _mm512_maskz_cvtepi8_epi32(DK__M16, _mm_loadu_si128((const __m128i *)(p->qs + 16 * j))))));
-      }
-    else
-      for (k = 0; k < kl; k += 8) {
-        const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)rows[r] + k0 + k));
-        _mm256_storeu_ps(dst + k, t == DK_F16 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
-      }
-}
+/* the class's weight dequantization (backends/cpu.h, after this file) */
+DK_CPU_AVX512 static int dk__cpu_wdeq_avx512(dk_dtype dt, const char *w, size_t wrow, int64_t rows, int64_t k0, int64_t kc,
+                                             float *dst, int64_t ldd);
 #define DK__FG512_FMA4(AP, LA, C0, C1, C2, C3)                                 \
   av = LA(AP);                                                                 \
   C0 = _mm512_fmadd_ps(av, w0v, C0);                                           \
@@ -207,7 +195,7 @@ DK_CPU_AVX512_INLINE void dk__cpu_rows4_f32(dk_dtype t, const char *const *rows,
   }
 #define DK__FG512_STORE(I, C0, C1, C2, C3)                                     \
   if (mm > I) dk__cpu_hsum4_store512(C0, C1, C2, C3, c + (m + I) * ldc + n, nn, k0 > 0);
-DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_any(dk_dtype t, DK__FGEMM_ARGS) {
+DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_any(DK__FGEMM_ARGS) {
   /* chunks of a multiple of 6 rows, so only a chunk's last tile runs short */
   const int64_t mch = (DK__CPU_FGEMM_CHUNK(K) + 5) / 6 * 6;
   int64_t mc, m, n, k, k0;
@@ -218,10 +206,10 @@ DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_any(dk_dtype t, DK__FGEMM_ARGS) {
       const __mmask16 tail = (__mmask16)((1u << (kl - K16)) - 1);
       for (n = n0; n < n1; n += DK_CPU_FGROUP512) {
         const int nn = n1 - n < DK_CPU_FGROUP512 ? (int)(n1 - n) : DK_CPU_FGROUP512;
-        const char *rows[DK_CPU_FGROUP512];
         int r;
-        for (r = 0; r < DK_CPU_FGROUP512; r++) rows[r] = w + (size_t)(n + (r < nn ? r : 0)) * wrow;
-        dk__cpu_rows4_f32(t, rows, k0, kl, wbuf);
+        /* the group's rows in f32 (missing ones repeat the first: computed, not stored) */
+        dk__cpu_wdeq_avx512(t, w + (size_t)n * wrow, wrow, nn, k0, kl, wbuf, kl);
+        for (r = nn; r < DK_CPU_FGROUP512; r++) memcpy(wbuf + r * kl, wbuf, (size_t)kl * sizeof(float));
         for (m = mc; m < me; m += 6) {
           const int mm = me - m < 6 ? (int)(me - m) : 6;
           const float *a0 = a + m * K + k0, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0),
@@ -242,12 +230,10 @@ DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_any(dk_dtype t, DK__FGEMM_ARGS) {
     }
   }
 }
-DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_f16(DK__FGEMM_ARGS) { dk__cpu_fgemm_avx512_any(DK_F16, a, M, K, w, wrow, n0, n1, c, ldc, wbuf); }
-DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_bf16(DK__FGEMM_ARGS) { dk__cpu_fgemm_avx512_any(DK_BF16, a, M, K, w, wrow, n0, n1, c, ldc, wbuf); }
-DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_q8_0(DK__FGEMM_ARGS) { dk__cpu_fgemm_avx512_any(DK_Q8_0, a, M, K, w, wrow, n0, n1, c, ldc, wbuf); }
+/* every dtype the class's dequantization takes but f32 (nothing to convert:
+ * the panel GEMM runs) */
 static dk__cpu_fgemm_fn dk__cpu_fgemm_avx512(dk_dtype dt) {
-  return dt == DK_F16 ? dk__cpu_fgemm_avx512_f16 : dt == DK_BF16 ? dk__cpu_fgemm_avx512_bf16 :
-         dt == DK_Q8_0 ? dk__cpu_fgemm_avx512_q8_0 : NULL;
+  return dt == DK_F16 || dt == DK_BF16 || dk_dtype_is_quant(dt) ? dk__cpu_fgemm_avx512_any : NULL;
 }
 #endif
 
@@ -268,7 +254,7 @@ static void dk__cpu_fgemm_task(void *ctx, int64_t g0, int64_t g1) {
   /* a group's rows in f32: q8_0's (AVX2), any dtype's (AVX-512) */
   float *wbuf = dk__cpu_scratch(0, (size_t)(DK_CPU_FWMAX * g->K));
   if (!wbuf) { __atomic_store_n(&g->failed, 1, __ATOMIC_RELAXED); return; }
-  dk__cpu_k->fgemm(g->wdt)(g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FUNIT, n1, g->y, g->N, wbuf);
+  dk__cpu_k->fgemm(g->wdt)(g->wdt, g->x, g->M, g->K, g->w, g->wrow, g0 * DK_CPU_FUNIT, n1, g->y, g->N, wbuf);
 }
 
 /* o = x W^T (+ bias) for a weight the class's fgemm takes, K a multiple of 8 */

@@ -136,8 +136,8 @@ DKT_TEST(cpu_isa_linear, DKT_ONCE) {
         isa_linear(t, dkt_float_types[x], wts[w], Ms[m], 37, blk == 1 ? 107 : blk == 32 ? 160 : 768, m == 1);
         /* floats with K a multiple of 8: the row-form prompt product (21 rows, 38 columns: tile tails) */
         if (blk == 1 && m == 2) isa_linear(t, dkt_float_types[x], wts[w], 21, 38, 104, 0);
-        /* and K past the AVX-512 form's 1024-value passes (a second, short pass adds to the first) */
-        if ((blk == 1 || wts[w] == DK_Q8_0) && m == 2) isa_linear(t, dkt_float_types[x], wts[w], 13, 14, blk == 1 ? 1048 : 1056, 1);
+        /* and K past the AVX-512 row form's 1024-value passes (a second, short pass adds to the first) */
+        if (m == 2) isa_linear(t, dkt_float_types[x], wts[w], 13, 14, blk == 1 ? 1048 : blk == 32 ? 1056 : 1280, 1);
       }
 }
 
