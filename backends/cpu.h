@@ -2428,12 +2428,21 @@ static dk_status dk__cpu_transpose(const dk_call *c) {
 
 /* ==== argmax, sampling, attention ========================================== */
 
+/* the first index of the largest value (NaN never wins; 0 when nothing
+ * beats -inf). The max first, in eight independent chains of compare-selects
+ * (maxss), then the first index that holds it: one compare-and-branch chain
+ * was 1.4 ns a value, 375 us of a Gemma 3 step's 262144 logits. */
 static int64_t dk__cpu_argmax_row(const float *v, int64_t n) {
-  int64_t j, best = 0;
-  float m = -INFINITY;
-  for (j = 0; j < n; j++)
-    if (v[j] > m) { m = v[j]; best = j; }
-  return best;
+  float c[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY}, m;
+  int64_t j;
+  int i;
+  for (j = 0; j + 8 <= n; j += 8)
+    for (i = 0; i < 8; i++) c[i] = v[j + i] > c[i] ? v[j + i] : c[i];
+  for (; j < n; j++) c[0] = v[j] > c[0] ? v[j] : c[0];
+  for (m = c[0], i = 1; i < 8; i++) m = c[i] > m ? c[i] : m;
+  if (!(m > -INFINITY)) return 0;
+  for (j = 0; v[j] != m; j++) {}
+  return j;
 }
 
 static int dk__cpu_desc(const void *a, const void *b) {
@@ -2491,6 +2500,10 @@ static dk_status dk__cpu_pick(const dk_call *c) {
   int32_t *out = (int32_t *)dk__cpu_ptr(o);
   if (!buf || !tmp) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: no scratch memory", dk__op_name(c->op));
   for (r = 0; r < rows; r++) {
+    if (c->op == DK_OP_ARGMAX && x->dtype == DK_F32) {   /* read in place: the copy cost as much as the search */
+      out[r] = (int32_t)dk__cpu_argmax_row((const float *)dk__cpu_ptr(x) + r * n, n);
+      continue;
+    }
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
     if (c->op == DK_OP_ARGMAX) out[r] = (int32_t)dk__cpu_argmax_row(buf, n);
     else out[r] = (int32_t)dk__cpu_sample_row(buf, n, c->f[0], (int)c->i[0], c->f[1], dk_sample_uniform(c->u, r), tmp);
