@@ -425,6 +425,9 @@ DKT_TEST(ops_linear_precise, 0) {
   linear_case(t, DK_F32, DK_Q4_K, 1, 40, 4096, 0, 0);
   linear_case(t, DK_F32, DK_Q6_K, 1, 40, 4096, 0, 0);
   linear_case(t, DK_F32, DK_Q5_1, 2, 40, 1024, 1, 0);
+  /* an odd block count: the CPU's two-level loop takes two blocks a step, then one */
+  linear_case(t, DK_F32, DK_Q8_0, 1, 37, 992, 0, 0);
+  linear_case(t, DK_F32, DK_Q5_1, 1, 37, 1056, 1, 0);
   /* prompt-sized: f32 arithmetic however the device runs GEMMs */
   linear_case(t, DK_F32, DK_F16, 37, 70, 256, 1, 0);
   linear_case(t, DK_F32, DK_Q8_0, 20, 33, 512, 0, 1);
