@@ -2119,6 +2119,9 @@ static int dk__cpu_best_class(void) {
     int dt;
     for (dt = 0; dt < DK_DTYPE_COUNT; dt++)
       if ((DK__CPU_Q8_DOT >> dt) & 1) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rows_q8_avx512vnni((dk_dtype)dt);
+    /* and the integer prompt product (a pair: the kernel reads the packing's layout) */
+    dk__cpu_avx512.ipack = dk__cpu_ipack_avx512vnni;
+    dk__cpu_avx512.imicro = dk__cpu_imicro_avx512vnni;
   }
   (void)hi;
   return best;
