@@ -26,6 +26,7 @@
 #define DK_CPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define DK_CPU_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define DK_CPU_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
+#define DK_CPU_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
 #endif
 
 typedef enum { DK__CPU_PORTABLE, DK__CPU_AVX2, DK__CPU_AVX512, DK__CPU_NCLASS } dk__cpu_class;

@@ -151,7 +151,6 @@ DK__FGEMM_FNS(avx2, DK_CPU_AVX2)
  * the block formats the integer GEMM does not take run here too: q6_K, q2_K
  * and q3_K 64x2048x768 124-127 (panel GEMM) -> 233-247. The 4/5-bit ones stay
  * in integers, level or faster (q4_0 285 there, 263 here). */
-#define DK_CPU_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
 #define DK_CPU_FGROUP512 4
 /* the all-lanes mask: the maskz forms, as in cpu.h's f16 rows (the plain
  * ones start from an undefined vector, which trips g++ 12's -Wmaybe-uninitialized) */
