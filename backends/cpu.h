@@ -370,8 +370,9 @@ typedef struct {
   /* attention's weighted sum of f32 V rows for nh query heads (see
    * dk__cpu_wsum_avx2; NULL: an axpy per position and head) */
   dk__cpu_wsum_fn wsum;
-  /* the most K of a q8_0 fgemm (AVX2: DK_CPU_FGEMM_Q8_MAXK; AVX-512 passes over K in L1-sized pieces) */
-  int64_t fgemm_q8_maxk;
+  /* 1: the row form takes any M and K (AVX-512: passes over K in L1-sized
+   * pieces); 0: M <= DK_CPU_FGEMM_MAXM, q8_0 K <= DK_CPU_FGEMM_Q8_MAXK */
+  int fgemm_any;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1215,7 +1216,9 @@ static void dk__cpu_store_cols(float *cacc, int64_t M, int64_t N, int64_t n0, in
 
 /* y (M rows of N, f32) plus the bias, stored to o: dk_linear's products
  * that leave an f32 result (decode, the row-form prompt product) */
-static dk_status dk__cpu_bias_store(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t M, int64_t N) {
+/* rows [m0, m0 + M) of o from y (M rows of N), the bias added */
+static dk_status dk__cpu_bias_store_rows(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t m0, int64_t M,
+                                         int64_t N) {
   if (bias) {
     float *bb = dk__cpu_scratch(0, (size_t)N);
     int64_t m, j;
@@ -1223,8 +1226,11 @@ static dk_status dk__cpu_bias_store(const dk_tensor *o, const dk_tensor *bias, f
     dk__cpu_load(bias->dtype, dk__cpu_ptr(bias), 0, 1, N, bb);
     for (m = 0; m < M; m++) for (j = 0; j < N; j++) y[m * N + j] += bb[j];
   }
-  dk__cpu_store(o->dtype, dk__cpu_ptr(o), 0, M * N, y);
+  dk__cpu_store(o->dtype, dk__cpu_ptr(o), m0 * N, M * N, y);
   return DK_OK;
+}
+static dk_status dk__cpu_bias_store(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t M, int64_t N) {
+  return dk__cpu_bias_store_rows(o, bias, y, 0, M, N);
 }
 
 static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
@@ -2084,7 +2090,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, DK_CPU_FGEMM_Q8_MAXK
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2092,7 +2098,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, INT64_MAX
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2246,9 +2252,11 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
     if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
-    /* f16/bf16 and q8_0 (to K = 1024 on AVX2; on AVX-512 every block format), up to DK_CPU_FGEMM_MAXM rows, in row form */
-    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && M <= DK_CPU_FGEMM_MAXM &&
-        (w->dtype != DK_Q8_0 || K <= dk__cpu_k->fgemm_q8_maxk))
+    /* in row form: f16/bf16 and q8_0 (to K = 1024) up to DK_CPU_FGEMM_MAXM rows
+     * on AVX2; on AVX-512 every block format at any size (at 512 rows the
+     * panel GEMM ran at half its speed) */
+    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 &&
+        (dk__cpu_k->fgemm_any || (M <= DK_CPU_FGEMM_MAXM && (w->dtype != DK_Q8_0 || K <= DK_CPU_FGEMM_Q8_MAXK))))
       return dk__cpu_fgemm_run(o, x, w, bias, M, N, K);
     memset(&g, 0, sizeof g);
     g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;

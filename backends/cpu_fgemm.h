@@ -263,25 +263,32 @@ static dk_status dk__cpu_fgemm_run(const dk_tensor *o, const dk_tensor *x, const
   void *p = NULL, *q = NULL;
   const char *xp = (const char *)dk__cpu_ptr(x), *op = (const char *)dk__cpu_ptr(o);
   const int alias = op < xp + dk_tensor_nbytes(x) && xp < op + dk_tensor_nbytes(o);
+  /* rows a pass: the copies below hold one slice (AVX-512 runs any M here),
+   * except where o overlaps x, which is read whole before anything is written */
+  const int64_t ms = alias || M < DK_CPU_FGEMM_MAXM ? M : DK_CPU_FGEMM_MAXM;
+  int64_t m0;
   dk_status st = DK_OK;
   if (M == 0 || N == 0) return DK_OK;
-  g.M = M; g.N = N; g.K = K; g.failed = 0;
+  g.N = N; g.K = K; g.failed = 0;
   g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w); g.wrow = dk__row_bytes(w->dtype, K);
   /* f32 x is read where it lies, f32 o without a bias written where it
    * lies; otherwise (or where o overlaps x) through f32 copies */
-  if (((x->dtype != DK_F32 || alias) && posix_memalign(&p, 64, (size_t)(M * K) * sizeof(float)) != 0) ||
-      ((o->dtype != DK_F32 || bias || alias) && posix_memalign(&q, 64, (size_t)(M * N) * sizeof(float)) != 0)) {
+  if (((x->dtype != DK_F32 || alias) && posix_memalign(&p, 64, (size_t)(ms * K) * sizeof(float)) != 0) ||
+      ((o->dtype != DK_F32 || bias || alias) && posix_memalign(&q, 64, (size_t)(ms * N) * sizeof(float)) != 0)) {
     free(p);
     return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no memory for a %lldx%lld product",
-                     (long long)M, (long long)N);
+                     (long long)ms, (long long)N);
   }
-  if (p) dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, (float *)p);
-  g.x = p ? (const float *)p : (const float *)dk__cpu_ptr(x);
-  g.y = q ? (float *)q : (float *)dk__cpu_ptr(o);
-  /* about 48 weight rows a piece: a piece's rows stay in L2 across chunks */
-  dk__cpu_parallel((N + DK_CPU_FUNIT - 1) / DK_CPU_FUNIT, 4, dk__cpu_fgemm_task, &g);
-  if (g.failed) st = dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-  else if (q) st = dk__cpu_bias_store(o, bias, g.y, M, N);
+  for (m0 = 0; m0 < M && st == DK_OK; m0 += ms) {
+    g.M = M - m0 < ms ? M - m0 : ms;
+    if (p) dk__cpu_load(x->dtype, xp, m0 * K, 1, g.M * K, (float *)p);
+    g.x = p ? (const float *)p : (const float *)xp + m0 * K;
+    g.y = q ? (float *)q : (float *)op + m0 * N;
+    /* about 48 weight rows a piece: a piece's rows stay in L2 across chunks */
+    dk__cpu_parallel((N + DK_CPU_FUNIT - 1) / DK_CPU_FUNIT, 4, dk__cpu_fgemm_task, &g);
+    if (g.failed) st = dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
+    else if (q) st = dk__cpu_bias_store_rows(o, bias, g.y, m0, g.M, N);
+  }
   free(p);
   free(q);
   return st;

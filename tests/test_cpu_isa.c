@@ -138,6 +138,8 @@ DKT_TEST(cpu_isa_linear, DKT_ONCE) {
         if (blk == 1 && m == 2) isa_linear(t, dkt_float_types[x], wts[w], 21, 38, 104, 0);
         /* and K past the AVX-512 row form's 1024-value passes (a second, short pass adds to the first) */
         if (m == 2) isa_linear(t, dkt_float_types[x], wts[w], 13, 14, blk == 1 ? 1048 : blk == 32 ? 1056 : 1280, 1);
+        /* and more rows than one pass of the row form's copies (256): slices */
+        if (m == 2) isa_linear(t, dkt_float_types[x], wts[w], 300, 14, blk == 1 ? 104 : blk == 32 ? 160 : 256, 1);
       }
 }
 
