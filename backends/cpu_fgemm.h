@@ -1,5 +1,5 @@
 /* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
- * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM) of f16, bf16 and q8_0
+ * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM; any on AVX-512) of f16, bf16 and q8_0
  * weights in row form: each output is the dot product of an activation row
  * and a weight row, 4 activation rows by 3 weight rows at a time (AVX2; the
  * AVX-512 form below: 6 by 4 in zmm, rows decoded to f32 first, and every
