@@ -1214,11 +1214,11 @@ static void dk__cpu_store_cols(float *cacc, int64_t M, int64_t N, int64_t n0, in
   }
 }
 
-/* y (M rows of N, f32) plus the bias, stored to o: dk_linear's products
- * that leave an f32 result (decode, the row-form prompt product) */
-/* rows [m0, m0 + M) of o from y (M rows of N), the bias added */
-static dk_status dk__cpu_bias_store_rows(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t m0, int64_t M,
-                                         int64_t N) {
+/* y (M rows of N, f32) plus the bias, stored to rows [m0, m0 + M) of o:
+ * dk_linear's products that leave an f32 result (decode, the row-form
+ * prompt product, a slice of rows at a time) */
+static dk_status dk__cpu_bias_store(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t m0, int64_t M,
+                                    int64_t N) {
   if (bias) {
     float *bb = dk__cpu_scratch(0, (size_t)N);
     int64_t m, j;
@@ -1228,9 +1228,6 @@ static dk_status dk__cpu_bias_store_rows(const dk_tensor *o, const dk_tensor *bi
   }
   dk__cpu_store(o->dtype, dk__cpu_ptr(o), m0 * N, M * N, y);
   return DK_OK;
-}
-static dk_status dk__cpu_bias_store(const dk_tensor *o, const dk_tensor *bias, float *y, int64_t M, int64_t N) {
-  return dk__cpu_bias_store_rows(o, bias, y, 0, M, N);
 }
 
 static void dk__cpu_gemm_task(void *ctx, int64_t t0, int64_t t1) {
@@ -2246,7 +2243,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     dk__cpu_parallel(N, 1 + 32768 / (K + 1), dk__cpu_gemv_task, &g);
     if (g.y != yb)   /* a precise weight's two levels */
       for (m = 0; m < M * N; m++) yb[m] = g.y[m] + g.y[M * N + m];
-    return dk__cpu_bias_store(o, bias, yb, M, N);
+    return dk__cpu_bias_store(o, bias, yb, 0, M, N);
   } else {
     dk__cpu_gemm g;
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
@@ -2533,12 +2530,11 @@ static dk_status dk__cpu_pick(const dk_call *c) {
   int32_t *out = (int32_t *)dk__cpu_ptr(o);
   if (!buf || !tmp) return dk__error(DK_ERR_OUT_OF_MEMORY, "%s: no scratch memory", dk__op_name(c->op));
   for (r = 0; r < rows; r++) {
-    if (c->op == DK_OP_ARGMAX && x->dtype == DK_F32) {   /* read in place: the copy cost as much as the search */
-      out[r] = (int32_t)dk__cpu_argmax_row((const float *)dk__cpu_ptr(x) + r * n, n);
-      continue;
-    }
-    dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
-    if (c->op == DK_OP_ARGMAX) out[r] = (int32_t)dk__cpu_argmax_row(buf, n);
+    const float *v = buf;
+    /* argmax reads f32 in place: the copy cost as much as the search */
+    if (c->op == DK_OP_ARGMAX && x->dtype == DK_F32) v = (const float *)dk__cpu_ptr(x) + r * n;
+    else dk__cpu_load(x->dtype, dk__cpu_ptr(x), r * n, 1, n, buf);
+    if (c->op == DK_OP_ARGMAX) out[r] = (int32_t)dk__cpu_argmax_row(v, n);
     else out[r] = (int32_t)dk__cpu_sample_row(buf, n, c->f[0], (int)c->i[0], c->f[1], dk_sample_uniform(c->u, r), tmp);
   }
   return DK_OK;

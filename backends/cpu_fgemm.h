@@ -287,7 +287,7 @@ static dk_status dk__cpu_fgemm_run(const dk_tensor *o, const dk_tensor *x, const
     /* about 48 weight rows a piece: a piece's rows stay in L2 across chunks */
     dk__cpu_parallel((N + DK_CPU_FUNIT - 1) / DK_CPU_FUNIT, 4, dk__cpu_fgemm_task, &g);
     if (g.failed) st = dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-    else if (q) st = dk__cpu_bias_store_rows(o, bias, g.y, m0, g.M, N);
+    else if (q) st = dk__cpu_bias_store(o, bias, g.y, m0, g.M, N);
   }
   free(p);
   free(q);

@@ -1928,7 +1928,6 @@ static void dk_vk_graph_touch(dk_vk_device *d, dk_vk_args *a) {
   }
 }
 
-
 static void *dk_vk_graph_begin(dk_device dv) {
   dk_vk_device *d = dk_vk.dev[dv.index];
   VkCommandBufferAllocateInfo ai;
