@@ -256,7 +256,8 @@ DEVKIT_API void        dk_profile_reset(void);
  *     dk_graph_free still frees it.
  * How each backend replays (dk_graph_native says which): Vulkan executes a
  * secondary command buffer recorded once, inside its current batch (where
- * the driver has push descriptors);
+ * the driver has push descriptors); CUDA launches a CUDA graph captured
+ * once, with DEVKIT_CUDA_GRAPH=1 (not yet run on a GPU, so off by default);
  * the CPU re-runs the ops (their checks were done once, when recorded), and
  * so does every backend without a recording of its own, or with profiling
  * on (each op is then timed on its own). */
@@ -267,7 +268,8 @@ DEVKIT_API dk_status   dk_graph_replay(dk_graph *g);
 DEVKIT_API void        dk_graph_free(dk_graph *g);
 DEVKIT_API int         dk_graph_ops(const dk_graph *g);    /* ops recorded */
 /* 1 when g replays as one recording of the backend's own (Vulkan: a command
- * buffer, submitted whole), 0 when the core re-runs its calls */
+ * buffer, submitted whole; CUDA: a CUDA graph), 0 when the core re-runs its
+ * calls */
 DEVKIT_API int         dk_graph_native(const dk_graph *g);
 
 /* ---- errors ----------------------------------------------------------- */
@@ -436,8 +438,10 @@ DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_t
  * on the device; a negative one sees none and gives zeros, one past the
  * cache sees all of it): over a whole KV cache, one call (and one recorded
  * graph, see dk_graph) serves every step of a decode, whatever its position.
- * CUDA has no kernel for it yet: it reads positions back (a sync) and runs
- * dk_attention per query row; dk_index_copy likewise reads its ids */
+ * CUDA reads the positions on the device with DEVKIT_CUDA_DEVPOS=1 (or
+ * DEVKIT_CUDA_GRAPH=1); by default, until those kernels have run on a GPU,
+ * it reads them back (a sync) and runs dk_attention per query row;
+ * dk_index_copy likewise reads its ids */
 DEVKIT_API dk_status dk_attention_pos(dk_tensor *out, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                       const dk_tensor *positions, float scale);
 

@@ -69,7 +69,11 @@
  * DEVKIT_CUDA_NEWOPS=0 switches them off. dk_index_select's kernels
  * (kernels/embedding.cu: the ids checked on the device as dk_embedding's,
  * then the gather) ran on an H200 on 2026-11-26; DEVKIT_CUDA_GATHER=0
- * switches them off.
+ * switches them off. Not yet run on a GPU, so off by default:
+ * DEVKIT_CUDA_FUSED_GEMV=1 (the norm or SwiGLU folded into decode's
+ * matrix-vector product), DEVKIT_CUDA_DEVPOS=1 (dk_attention_pos and
+ * dk_index_copy reading positions and ids on the device) and
+ * DEVKIT_CUDA_GRAPH=1 (dk_graph as CUDA graphs; "graphs" below).
  *
  * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
  * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
@@ -107,6 +111,8 @@ typedef struct CUfunc_st *dk_cu_function;
 typedef struct CUstream_st *dk_cu_stream;
 typedef struct CUevent_st *dk_cu_event;
 typedef struct CUmemPoolHandle_st *dk_cu_mempool;
+typedef struct CUgraph_st *dk_cu_graph;
+typedef struct CUgraphExec_st *dk_cu_graph_exec;
 
 #define DK_CU_SUCCESS 0u
 #define DK_CU_ERROR_INVALID_VALUE 1u
@@ -122,6 +128,7 @@ typedef struct CUmemPoolHandle_st *dk_cu_mempool;
 #define DK_CU_EVENT_DISABLE_TIMING 2u
 #define DK_CU_MEMHOSTALLOC_PORTABLE 1u
 #define DK_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD 4u
+#define DK_CU_STREAM_CAPTURE_MODE_RELAXED 2u
 #define DK_CU_GET_PROC_ADDRESS_DEFAULT 0u
 #define DK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
 
@@ -187,7 +194,14 @@ typedef struct {
   X(MemFreeAsync, 11020, 0, (dk_cu_ptr p, dk_cu_stream s))                                      \
   X(DeviceGetDefaultMemPool, 11020, 0, (dk_cu_mempool *pool, dk_cu_device dev))                 \
   X(MemPoolSetAttribute, 11020, 0, (dk_cu_mempool pool, unsigned int attr, void *value))        \
-  X(MemPoolTrimTo, 11020, 0, (dk_cu_mempool pool, size_t keep))
+  X(MemPoolTrimTo, 11020, 0, (dk_cu_mempool pool, size_t keep))                                \
+  X(StreamBeginCapture, 10010, 0, (dk_cu_stream s, unsigned int mode))                         \
+  X(StreamEndCapture, 10000, 0, (dk_cu_stream s, dk_cu_graph *graph))                          \
+  X(GraphInstantiateWithFlags, 11040, 0, (dk_cu_graph_exec *exec, dk_cu_graph graph,             \
+                                          unsigned long long flags))                            \
+  X(GraphLaunch, 10000, 0, (dk_cu_graph_exec exec, dk_cu_stream s))                              \
+  X(GraphExecDestroy, 10000, 0, (dk_cu_graph_exec exec))                                         \
+  X(GraphDestroy, 10000, 0, (dk_cu_graph graph))
 
 #define DK__CU_FIELD(name, ver, req, params) dk_cu_result (*name) params;
 typedef struct {
@@ -223,13 +237,13 @@ typedef char dk__cuda_abi_softmax[sizeof(dk_kp_softmax) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_gemv[sizeof(dk_kp_gemv) == 96 ? 1 : -1];
 typedef char dk__cuda_abi_gemm[sizeof(dk_kp_gemm) == 304 ? 1 : -1];
 typedef char dk__cuda_abi_embedding[sizeof(dk_kp_embedding) == 72 ? 1 : -1];
-typedef char dk__cuda_abi_gather[sizeof(dk_kp_gather) == 72 ? 1 : -1];
+typedef char dk__cuda_abi_gather[sizeof(dk_kp_gather) == 80 ? 1 : -1];
 typedef char dk__cuda_abi_rope[sizeof(dk_kp_rope) == 72 ? 1 : -1];
 typedef char dk__cuda_abi_concat[sizeof(dk_kp_concat) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_copy[sizeof(dk_kp_copy) == 232 ? 1 : -1];
 typedef char dk__cuda_abi_pick[sizeof(dk_kp_pick) == 56 ? 1 : -1];
-typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 104 ? 1 : -1];
-typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 136 ? 1 : -1];
+typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 112 ? 1 : -1];
+typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 144 ? 1 : -1];
 typedef char dk__cuda_abi_maxd[DEVKIT_MAX_DIMS <= DK_KMAXD ? 1 : -1];
 typedef char dk__cuda_abi_gemv_maxm[DK_GEMV_MAXM >= 1 ? 1 : -1];
 
@@ -261,8 +275,25 @@ typedef struct dk__cuda_block {
 typedef struct {
   char ids_name[DK_NAME_LEN], ids_site[DK_SITE_LEN], table_name[DK_NAME_LEN];
   long long rows;
-  int axis;                  /* dk_index_select's axis (rows: its size); -1 for dk_embedding */
+  int axis;                  /* dk_index_select's or dk_index_copy's axis (rows: its size); -1 for dk_embedding */
+  int op;
 } dk__cuda_emb_note;
+
+/* A dk_graph recorded as a CUDA graph (DEVKIT_CUDA_GRAPH=1; "graphs" below) */
+#define DK_CUDA_GRAPH_SLOTS 256      /* ops whose ids the device checks, in one graph */
+typedef struct { dk_cu_ptr ptr; size_t size; int busy; } dk__cuda_gscr;
+typedef struct dk__cuda_graph {
+  dk_cu_graph graph;
+  dk_cu_graph_exec exec;
+  dk_cu_ptr status;                 /* its own DK_CUDA_GRAPH_SLOTS status words, ~0 = clean */
+  int status_used;
+  int replayed;                     /* replayed since its words were last read */
+  dk__cuda_emb_note notes[DK_CUDA_GRAPH_SLOTS];
+  dk__cuda_gscr *scr;               /* its ops' scratch buffers, kept while it lives */
+  int nscr, capscr;
+  dk__cuda_block *freed;            /* blocks freed while capturing: given back after the capture */
+  struct dk__cuda_graph *next;      /* the device's live graphs */
+} dk__cuda_graph;
 
 typedef struct {
   int physical;
@@ -290,7 +321,11 @@ typedef struct {
   void *blas;                /* cuBLAS handle on this device's stream, made at the first prompt-sized product */
   dk_cu_ptr blas_ws;         /* its workspace (DK_CUBLAS_WORKSPACE bytes) */
   int blas_state;            /* 0 not made yet, 1 made, -1 devkit's kernels (no cuBLAS, or cublasCreate failed) */
+  dk__cuda_graph *grec;      /* the graph whose capture holds the stream, or NULL */
+  dk__cuda_graph *graphs;    /* the live (ended) graphs: their status words are read at syncs */
 } dk__cuda_dev;
+static void dk__cuda_graph_drop(dk__cuda_graph *g);
+static void dk__cuda_graph_abandon(dk__cuda_dev *ld);
 
 static struct {
   void *lib;
@@ -532,6 +567,16 @@ static dk_status dk__cuda_fail(int index, const char *what, dk_cu_result r) {
   return dk__error(DK_ERR_BACKEND, "cuda: %s: %s", what, dk__cuda_err(r));
 }
 
+/* A switch read once: 1 when the variable equals on_value, 0 when it equals
+ * off_value, else dflt. The session that runs a new kernel on a GPU flips
+ * its default. */
+static int dk__cuda_switch(const char *name, const char *on_value, const char *off_value, int dflt) {
+  const char *e = getenv(name);
+  if (e && !strcmp(e, on_value)) return 1;
+  if (e && !strcmp(e, off_value)) return 0;
+  return dflt;
+}
+
 /* ==== probe ================================================================== */
 
 static int dk__cuda_probe(char *note, size_t note_len) {
@@ -714,7 +759,11 @@ static void dk__cuda_close_logical(int index) {
   int i;
   if (!ld) return;
   if (dk__cu.api.CtxSetCurrent(dk__cu.phys[ld->physical].ctx) == DK_CU_SUCCESS) {
+    dk__cuda_graph *g;
+    dk__cuda_graph_abandon(ld);
     if (ld->stream) dk__cu.api.StreamSynchronize(ld->stream);   /* errors: nothing left to report them to */
+    /* live graphs keep only their host memory, freed by dk_graph_free */
+    for (g = ld->graphs; g; g = g->next) dk__cuda_graph_drop(g);
     dk__cuda_free_cache(ld);
     if (ld->status) dk__cu.api.MemFree(ld->status);
     if (ld->attn_part) dk__cu.api.MemFree(ld->attn_part);
@@ -825,7 +874,11 @@ static size_t dk__cuda_bucket(size_t n) {
 
 static dk_cu_result dk__cuda_alloc_raw(dk__cuda_dev *ld, size_t n, dk_cu_ptr *p, size_t *got) {
   const dk__cuda_phys *ph = &dk__cu.phys[ld->physical];
-  if (ph->use_pool) {
+  /* while a graph captures the stream a stream-ordered allocation would be
+   * captured into it (and made anew at each replay): a tensor made then
+   * gets a plain block, marked in bit 0 of its size (sizes are multiples
+   * of 256) so that it goes back to the free list, never to the pool */
+  if (ph->use_pool && !ld->grec) {
     *got = n;
     return dk__cu.api.MemAllocAsync(p, n, ld->stream);
   } else {
@@ -836,13 +889,13 @@ static dk_cu_result dk__cuda_alloc_raw(dk__cuda_dev *ld, size_t n, dk_cu_ptr *p,
         dk__cuda_block *blk = *pp;
         *pp = blk->next;
         *p = blk->ptr;
-        *got = b;
+        *got = ph->use_pool ? b | 1 : b;
         ld->cache_bytes -= b;
         free(blk);
         return DK_CU_SUCCESS;   /* last used on this stream: stream order protects it */
       }
     }
-    *got = b;
+    *got = ph->use_pool ? b | 1 : b;
     return dk__cu.api.MemAlloc(p, b);
   }
 }
@@ -858,7 +911,7 @@ static dk_status dk__cuda_alloc(dk_device d, size_t nbytes, const char *tensor_n
   ph = &dk__cu.phys[ld->physical];
   if (n < nbytes) return dk__error(DK_ERR_OUT_OF_MEMORY, "cuda:%d: tensor '%s': %zu bytes cannot be allocated", d.index, tensor_name, nbytes);
   r = dk__cuda_alloc_raw(ld, n, &p, &got);
-  if (r == DK_CU_ERROR_OUT_OF_MEMORY) {
+  if (r == DK_CU_ERROR_OUT_OF_MEMORY && !ld->grec) {   /* (a capture cannot hold the sync) */
     /* give back what the caches hold once, then try again */
     dk__cu.api.StreamSynchronize(ld->stream);
     dk__cuda_free_cache(ld);
@@ -889,19 +942,30 @@ static dk_status dk__cuda_alloc(dk_device d, size_t nbytes, const char *tensor_n
  * (stream-ordered free) or to the free list (reused only by later work on
  * the same stream). */
 static void dk__cuda_free_block(dk__cuda_dev *ld, dk_cu_ptr p, size_t size) {
-  if (dk__cu.phys[ld->physical].use_pool) {
+  dk__cuda_block *b;
+  if (dk__cu.phys[ld->physical].use_pool && !(size & 1) && !ld->grec) {
     dk__cu.api.MemFreeAsync(p, ld->stream);   /* after the work already queued that uses it */
-  } else {
-    dk__cuda_block *b = (dk__cuda_block *)malloc(sizeof *b);
-    if (!b) { dk__cu.api.StreamSynchronize(ld->stream); dk__cu.api.MemFree(p); }
-    else {
-      b->ptr = p;
-      b->size = size;
-      b->next = ld->cache;
-      ld->cache = b;
-      ld->cache_bytes += b->size;
-    }
+    return;
   }
+  if (!(b = (dk__cuda_block *)malloc(sizeof *b))) {
+    if (ld->grec) return;   /* no host memory, and a capture cannot hold the sync: the block is lost */
+    dk__cu.api.StreamSynchronize(ld->stream);
+    dk__cu.api.MemFree(p);
+    return;
+  }
+  b->ptr = p;
+  b->size = size;
+  if (ld->grec && dk__cu.phys[ld->physical].use_pool && !(size & 1)) {
+    /* a pool block: freed after the capture (a stream-ordered free now
+     * would be captured into the graph) */
+    b->next = ld->grec->freed;
+    ld->grec->freed = b;
+    return;
+  }
+  b->size = size & ~(size_t)1;
+  b->next = ld->cache;
+  ld->cache = b;
+  ld->cache_bytes += b->size;
 }
 
 static void dk__cuda_release(dk_storage *st) {
@@ -915,33 +979,36 @@ static void dk__cuda_release(dk_storage *st) {
 
 /* ==== errors found at a sync ================================================= */
 
-/* After the stream is idle: does any embedding op's status slot hold a bad
- * id? The first one (in enqueue order) is written into msg; returns 1 then. */
-static int dk__cuda_scan_status(dk_device d, char *msg, size_t cap, dk_cu_result *fail) {
+/* After the stream is idle: do n status words at base (what each op named
+ * in notes) hold a bad id? The first one (in enqueue order) is written into
+ * msg and the words are reset; returns 1 then. */
+static int dk__cuda_scan_slots(dk_device d, dk_cu_ptr base, int n, const dk__cuda_emb_note *notes, char *msg, size_t cap,
+                               dk_cu_result *fail) {
   dk__cuda_dev *ld = dk__cuda_ld(d);
-  unsigned long long slots[DK_CUDA_STATUS_SLOTS];
-  int n = ld->status_used, i;
+  unsigned long long slots[DK_CUDA_GRAPH_SLOTS > DK_CUDA_STATUS_SLOTS ? DK_CUDA_GRAPH_SLOTS : DK_CUDA_STATUS_SLOTS];
+  int i;
   *fail = DK_CU_SUCCESS;
   if (n == 0) return 0;
-  ld->status_used = 0;
-  if ((*fail = dk__cu.api.MemcpyDtoHAsync(slots, ld->status, 8 * (size_t)n, ld->stream)) != DK_CU_SUCCESS ||
+  if ((*fail = dk__cu.api.MemcpyDtoHAsync(slots, base, 8 * (size_t)n, ld->stream)) != DK_CU_SUCCESS ||
       (*fail = dk__cu.api.StreamSynchronize(ld->stream)) != DK_CU_SUCCESS)
     return 0;
   for (i = 0; i < n; i++)
     if (slots[i] != ~0ull) break;
   if (i == n) return 0;
-  if ((*fail = dk__cu.api.MemsetD32Async(ld->status, 0xffffffffu, 2 * (size_t)n, ld->stream)) != DK_CU_SUCCESS) return 0;
+  if ((*fail = dk__cu.api.MemsetD32Async(base, 0xffffffffu, 2 * (size_t)n, ld->stream)) != DK_CU_SUCCESS) return 0;
   {
-    const dk__cuda_emb_note *e = &ld->notes[i];
+    const dk__cuda_emb_note *e = &notes[i];
+    const char *op = dk__op_name((dk_op)e->op);
     unsigned long long pos = slots[i] >> 32;
     int id = (int)(int32_t)(uint32_t)(slots[i] & 0xffffffffu);
     if (e->axis >= 0)
       snprintf(msg, cap,
-               "dk_index_select on cuda:%d: ids '%s' holds %d at position %llu%s, outside [-%lld, %lld) for axis %d of "
-               "'x' '%s' (size %lld; %s); found on the device and reported at this sync; that dk_index_select wrote "
+               "%s on cuda:%d: ids '%s' holds %d at position %llu%s, outside [-%lld, %lld) for axis %d of "
+               "'%s' '%s' (size %lld; %s); found on the device and reported at this sync; that %s wrote "
                "nothing",
-               d.index, e->ids_name, id, pos, pos == 0xffffffffull ? " or later" : "", e->rows, e->rows, e->axis,
-               e->table_name, e->rows, e->ids_site[0] ? e->ids_site : "site unknown");
+               op, d.index, e->ids_name, id, pos, pos == 0xffffffffull ? " or later" : "", e->rows, e->rows, e->axis,
+               e->op == DK_OP_INDEX_COPY ? "dst" : "x", e->table_name, e->rows, e->ids_site[0] ? e->ids_site : "site unknown",
+               op);
     else
     snprintf(msg, cap,
              "dk_embedding: ids '%s' holds %d at position %llu%s, outside table '%s' of %lld rows (%s); found by "
@@ -950,6 +1017,25 @@ static int dk__cuda_scan_status(dk_device d, char *msg, size_t cap, dk_cu_result
              e->ids_site[0] ? e->ids_site : "site unknown", d.index);
   }
   return 1;
+}
+
+/* the device's own status words, then those of the graphs replayed since
+ * the last read (a graph's words are not reset by its replays: a bad id
+ * stays until read here); one bad id is reported, and a graph not read yet
+ * keeps its mark for the next sync */
+static int dk__cuda_scan_status(dk_device d, char *msg, size_t cap, dk_cu_result *fail) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk__cuda_graph *g;
+  int n = ld->status_used;
+  ld->status_used = 0;
+  if (dk__cuda_scan_slots(d, ld->status, n, ld->notes, msg, cap, fail) || *fail != DK_CU_SUCCESS) return *fail == DK_CU_SUCCESS;
+  for (g = ld->graphs; g; g = g->next) {
+    if (!g->replayed) continue;
+    g->replayed = 0;
+    if (dk__cuda_scan_slots(d, g->status, g->status_used, g->notes, msg, cap, fail) || *fail != DK_CU_SUCCESS)
+      return *fail == DK_CU_SUCCESS;
+  }
+  return 0;
 }
 
 /* Wait for d's stream; report a device fault, then a bad embedding id (one
@@ -974,6 +1060,181 @@ static dk_status dk__cuda_sync_dev(dk_device d, const char *what) {
 static dk_status dk__cuda_sync(dk_device d) {
   dk_status s = dk__cuda_enter(d);
   return s != DK_OK ? s : dk__cuda_sync_dev(d, "dk_sync");
+}
+
+/* ==== graphs ===================================================================
+ * DEVKIT_CUDA_GRAPH=1: a dk_graph is a capture of the device's stream
+ * (relaxed mode, so that the plain cuMemAlloc below stays outside it),
+ * instantiated at dk_graph_end and replayed by one cuGraphLaunch: a decode
+ * step becomes one launch instead of some 300. It turns on the device-side
+ * dk_attention_pos and dk_index_copy too (DEVKIT_CUDA_DEVPOS), which a
+ * capture needs: a read-back is a sync. Neither has run on a GPU yet, so
+ * both are off by default, and the core then re-runs a graph's calls.
+ * While a capture holds the stream:
+ *   - ops whose ids the device checks take the graph's own status words,
+ *     which replays never reset: a bad id stays there until the next sync
+ *     after a replay reads it (dk__cuda_scan_status), so it is reported as
+ *     an op's would be, and the op writes nothing while it stands;
+ *   - an op's scratch buffer (dk__cuda_scratch) is the graph's, kept until
+ *     it is freed, and serves the recording's later ops too (they run in
+ *     order: each kernel starts with dk_grid_wait);
+ *   - memory freed goes back after the capture and memory allocated is
+ *     plain (dk__cuda_alloc_raw, dk__cuda_free_block): a stream-ordered
+ *     allocation or free would be captured into the graph. */
+static int dk__cuda_graph_on(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GRAPH", "1", "0", 0);
+  return on;
+}
+
+/* the blocks freed during g's capture go back now that it has ended */
+static void dk__cuda_graph_give_back(dk__cuda_dev *ld, dk__cuda_graph *g) {
+  while (g->freed) {
+    dk__cuda_block *b = g->freed;
+    g->freed = b->next;
+    dk__cuda_free_block(ld, b->ptr, b->size);
+    free(b);
+  }
+}
+
+/* the device memory and driver objects of g (the stream is idle or gone) */
+static void dk__cuda_graph_drop(dk__cuda_graph *g) {
+  int i;
+  if (g->exec) dk__cu.api.GraphExecDestroy(g->exec);
+  if (g->graph) dk__cu.api.GraphDestroy(g->graph);
+  for (i = 0; i < g->nscr; i++) dk__cu.api.MemFree(g->scr[i].ptr);
+  if (g->status) dk__cu.api.MemFree(g->status);
+  g->exec = NULL;
+  g->graph = NULL;
+  g->nscr = 0;
+  g->status = 0;
+}
+
+/* a capture that will not be used: ended, its partial graph destroyed */
+static void dk__cuda_graph_abandon(dk__cuda_dev *ld) {
+  dk__cuda_graph *g = ld->grec;
+  dk_cu_graph part = NULL;
+  if (!g) return;
+  ld->grec = NULL;
+  if (dk__cu.api.StreamEndCapture(ld->stream, &part) == DK_CU_SUCCESS && part) dk__cu.api.GraphDestroy(part);
+  dk__cuda_graph_give_back(ld, g);
+}
+
+static void *dk__cuda_graph_begin(dk_device d) {
+  const dk__cuda_api_t *a = &dk__cu.api;
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk__cuda_graph *g;
+  if (!dk__cuda_graph_on() || !a->StreamBeginCapture || !a->StreamEndCapture || !a->GraphInstantiateWithFlags ||
+      !a->GraphLaunch || !a->GraphExecDestroy || !a->GraphDestroy || !ld || ld->grec || dk__cuda_enter(d) != DK_OK)
+    return NULL;
+  if (!(g = (dk__cuda_graph *)calloc(1, sizeof *g))) return NULL;
+  /* its status words start clean, before the capture (no replay resets them) */
+  if (a->MemAlloc(&g->status, 8 * DK_CUDA_GRAPH_SLOTS) != DK_CU_SUCCESS) g->status = 0;
+  if (!g->status || a->MemsetD32Async(g->status, 0xffffffffu, 2 * DK_CUDA_GRAPH_SLOTS, ld->stream) != DK_CU_SUCCESS ||
+      a->StreamBeginCapture(ld->stream, DK_CU_STREAM_CAPTURE_MODE_RELAXED) != DK_CU_SUCCESS) {
+    a->StreamSynchronize(ld->stream);
+    dk__cuda_graph_drop(g);
+    free(g);
+    return NULL;   /* the core keeps the calls */
+  }
+  ld->grec = g;
+  return g;
+}
+
+static dk_status dk__cuda_graph_end(dk_device d, void *h) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk__cuda_graph *g = (dk__cuda_graph *)h;
+  dk_cu_result r;
+  dk_status s;
+  if ((s = dk__cuda_enter(d)) != DK_OK) return s;
+  if (ld->grec != g) return dk__error(DK_ERR_BACKEND, "cuda:%d: dk_graph_end: no capture of this graph is under way", d.index);
+  ld->grec = NULL;
+  r = dk__cu.api.StreamEndCapture(ld->stream, &g->graph);
+  dk__cuda_graph_give_back(ld, g);
+  if (r != DK_CU_SUCCESS) {
+    g->graph = NULL;
+    return dk__cuda_fail(d.index, "dk_graph_end (cuStreamEndCapture)", r);
+  }
+  if ((r = dk__cu.api.GraphInstantiateWithFlags(&g->exec, g->graph, 0)) != DK_CU_SUCCESS) {
+    g->exec = NULL;
+    return dk__cuda_fail(d.index, "dk_graph_end (cuGraphInstantiateWithFlags)", r);
+  }
+  g->next = ld->graphs;
+  ld->graphs = g;
+  return DK_OK;
+}
+
+static dk_status dk__cuda_graph_replay(dk_device d, void *h) {
+  dk__cuda_dev *ld = dk__cuda_ld(d);
+  dk__cuda_graph *g = (dk__cuda_graph *)h;
+  dk_cu_result r;
+  dk_status s;
+  if ((s = dk__cuda_enter(d)) != DK_OK) return s;
+  if ((r = dk__cu.api.GraphLaunch(g->exec, ld->stream)) != DK_CU_SUCCESS)
+    return dk__cuda_fail(d.index, "dk_graph_replay (cuGraphLaunch)", r);
+  g->replayed = 1;
+  return DK_OK;
+}
+
+static void dk__cuda_graph_free(dk_device d, void *h, int gone) {
+  dk__cuda_graph *g = (dk__cuda_graph *)h;
+  if (!g) return;
+  if (!gone) {
+    dk__cuda_dev *ld = dk__cuda_ld(d);
+    dk__cuda_graph **pp;
+    if (ld && dk__cuda_enter(d) == DK_OK) {
+      if (ld->grec == g) dk__cuda_graph_abandon(ld);   /* dropped while capturing: an op failed into it */
+      for (pp = &ld->graphs; *pp; pp = &(*pp)->next)
+        if (*pp == g) { *pp = g->next; break; }
+      /* its replays finish before its memory goes; a bad id they met is
+       * kept for the next sync to report */
+      dk__cu.api.StreamSynchronize(ld->stream);
+      if (g->replayed && !ld->pending[0]) {
+        dk_cu_result r;
+        dk__cuda_scan_slots(d, g->status, g->status_used, g->notes, ld->pending, sizeof ld->pending, &r);
+      }
+      dk__cuda_graph_drop(g);
+    }
+  }
+  while (g->freed) {   /* (only when the device went first) */
+    dk__cuda_block *b = g->freed;
+    g->freed = b->next;
+    free(b);
+  }
+  free(g->scr);
+  free(g);
+}
+
+/* An op's scratch buffer while g captures: a free one of g's, else a new
+ * plain block that g keeps */
+static dk_status dk__cuda_graph_scratch(const dk_call *c, dk__cuda_graph *g, size_t n, const char *what, dk_storage *st) {
+  int i, best = -1;
+  dk_cu_ptr p = 0;
+  dk_cu_result r;
+  for (i = 0; i < g->nscr; i++)
+    if (!g->scr[i].busy && g->scr[i].size >= n && (best < 0 || g->scr[i].size < g->scr[best].size)) best = i;
+  if (best < 0) {
+    if (g->nscr == g->capscr) {
+      int cap = g->capscr ? 2 * g->capscr : 16;
+      dk__cuda_gscr *ns = (dk__cuda_gscr *)realloc(g->scr, sizeof *ns * (size_t)cap);
+      if (!ns) return dk__op_error((dk_call *)c, DK_ERR_OUT_OF_MEMORY, "", "no host memory for a graph's scratch list");
+      g->scr = ns;
+      g->capscr = cap;
+    }
+    if ((r = dk__cu.api.MemAlloc(&p, n ? n : 256)) != DK_CU_SUCCESS) {
+      char w[160];
+      snprintf(w, sizeof w, "%zu bytes for %s in a graph being recorded", n, what);
+      return dk__cuda_fail(c->dev.index, w, r);
+    }
+    best = g->nscr++;
+    g->scr[best].ptr = p;
+    g->scr[best].size = n ? n : 256;
+  }
+  g->scr[best].busy = 1;
+  st->addr = g->scr[best].ptr;
+  st->ptr = (void *)(uintptr_t)st->addr;
+  st->priv = NULL;
+  return DK_OK;
 }
 
 /* ==== transfers ============================================================== */
@@ -1144,15 +1405,6 @@ static unsigned int dk__cuda_grid_yz(int64_t g) {
   return (unsigned int)g;
 }
 
-/* A switch read once: 1 when the variable equals on_value, 0 when it equals
- * off_value, else dflt. The session that runs a new kernel on a GPU flips
- * its default. */
-static int dk__cuda_switch(const char *name, const char *on_value, const char *off_value, int dflt) {
-  const char *e = getenv(name);
-  if (e && !strcmp(e, on_value)) return 1;
-  if (e && !strcmp(e, off_value)) return 0;
-  return dflt;
-}
 
 /* Programmatic dependent launch (cuLaunchKernelEx with programmatic stream
  * serialization) on compute capability 9.0 and newer: each kernel's launch
@@ -1408,11 +1660,25 @@ static int dk__cuda_blas_fits(int64_t a, int64_t b, int64_t c) {
   return a > 0 && b > 0 && c > 0 && a < INT32_MAX && b < INT32_MAX && c < INT32_MAX;
 }
 
-/* A device buffer for an operand copy, freed after the queued work */
+/* A device buffer for an operand copy, given back by dk__cuda_scratch_done
+ * after the queued work (while a graph captures, one of the graph's) */
 static dk_status dk__cuda_scratch(const dk_call *c, size_t n, const char *what, dk_storage *st) {
+  dk__cuda_dev *ld = dk__cuda_ld(c->dev);
   memset(st, 0, sizeof *st);
   st->device = c->dev;
+  if (ld->grec) return dk__cuda_graph_scratch(c, ld->grec, n, what, st);
   return dk__cuda_alloc(c->dev, n, what, st);
+}
+
+static void dk__cuda_scratch_done(dk__cuda_dev *ld, dk_storage *st) {
+  int i;
+  if (!st->addr) return;
+  if (!ld->grec) {
+    dk__cuda_free_block(ld, st->addr, (size_t)(uintptr_t)st->priv);
+    return;
+  }
+  for (i = 0; i < ld->grec->nscr; i++)
+    if (ld->grec->scr[i].ptr == st->addr) ld->grec->scr[i].busy = 0;
 }
 
 /* Prompt-sized dk_linear on cuBLAS: out = x . W^T (+ bias). Rows of x run in
@@ -1492,8 +1758,8 @@ static dk_status dk__cuda_linear_blas(const dk_call *c, int *done) {
   }
   if (s == DK_OK) *done = 1;
 out:
-  if (xs.addr) dk__cuda_free_block(ld, xs.addr, (size_t)(uintptr_t)xs.priv);
-  if (ws.addr) dk__cuda_free_block(ld, ws.addr, (size_t)(uintptr_t)ws.priv);
+  dk__cuda_scratch_done(ld, &xs);
+  dk__cuda_scratch_done(ld, &ws);
   return s;
 }
 
@@ -1601,7 +1867,7 @@ static dk_status dk__cuda_fused_linear(const dk_call *c) {
     return s;
   dk__fused_linear_split(c, &st, 0, &xn, &fc, &lc);
   if ((s = fc.op == DK_OP_RMSNORM ? dk__cuda_norm(&fc) : dk__cuda_unary(&fc)) == DK_OK) s = dk__cuda_linear(&lc);
-  dk__cuda_free_block(dk__cuda_ld(c->dev), st.addr, (size_t)(uintptr_t)st.priv);
+  dk__cuda_scratch_done(dk__cuda_ld(c->dev), &st);
   return s;
 }
 
@@ -1710,6 +1976,17 @@ static dk_status dk__cuda_id_slot(const dk_call *c, const dk_tensor *ids, const 
   const char *op = dk__op_name(c->op);
   char what[96];
   int slot;
+  if (ld->grec) {
+    /* a graph being captured: one of its own words */
+    dk__cuda_graph *g = ld->grec;
+    if (g->status_used == DK_CUDA_GRAPH_SLOTS)
+      return dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, "record fewer such ops into one graph",
+                          "a CUDA graph holds at most %d ops whose ids the device checks (dk_embedding, dk_index_select, "
+                          "dk_index_copy)", DK_CUDA_GRAPH_SLOTS);
+    slot = g->status_used++;
+    note = &g->notes[slot];
+    *status = g->status + 8 * (uint64_t)slot;
+  } else {
   if (ld->status_used == DK_CUDA_STATUS_SLOTS) {
     /* every slot is taken since the last sync: read them now (this waits for
      * the stream). A bad id found here belongs to an earlier op: it is kept
@@ -1728,12 +2005,14 @@ static dk_status dk__cuda_id_slot(const dk_call *c, const dk_tensor *ids, const 
   }
   slot = ld->status_used++;
   note = &ld->notes[slot];
+  *status = ld->status + 8 * (uint64_t)slot;
+  }
   dk__copy_str(note->ids_name, sizeof note->ids_name, ids->name);
   dk__copy_str(note->ids_site, sizeof note->ids_site, ids->site);
   dk__copy_str(note->table_name, sizeof note->table_name, table->name);
   note->rows = rows;
   note->axis = axis;
-  *status = ld->status + 8 * (uint64_t)slot;
+  note->op = (int)c->op;
   return DK_OK;
 }
 
@@ -1950,7 +2229,9 @@ static int dk__cuda_attn_split_plan(dk__cuda_dev *ld, dk_kp_attn_split *p) {
   return 1;
 }
 
-static dk_status dk__cuda_attention(const dk_call *c) {
+/* dk_attention, or with pos (a device address: dk_attention_pos's
+ * positions) each row's limit read on the device */
+static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   dk_kp_attention p;
   memset(&p, 0, sizeof p);
@@ -1968,7 +2249,8 @@ static dk_status dk__cuda_attention(const dk_call *c) {
   p.q = dk__cuda_addr(q);
   p.k = dk__cuda_addr(k);
   p.v = dk__cuda_addr(v);
-  p.causal_offset = c->i[0];
+  p.pos = pos;
+  p.causal_offset = pos ? -1 : c->i[0];
   p.scale = c->f[0];
   p.qdt = (int32_t)q->dtype;
   p.kdt = (int32_t)k->dtype;
@@ -1977,7 +2259,7 @@ static dk_status dk__cuda_attention(const dk_call *c) {
     dk__cuda_dev *ld = dk__cuda_ld(c->dev);
     dk_kp_attn_split sp;
     memset(&sp, 0, sizeof sp);
-    sp.out = p.out, sp.q = p.q, sp.k = p.k, sp.v = p.v;
+    sp.out = p.out, sp.q = p.q, sp.k = p.k, sp.v = p.v, sp.pos = p.pos;
     sp.T = p.T, sp.S = p.S, sp.Hq = p.Hq, sp.Hkv = p.Hkv, sp.D = p.D, sp.Dv = p.Dv;
     sp.causal_offset = p.causal_offset;
     sp.scale = p.scale;
@@ -1998,16 +2280,27 @@ static dk_status dk__cuda_attention(const dk_call *c) {
                          dk__cuda_grid(p.T * p.Hq, 1), 1, 1, DK_ATTN_THREADS, &p);
 }
 
+static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c, 0); }
+
 /* ---- issue 12: reductions over axes, softmax on an axis, math, where --------
  * kernels/reduce.cu and kernels/math.cu ran on an H100 (2026-11-25, the suite's tests of these ops passing);
  * DEVKIT_CUDA_NEWOPS=0 unregisters them (DK_ERR_UNSUPPORTED with that hint). */
 
-/* dk_attention_pos and dk_index_copy without kernels of their own: the
- * positions or ids come back to the host (the call synchronizes), then each
- * query row is a dk_attention over the keys it sees and each id a dk_copy
- * of one row, on kernels that have run on GPUs. A CUDA decode keeps its
- * position on the host (no CUDA graphs yet, so the model layer records no
- * step there), so nothing of devkit's own pays this sync. */
+/* dk_attention_pos and dk_index_copy read their positions and ids on the
+ * device with DEVKIT_CUDA_DEVPOS=1 (kernels/attention.cu's p.pos,
+ * kernels/embedding.cu's dk_index_copy_scatter after the ids' device check):
+ * no sync, so a decode step can be a CUDA graph. Those kernels have not run
+ * on a GPU yet, so by default (and for strided operands) the positions or
+ * ids come back to the host (the call synchronizes), then each query row is
+ * a dk_attention over the keys it sees and each id a dk_copy of one row, on
+ * kernels that have run on GPUs. DEVKIT_CUDA_GRAPH=1 turns this on too (a
+ * recording cannot hold a sync). */
+static int dk__cuda_devpos(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_DEVPOS", "1", "0", 0) || dk__cuda_graph_on();
+  return on;
+}
+
 static dk_status dk__cuda_read_i32(const dk_tensor *t, int32_t **out) {
   size_t n = dk_tensor_nbytes(t);
   if (!(*out = (int32_t *)malloc(n ? n : 4))) return dk__error(DK_ERR_OUT_OF_MEMORY, "no host memory for %zu bytes of ids", n);
@@ -2019,7 +2312,9 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
   int64_t T = q->shape[0], S = k->shape[0], t;
   size_t qrow = dk_tensor_nbytes(q) / (size_t)(T ? T : 1), orow = dk_tensor_nbytes(o) / (size_t)(T ? T : 1);
   int32_t *pos = NULL;
-  dk_status s = dk__cuda_read_i32(c->t[4], &pos);
+  dk_status s;
+  if (dk__cuda_devpos()) return dk__cuda_attend(c, dk__cuda_addr(c->t[4]));
+  s = dk__cuda_read_i32(c->t[4], &pos);
   for (t = 0; t < T && s == DK_OK; t++) {
     int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S;
     dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
@@ -2047,12 +2342,41 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
   return s;
 }
 
+/* dk_index_copy on the device: ids checked into a status slot (reported at
+ * the next sync, as dk_index_select's), then rows scattered, converted */
+static dk_status dk__cuda_index_scatter(const dk_call *c) {
+  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
+  int a = (int)c->i[0], i;
+  dk_kp_gather p;
+  dk_status s;
+  memset(&p, 0, sizeof p);
+  p.outer = p.inner = 1;
+  for (i = 0; i < a; i++) p.outer *= dst->shape[i];
+  for (i = a + 1; i < dst->ndim; i++) p.inner *= dst->shape[i];
+  p.n = dst->shape[a];
+  p.nids = dk_tensor_numel(ids);
+  if (p.nids == 0) return DK_OK;
+  if ((s = dk__cuda_id_slot(c, ids, dst, (long long)p.n, a, &p.status)) != DK_OK) return s;
+  p.out = dk__cuda_addr(dst);
+  p.x = dk__cuda_addr(src);
+  p.ids = dk__cuda_addr(ids);
+  p.esize = (int32_t)dk_dtype_block_bytes(dst->dtype);
+  p.xdt = (int32_t)src->dtype;
+  p.odt = (int32_t)dst->dtype;
+  if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_index_select_check, dk__cuda_grid(p.nids, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p)) != DK_OK)
+    return s;
+  if (p.outer * p.inner == 0) return DK_OK;
+  return dk__cuda_launch(c, DK_CUDA_K_dk_index_copy_scatter, dk__cuda_grid(p.outer * p.nids, 1), 1, 1, DK_EW_THREADS, &p);
+}
+
 static dk_status dk__cuda_index_copy(const dk_call *c) {
   const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
   int a = (int)c->i[0];
   int64_t n = dst->shape[a], m = ids->shape[0], k;
   int32_t *id = NULL;
-  dk_status s = dk__cuda_read_i32(ids, &id);
+  dk_status s;
+  if (dk__cuda_devpos() && dk_tensor_is_contiguous(dst) && dk_tensor_is_contiguous(src)) return dk__cuda_index_scatter(c);
+  s = dk__cuda_read_i32(ids, &id);
   for (k = 0; k < m && s == DK_OK; k++)
     if (id[k] < -n || id[k] >= n)
       s = dk__op_error((dk_call *)c, DK_ERR_INVALID, "ids count from 0, or from the end when negative (-1 is the last)",
@@ -2234,6 +2558,10 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   b->prof_mark = dk__cuda_prof_mark;
   b->prof_elapsed = dk__cuda_prof_elapsed;
   b->prof_reset = dk__cuda_prof_reset;
+  b->graph_begin = dk__cuda_graph_begin;
+  b->graph_end = dk__cuda_graph_end;
+  b->graph_replay = dk__cuda_graph_replay;
+  b->graph_free = dk__cuda_graph_free;
   for (op = DK_OP_ADD; op <= DK_OP_DIV; op++) dk__cuda_ops[op] = dk__cuda_binary;
   for (op = DK_OP_SCALE; op <= DK_OP_SWIGLU; op++) dk__cuda_ops[op] = dk__cuda_unary;
   dk__cuda_ops[DK_OP_RMSNORM] = dk__cuda_ops[DK_OP_LAYERNORM] = dk__cuda_norm;

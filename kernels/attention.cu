@@ -21,7 +21,9 @@
 //     e_s = expf(sc - m_new) is added to z and e_s * v[s] to the outputs.
 //   end: out = acc / z. Mathematically the CPU's two-pass softmax (p = e/z,
 //   then sum p v); the rounding differs by a few f32 ulps.
-// S == 0 (no keys) writes zeros, as the CPU's empty sums do.
+// S == 0 (no keys) writes zeros, as the CPU's empty sums do. With p.pos
+// (dk_attention_pos) the row's limit is min(pos[t] + 1, S) instead, and a
+// negative position sees no key (zeros).
 //
 // Indexing invariants: all four tensors contiguous (a narrow along dim 0 of
 // a cache is contiguous); q row (t, h) at (t * Hq + h) * D; k row (s, g) at
@@ -31,6 +33,18 @@
 #include "dk_common.cuh"
 
 #define DK_ATTN_CHUNK DK_ATTN_THREADS
+
+// the keys query row t sees: [0, lim). dk_attention_pos (p.pos != 0) reads
+// the row's position from the device, so one recorded decode step serves
+// every position
+template <class P> __device__ __forceinline__ int64_t dk_attn_lim(const P &p, int64_t t) {
+  if (p.pos) {
+    const int64_t ps = ((const int32_t *)p.pos)[t];
+    return ps < 0 ? 0 : ps + 1 < p.S ? ps + 1 : p.S;
+  }
+  if (p.causal_offset >= 0) return t + p.causal_offset + 1 < p.S ? t + p.causal_offset + 1 : p.S;
+  return p.S;
+}
 #define DK_ATTN_PER_THREAD (DK_ATTN_MAXD / DK_ATTN_THREADS)
 
 template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
@@ -43,8 +57,7 @@ template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
   const float neg_inf = dk_neg_inf();
   for (int64_t row = blockIdx.x; row < p.T * p.Hq; row += gridDim.x) {
     const int64_t t = row / p.Hq, h = row - t * p.Hq, g = h / grp;
-    int64_t lim = p.S;
-    if (p.causal_offset >= 0) lim = t + p.causal_offset + 1 < p.S ? t + p.causal_offset + 1 : p.S;
+    const int64_t lim = dk_attn_lim(p, t);
     __syncthreads();   // qs and sc are still read by the previous row
     for (int64_t d = tid; d < p.D; d += DK_ATTN_THREADS) qs[d] = dk_ld_rt((const void *)p.q, row * p.D + d, p.qdt);
     float acc[DK_ATTN_PER_THREAD];
@@ -134,6 +147,9 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf
 //            threads past P * RG idle): acc[h][e] = acc * fac + sum p v.
 // At the end the RG partial accumulators are summed through shared memory.
 // nsplit == 1: out = acc / z (0 where z = 0, as the CPU's empty sums).
+// With p.pos the splits cover all of [0, S) and those past a row's position
+// are empty (m = -inf, z = 0: weight 0 in the merge), so the launch does not
+// depend on the position.
 // nsplit > 1: record (m, z, acc[0..Dv)) at part + ((t*Hq + h)*nsplit + j) *
 // (Dv + 2) floats, and dk_attn_merge combines the records of a row by the
 // softmax identity: out = sum_j e^(m_j - M) acc_j / sum_j e^(m_j - M) z_j.
@@ -160,10 +176,13 @@ template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn
   const int D = (int)p.D, Dv = (int)p.Dv, P = Dv / 8, RG = NT / P;
   const float neg_inf = dk_neg_inf();
   float *qs = sm, *sc = sm + HB * DK_ATTN_SPLIT_MAXD;
-  // the last row's limit bounds the block's positions; earlier rows mask theirs
-  int64_t lim = p.S;
-  const int64_t tl = t0 + hb / nh - 1;
-  if (p.causal_offset >= 0 && tl + p.causal_offset + 1 < lim) lim = tl + p.causal_offset + 1;
+  // the largest limit of the block's rows bounds its positions (with a
+  // causal mask, the last row's); the other rows mask theirs
+  int64_t lim = 0;
+  for (int64_t t = t0; t < t0 + hb / nh; t++) {
+    const int64_t l = dk_attn_lim(p, t);
+    lim = l > lim ? l : lim;
+  }
   const int64_t s0 = (int64_t)blockIdx.x * p.split_len;
   const int64_t s1 = s0 + p.split_len < lim ? s0 + p.split_len : lim;
   for (int i = tid; i < hb * D; i += NT) {
@@ -221,8 +240,8 @@ template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn
 #pragma unroll
       for (int h = 0; h < HB; h++)
         if (h < hb) {
-          // slot h's row sees positions < t + causal_offset + 1
-          const bool live = tid < cn && (!ROWS || p.causal_offset < 0 || c0 + tid < t0 + h / nh + p.causal_offset + 1);
+          // slot h's row sees positions < its limit
+          const bool live = tid < cn && (!ROWS || c0 + tid < dk_attn_lim(p, t0 + h / nh));
           sc[h * NT + tid] = live ? s[h] * p.scale : neg_inf;
         }
     }

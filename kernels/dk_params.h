@@ -151,11 +151,15 @@ typedef struct {
   int32_t tdt, odt;
 } dk_kp_embedding;
 
-/* dk_index_select: out [outer, nids, inner] from x [outer, n, inner], same dtype */
+/* dk_index_select: out [outer, nids, inner] from x [outer, n, inner], same
+ * dtype. dk_index_copy (dk_index_copy_scatter) the other way: out [outer, n,
+ * inner] (dst) from x [outer, nids, inner] (src), converting x's dtype xdt
+ * to out's odt (f32/f16/bf16 kernel codes) */
 typedef struct {
   uint64_t out, x, ids, status;      /* status: as dk_kp_embedding's */
   int64_t outer, n, nids, inner;
-  int32_t esize;                     /* bytes per element: 4 or 2 */
+  int32_t esize;                     /* bytes per element: 4 or 2 (gather; scatter when xdt == odt) */
+  int32_t xdt, odt;
   int32_t pad_;
 } dk_kp_gather;
 
@@ -192,8 +196,11 @@ typedef struct {
   int32_t top_k, xdt;
 } dk_kp_pick;
 
+/* pos (dk_attention_pos), when not 0: i32 positions [T] on the device;
+ * query row t sees keys s <= pos[t] (none when negative) and causal_offset
+ * is not used */
 typedef struct {
-  uint64_t out, q, k, v;
+  uint64_t out, q, k, v, pos;
   int64_t T, S, Hq, Hkv, D, Dv;
   int64_t causal_offset;             /* < 0: no mask */
   float scale;
@@ -207,7 +214,7 @@ typedef struct {
  * (+ tq, within T); hb * tq <= DK_ATTN_SPLIT_HB. part: nsplit > 1 only,
  * T * Hq * nsplit records of (m, z, acc[Dv]) floats. */
 typedef struct {
-  uint64_t out, q, k, v, part;
+  uint64_t out, q, k, v, part, pos;  /* pos: as dk_kp_attention's */
   int64_t T, S, Hq, Hkv, D, Dv;
   int64_t causal_offset;             /* < 0: no mask */
   int64_t split_len;
@@ -291,6 +298,7 @@ typedef struct {
   X(dk_embedding_check, dk_kp_embedding) X(dk_embedding_gather, dk_kp_embedding) \
   X(dk_dequant_rows, dk_kp_embedding)                                        \
   X(dk_index_select_check, dk_kp_gather) X(dk_index_select_gather, dk_kp_gather) \
+  X(dk_index_copy_scatter, dk_kp_gather)                                      \
   X(dk_rope_f32, dk_kp_rope) X(dk_rope_f16, dk_kp_rope) X(dk_rope_bf16, dk_kp_rope) \
   X(dk_concat_2, dk_kp_concat) X(dk_concat_4, dk_kp_concat)                  \
   X(dk_copy_raw2, dk_kp_copy) X(dk_copy_raw4, dk_kp_copy)                    \

@@ -102,3 +102,29 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_gath
     }
   }
 }
+
+// dk_index_copy on the device (its ids checked first by dk_index_select_check,
+// the same status slot): out [outer, n, inner] (dst) rows ids[k] from x
+// [outer, nids, inner] (src) rows k, converted from p.xdt to p.odt. Block g
+// copies source rows r = (q, k) = g, g + gridDim.x, ...; a bad id anywhere
+// writes nothing. With an id twice, which row lands is unspecified (as the
+// op says).
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_copy_scatter(const __grid_constant__ dk_kp_gather p) { dk_grid_wait();
+  if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
+  const int32_t *ids = (const int32_t *)p.ids;
+  for (int64_t r = blockIdx.x; r < p.outer * p.nids; r += gridDim.x) {
+    const int64_t q = r / p.nids, k = r - q * p.nids;
+    int64_t row = ids[k];
+    if (row < 0) row += p.n;
+    const int64_t dst = (q * p.n + row) * p.inner, src = r * p.inner;
+    if (p.xdt == p.odt) {
+      for (int64_t j = threadIdx.x; j < p.inner; j += blockDim.x) {
+        if (p.esize == 4) ((uint32_t *)p.out)[dst + j] = ((const uint32_t *)p.x)[src + j];
+        else ((uint16_t *)p.out)[dst + j] = ((const uint16_t *)p.x)[src + j];
+      }
+    } else {
+      for (int64_t j = threadIdx.x; j < p.inner; j += blockDim.x)
+        dk_st_rt((void *)p.out, dst + j, dk_ld_rt((const void *)p.x, src + j, p.xdt), p.odt);
+    }
+  }
+}

@@ -59,7 +59,12 @@ static int step_out(dkt *t, const gstep *g, dk_graph *graph, int32_t id, float *
 
 static void replay_case(dkt *t, int want_native);
 
-DKT_TEST(graph_replay, 0) { replay_case(t, t->dev.backend == DK_VULKAN); }
+/* native: Vulkan's command buffer; CUDA's graph with DEVKIT_CUDA_GRAPH=1
+ * (not yet run on a GPU, so off by default) */
+DKT_TEST(graph_replay, 0) {
+  const char *e = getenv("DEVKIT_CUDA_GRAPH");
+  replay_case(t, t->dev.backend == DK_VULKAN || (t->dev.backend == DK_CUDA && e && !strcmp(e, "1")));
+}
 
 /* Vulkan without push descriptors: the core re-runs the calls */
 DKT_TEST(graph_replay_rerun, 0) {

@@ -26,6 +26,14 @@ status=0
 DEVKIT_CUDA_FUSED_GEMV=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_norm.log" 2>&1 ||
   status=$?
 grep -v "^libcuda_mock: launch " "$OUT/host_check_norm.log" >> "$LOG" || true
+# CUDA graphs and the device-side positions (DEVKIT_CUDA_GRAPH=1): captures,
+# replays by the mock, the graph's status words and scratch, no leaks
+DEVKIT_CUDA_GRAPH=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_graph.log" 2>&1 ||
+  status=$?
+grep -v "^libcuda_mock: launch " "$OUT/host_check_graph.log" >> "$LOG" || true
+n=$(grep -c "^libcuda_mock: launch dk_index_copy_scatter" "$OUT/host_check_graph.log" || true)
+echo "DEVKIT_CUDA_GRAPH=1: $n captures of dk_index_copy_scatter"
+[ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_GRAPH=1 launched no dk_index_copy_scatter"; status=1; }
 for kind in n s; do
   n=$(grep -c "^libcuda_mock: launch dk_gemv2${kind}_" "$OUT/host_check_norm.log" || true)
   echo "DEVKIT_CUDA_FUSED_GEMV=1: $n launches of dk_gemv2${kind}_*"

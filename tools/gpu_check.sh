@@ -16,11 +16,11 @@
 #   9. tools/bench_1b.sh cuda:0 vulkan:0: the GPU issues' end-to-end rows
 #      (synthetic 1B, 512-token prompt after a warm-up run, 128 decode
 #      tokens; TYPES to narrow), then cuda:0 again with DEVKIT_CUBLAS=off
-#  10. verify: a CUDA path that is off until a GPU runs it (VERIFY="NAME
-#      ON OFF TESTS", e.g. VERIFY="DEVKIT_CUDA_ATTN_ROWS many one
-#      ops_attention"): its tests, racecheck and memcheck, and the 1B f16
-#      model with the switch on and off, alternating; flip the default if
-#      clean and faster. None is waiting today
+#  10. verify: the CUDA paths that are off until a GPU runs them (VERIFY=
+#      "NAME ON OFF TESTS[;NAME ON OFF TESTS...]", default: the waiting
+#      ones below): for each, its tests, racecheck and memcheck, and the 1B
+#      f16 model with the switch on and off, alternating; flip the default
+#      if clean and faster
 #
 #   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b verify
 #                                     (default: all but bench1b and verify)
@@ -136,21 +136,22 @@ if has bench1b; then
 fi
 
 if has verify; then
-  # VERIFY="NAME ON OFF TESTS": the switch of a CUDA path that is off until
-  # a GPU runs it, its on and off values and the tests that cover it. Empty
-  # today: the last such path (DEVKIT_CUDA_PDL, programmatic dependent
-  # launch) ran on an H200 on 2026-11-27 and is on by default.
-  if [ -z "${VERIFY:-}" ]; then
-    note "verify: no CUDA path is waiting for a GPU (set VERIFY=\"NAME ON OFF TESTS\")"
-  else
-    read -r vname von voff vtests <<< "$VERIFY"
-    env "$vname=$von" timeout 200 build/tests --device cuda:0 $vtests > "$LOGS/verify.log" 2>&1
-    note "$vname=$von tests: $(tail -1 "$LOGS/verify.log")"
-    grep -A3 "FAIL" "$LOGS/verify.log" | head -12 | tee -a "$SUM"
+  # VERIFY="NAME ON OFF TESTS[;...]": the switch of each CUDA path that is
+  # off until a GPU runs it, its on and off values and the tests that cover
+  # it. Waiting today: the fused norm/SwiGLU decode products, the device-side
+  # positions of dk_attention_pos / dk_index_copy, and CUDA graphs (which
+  # need the latter; a decode step is then one graph launch).
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_FUSED_GEMV 1 0 ops_rmsnorm_linear ops_swiglu_linear ops_linear models_;DEVKIT_CUDA_DEVPOS 1 0 ops_index_copy ops_attention_pos ops_attention;DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy ops_attention_pos models_"}
+  IFS=';' read -r -a ventries <<< "$VERIFY"
+  for ventry in "${ventries[@]}"; do
+    read -r vname von voff vtests <<< "$ventry"
+    env "$vname=$von" timeout 200 build/tests --device cuda:0 $vtests > "$LOGS/verify_$vname.log" 2>&1
+    note "$vname=$von tests: $(tail -1 "$LOGS/verify_$vname.log")"
+    grep -A3 "FAIL" "$LOGS/verify_$vname.log" | head -12 | tee -a "$SUM"
     for tool in racecheck memcheck; do
       env "$vname=$von" timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
-        build/tests --device cuda:0 $vtests > "$LOGS/verify_$tool.log" 2>&1
-      note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_$tool.log" | sort | uniq -c | tr '\n' ' ')"
+        build/tests --device cuda:0 $vtests > "$LOGS/verify_${vname}_$tool.log" 2>&1
+      note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_${vname}_$tool.log" | sort | uniq -c | tr '\n' ' ')"
     done
     f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_f16.gguf
     mkdir -p "$(dirname "$f")"
@@ -162,7 +163,7 @@ if has verify; then
         note "1B f16 $vname=$v: $line"
       done
     done
-  fi
+  done
 fi
 
 echo

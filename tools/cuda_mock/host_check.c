@@ -174,6 +174,7 @@ static void check_ops(void) {
       dk_tensor_free(p2);
     }
     OKS(dk_attention(ao, q, k, v, 0.25f, 4)); OKS(dk_attention(ao, q, k, v, 0.25f, -1));
+    if (p) OKS(dk_attention_pos(ao, q, k, v, p, 0.25f));
     OKS(dk_tensor_new(d, DK_I32, 2, sid, "ids", &ii));
     if (ii) OKS(dk_tensor_upload(ii, ids, sizeof ids));
     for (j = 0; j < 5 && ii; j++) {
@@ -308,6 +309,92 @@ static void check_fault(void) {
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fault checks (child) failed");
 }
 
+/* dk_graph on cuda:0: a decode-like step (a token's embedding row written
+ * into a cache at a position, both read on the device, then a normed
+ * product that takes a scratch buffer) recorded once and replayed with new
+ * ids and positions. With DEVKIT_CUDA_GRAPH=1 it is a captured CUDA graph
+ * (the mock runs its launches at each cuGraphLaunch), otherwise the core
+ * re-runs the calls; the results and the errors must be the same. */
+static void check_graph(void) {
+  dk_device d = cuda(0);
+  const char *e = getenv("DEVKIT_CUDA_GRAPH");
+  int native = e && !strcmp(e, "1"), step, j, ok;
+  int64_t ts[2] = {10, 4}, one[1] = {1}, es[2] = {1, 4}, cs[2] = {6, 4}, ws[2] = {8, 4}, os[2] = {1, 8}, w1[1] = {4};
+  float table[40], cache[24], before[24];
+  int32_t id, p;
+  dk_tensor *tab = make(d, DK_F32, 2, ts, "tok_embeddings"), *ids = make(d, DK_I32, 1, one, "token");
+  dk_tensor *pos = make(d, DK_I32, 1, one, "position"), *emb = make(d, DK_F32, 2, es, "x");
+  dk_tensor *kv = make(d, DK_F32, 2, cs, "k_cache"), *W = make(d, DK_F16, 2, ws, "W"), *nw = make(d, DK_F32, 1, w1, "norm");
+  dk_tensor *o = make(d, DK_F32, 2, os, "out");
+  dk_graph *g = NULL;
+  dk_status s;
+  if (!tab || !ids || !pos || !emb || !kv || !W || !nw || !o) return;
+  for (j = 0; j < 40; j++) table[j] = (float)j;
+  OKS(dk_tensor_upload(tab, table, sizeof table));
+  id = 0; p = 0;
+  OKS(dk_tensor_upload(ids, &id, 4));
+  OKS(dk_tensor_upload(pos, &p, 4));
+  OKS(dk_graph_begin(d));
+  OKS(dk_embedding(emb, tab, ids));
+  OKS(dk_index_copy(kv, emb, pos, 0));
+  OKS(dk_rmsnorm_linear(o, emb, nw, W, NULL, 1e-5f));
+  OKS(dk_graph_end(d, &g));
+  CHECK(dk_graph_native(g) == native, "dk_graph_native %d with DEVKIT_CUDA_GRAPH=%s", dk_graph_native(g), e ? e : "(unset)");
+  CHECK(dk_graph_ops(g) == 3, "3 ops recorded, not %d", dk_graph_ops(g));
+  for (step = 0; step < 6; step++) {
+    id = 9 - step; p = step;
+    OKS(dk_tensor_upload(ids, &id, 4));
+    OKS(dk_tensor_upload(pos, &p, 4));
+    OKS(dk_graph_replay(g));
+  }
+  OKS(dk_tensor_download(kv, cache, sizeof cache));
+  for (ok = 1, step = 0; step < 6; step++)
+    for (j = 0; j < 4; j++) ok &= cache[step * 4 + j] == table[(9 - step) * 4 + j];
+  CHECK(ok, "each replay wrote its token's row at its position (emulated by the mock)");
+  /* a bad token id: reported at the next sync, naming the op; nothing written */
+  id = 12; p = 0;
+  OKS(dk_tensor_upload(ids, &id, 4));
+  OKS(dk_tensor_upload(pos, &p, 4));
+  /* (re-run calls meet it at dk_index_copy's read-back of its ids) */
+  if ((s = dk_graph_replay(g)) == DK_OK) s = dk_sync(d);
+  CHECK(s == DK_ERR_INVALID, "a bad id in a replay is reported at the next sync");
+  HAS("dk_embedding"); HAS("holds 12 at position 0"); HAS("'token'");
+  OKS(dk_sync(d));   /* once */
+  OKS(dk_tensor_download(kv, before, sizeof before));
+  /* a position past the cache: reported (by the op without the device
+   * check, at the sync with it), naming dk_index_copy and the cache */
+  id = 3; p = 7;
+  OKS(dk_tensor_upload(ids, &id, 4));
+  OKS(dk_tensor_upload(pos, &p, 4));
+  if ((s = dk_graph_replay(g)) == DK_OK) s = dk_sync(d);
+  CHECK(s == DK_ERR_INVALID, "a position past the cache is refused");
+  HAS("dk_index_copy"); HAS("holds 7 at position 0"); HAS("outside [-6, 6)"); HAS("k_cache");
+  OKS(dk_sync(d));
+  OKS(dk_tensor_download(kv, cache, sizeof cache));
+  CHECK(!memcmp(cache, before, sizeof cache), "a replay with a bad position wrote nothing into the cache");
+  /* and the graph goes on as before */
+  id = 1; p = -1;   /* the last row */
+  OKS(dk_tensor_upload(ids, &id, 4));
+  OKS(dk_tensor_upload(pos, &p, 4));
+  OKS(dk_graph_replay(g));
+  OKS(dk_tensor_download(kv, cache, sizeof cache));
+  CHECK(cache[20] == 4.0f && cache[23] == 7.0f, "a negative position counts from the end");
+  /* freed with a bad id not read yet: still reported, at the next sync */
+  id = 10;
+  OKS(dk_tensor_upload(ids, &id, 4));
+  if ((s = dk_graph_replay(g)) == DK_OK) {
+    dk_graph_free(g);
+    s = dk_sync(d);
+  } else {
+    dk_graph_free(g);
+  }
+  CHECK(s == DK_ERR_INVALID, "a bad id of a replay before dk_graph_free is reported at the next sync");
+  HAS("holds 10 at position 0");
+  OKS(dk_sync(d));
+  dk_tensor_free(tab); dk_tensor_free(ids); dk_tensor_free(pos); dk_tensor_free(emb);
+  dk_tensor_free(kv); dk_tensor_free(W); dk_tensor_free(nw); dk_tensor_free(o);
+}
+
 static void run_all(const char *label) {
   printf("-- %s\n", label);
   OKS(dk_init());
@@ -316,6 +403,7 @@ static void run_all(const char *label) {
   check_transfers();
   check_ops();
   check_embedding_status();
+  check_graph();
   check_oom();
   check_launch_error();
   dk_shutdown();

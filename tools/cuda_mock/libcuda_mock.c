@@ -51,11 +51,19 @@ typedef unsigned long long CUdeviceptr;
 #define E_ILLEGAL_ADDRESS 700u
 #define E_LAUNCH_OUT_OF_RESOURCES 701u
 #define E_PEER_ALREADY 704u
+#define E_CAPTURE_UNSUPPORTED 900u
+#define E_CAPTURE_INVALIDATED 901u
 
 #define MAXDEV 8
 
 typedef struct mock_ctx { int magic, dev; } mock_ctx;
-typedef struct mock_stream { int magic; mock_ctx *ctx; } mock_stream;
+struct mock_graph;
+typedef struct mock_stream { int magic; mock_ctx *ctx; struct mock_graph *cap; } mock_stream;   /* cap: the capture under way */
+/* a captured graph: its launches (kernel and a copy of its parameters) and
+ * memsets, in order; a stream holds one graph at a time, so order is enough */
+typedef struct { const char *kernel; unsigned char param[320]; CUdeviceptr d; unsigned v; size_t n; } mock_node;
+typedef struct mock_graph { int magic; mock_ctx *ctx; mock_node *nodes; int n, cap, broken, execs; } mock_graph;
+typedef struct mock_exec { int magic; mock_graph *g; } mock_exec;
 static double mock_clock(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -85,6 +93,9 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 #define MAGIC_EVENT 0x33
 #define MAGIC_MOD 0x44
 #define MAGIC_FUNC 0x55
+#define MAGIC_GRAPH 0x66
+#define MAGIC_EXEC 0x77
+static long g_live_graphs;
 
 static CUresult bad(const char *fn, const char *why, CUresult r) {
   fprintf(stderr, "libcuda_mock: %s: %s\n", fn, why);
@@ -269,6 +280,7 @@ __attribute__((destructor)) static void free_funcs(void) {
   free(g_funcs);
   for (a = g_allocs; a; a = a->next) live++;
   if (live || g_live_hosts) fprintf(stderr, "libcuda_mock: at exit %ld device allocation(s) and %ld pinned buffer(s) are live\n", live, g_live_hosts);
+  if (g_live_graphs) fprintf(stderr, "libcuda_mock: at exit %ld graph(s) or executable graph(s) are live\n", g_live_graphs);
 }
 
 static size_t es_of(int dt) { return dt == DK_KT_F16 || dt == DK_KT_BF16 ? 2 : 4; }
@@ -324,8 +336,19 @@ static CUresult check_params(const char *k, void *param) {
       RANGE("out", p->out, p->outer * p->nids * p->inner * (int64_t)p->esize);
       RANGE("x", p->x, p->outer * p->n * p->inner * (int64_t)p->esize);
     }
+  } else if (!strcmp(k, "dk_index_copy_scatter")) {
+    const dk_kp_gather *p = (const dk_kp_gather *)param;
+    RANGE("ids", p->ids, p->nids * 4);
+    RANGE("status", p->status, 8);
+    RANGE("dst", p->out, p->outer * p->n * p->inner * (int64_t)es_of(p->odt));
+    RANGE("src", p->x, p->outer * p->nids * p->inner * (int64_t)es_of(p->xdt));
+  } else if (!strncmp(k, "dk_attn_split_", 14) || !strncmp(k, "dk_attn_rows_", 13)) {
+    const dk_kp_attn_split *p = (const dk_kp_attn_split *)param;
+    if (p->pos) RANGE("pos", p->pos, p->T * 4);
+    if (p->nsplit > 1) RANGE("part", p->part, p->T * p->Hq * p->nsplit * (p->Dv + 2) * 4);
   } else if (!strncmp(k, "dk_attention_", 13)) {
     const dk_kp_attention *p = (const dk_kp_attention *)param;
+    if (p->pos) RANGE("pos", p->pos, p->T * 4);
     RANGE("q", p->q, p->T * p->Hq * p->D * (int64_t)es_of(p->qdt));
     RANGE("k", p->k, p->S * p->Hkv * p->D * (int64_t)es_of(p->kdt));
     RANGE("v", p->v, p->S * p->Hkv * p->Dv * (int64_t)es_of(p->kdt));
@@ -488,6 +511,17 @@ static void emulate(const char *k, void *param) {
     }
     return;
   }
+  if (!strcmp(k, "dk_index_copy_scatter")) {
+    const dk_kp_gather *p = (const dk_kp_gather *)param;
+    const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
+    int64_t e, total = p->outer * p->nids * p->inner;
+    if (*(unsigned long long *)(uintptr_t)p->status != ~0ull) return;
+    for (e = 0; e < total; e++) {
+      int64_t j = e % p->inner, r = e / p->inner, kk = r % p->nids, q = r / p->nids, row = ids[kk] < 0 ? ids[kk] + p->n : ids[kk];
+      st_rt(p->out, (q * p->n + row) * p->inner + j, ld_rt(p->x, e, p->xdt), p->odt);
+    }
+    return;
+  }
   if (!strcmp(k, "dk_embedding_check")) {
     const dk_kp_embedding *p = (const dk_kp_embedding *)param;
     const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
@@ -510,6 +544,42 @@ static void emulate(const char *k, void *param) {
   }
 }
 
+/* the parameter struct's size of every kernel, for the copies a capture keeps */
+#define PSIZE(name, T) {#name, sizeof(T)},
+static const struct { const char *name; size_t size; } g_psize[] = { DK_CUDA_KERNELS(PSIZE) };
+#undef PSIZE
+
+static CUresult capture_node(mock_graph *g, const char *kernel, const void *param, CUdeviceptr d, unsigned v, size_t n) {
+  mock_node *nd;
+  size_t i, sz = 0;
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 64;
+    g->nodes = (mock_node *)realloc(g->nodes, sizeof *g->nodes * (size_t)g->cap);
+  }
+  nd = &g->nodes[g->n++];
+  memset(nd, 0, sizeof *nd);
+  nd->kernel = kernel;
+  if (kernel) {
+    for (i = 0; i < sizeof g_psize / sizeof g_psize[0]; i++)
+      if (!strcmp(g_psize[i].name, kernel)) sz = g_psize[i].size;
+    if (!sz || sz > sizeof nd->param) return bad("capture", "a kernel the mock does not know the parameters of", E_INVALID_VALUE);
+    memcpy(nd->param, param, sz);
+  }
+  nd->d = d;
+  nd->v = v;
+  nd->n = n;
+  return OK;
+}
+
+/* a call that cannot be captured, on a capturing stream: the real driver
+ * fails it and invalidates the capture; devkit should never make one */
+static CUresult no_capture(const char *fn, void *stream) {
+  mock_stream *st = (mock_stream *)stream;
+  if (!st || st->magic != MAGIC_STREAM || !st->cap) return OK;
+  st->cap->broken = 1;
+  return bad(fn, "not allowed on a stream being captured", E_CAPTURE_UNSUPPORTED);
+}
+
 static CUresult m_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, void *stream, void **params, void **extra) {
   mock_func *f = (mock_func *)fn;
@@ -526,6 +596,7 @@ static CUresult m_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsign
   if (g_verbose) fprintf(stderr, "libcuda_mock: launch %s grid %u,%u,%u block %u\n", f->name, gx, gy, gz, bx);
   if (fail && !strcmp(fail, f->name)) return E_LAUNCH_OUT_OF_RESOURCES;
   if ((r = check_params(f->name, params[0])) != OK) return r;
+  if (((mock_stream *)stream)->cap) return capture_node(((mock_stream *)stream)->cap, f->name, params[0], 0, 0, 0);
   emulate(f->name, params[0]);
   if (fault && !strcmp(fault, f->name)) g_faulted = 1;   /* reported by the next call, like an asynchronous fault */
   return OK;
@@ -574,7 +645,9 @@ static CUresult m_StreamDestroy(void *s) {
   return OK;
 }
 static CUresult m_StreamSynchronize(void *s) {
+  CUresult r;
   if (!s || ((mock_stream *)s)->magic != MAGIC_STREAM) return bad("cuStreamSynchronize", "not a stream", E_INVALID_HANDLE);
+  if ((r = no_capture("cuStreamSynchronize", s)) != OK) return r;
   return g_faulted ? E_ILLEGAL_ADDRESS : OK;
 }
 static CUresult m_StreamWaitEvent(void *s, void *e, unsigned int flags) {
@@ -668,13 +741,13 @@ static CUresult m_MemFree(CUdeviceptr p) { NEED_CTX("cuMemFree"); return do_free
 static CUresult m_MemAllocAsync(CUdeviceptr *p, size_t n, void *s) {
   CUresult r;
   NEED_CTX("cuMemAllocAsync");
-  if ((r = check_stream("cuMemAllocAsync", s)) != OK) return r;
+  if ((r = check_stream("cuMemAllocAsync", s)) != OK || (r = no_capture("cuMemAllocAsync", s)) != OK) return r;
   return do_alloc("cuMemAllocAsync", p, n);
 }
 static CUresult m_MemFreeAsync(CUdeviceptr p, void *s) {
   CUresult r;
   NEED_CTX("cuMemFreeAsync");
-  if ((r = check_stream("cuMemFreeAsync", s)) != OK) return r;
+  if ((r = check_stream("cuMemFreeAsync", s)) != OK || (r = no_capture("cuMemFreeAsync", s)) != OK) return r;
   return do_free("cuMemFreeAsync", p);
 }
 static CUresult m_MemGetInfo(size_t *f, size_t *t) {
@@ -695,6 +768,7 @@ static CUresult m_MemFreeHost(void *p) { free(p); LOCK(); g_live_hosts--; UNLOCK
 static CUresult m_MemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, void *st) {
   CUresult r;
   NEED_CTX("cuMemcpyHtoDAsync");
+  if ((r = no_capture("cuMemcpyHtoDAsync", st)) != OK) return r;
   if ((r = check_stream("cuMemcpyHtoDAsync", st)) != OK || (r = check_range("cuMemcpyHtoDAsync", "dst", d, n)) != OK) return r;
   memcpy((void *)(uintptr_t)d, s, n);
   return OK;
@@ -702,6 +776,7 @@ static CUresult m_MemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, void *
 static CUresult m_MemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, void *st) {
   CUresult r;
   NEED_CTX("cuMemcpyDtoHAsync");
+  if ((r = no_capture("cuMemcpyDtoHAsync", st)) != OK) return r;
   if ((r = check_stream("cuMemcpyDtoHAsync", st)) != OK || (r = check_range("cuMemcpyDtoHAsync", "src", s, n)) != OK) return r;
   memcpy(d, (const void *)(uintptr_t)s, n);
   return OK;
@@ -709,6 +784,7 @@ static CUresult m_MemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, void *st) {
 static CUresult m_MemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
   CUresult r;
   NEED_CTX("cuMemcpyDtoDAsync");
+  if ((r = no_capture("cuMemcpyDtoDAsync", st)) != OK) return r;
   if ((r = check_stream("cuMemcpyDtoDAsync", st)) != OK || (r = check_range("cuMemcpyDtoDAsync", "src", s, n)) != OK ||
       (r = check_range("cuMemcpyDtoDAsync", "dst", d, n)) != OK)
     return r;
@@ -720,6 +796,7 @@ static CUresult m_MemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, void *
 static CUresult m_MemcpyPeerAsync(CUdeviceptr d, void *dctx, CUdeviceptr s, void *sctx, size_t n, void *st) {
   CUresult r;
   NEED_CTX("cuMemcpyPeerAsync");
+  if ((r = no_capture("cuMemcpyPeerAsync", st)) != OK) return r;
   if ((r = check_stream("cuMemcpyPeerAsync", st)) != OK || (r = check_range("cuMemcpyPeerAsync", "src", s, n)) != OK ||
       (r = check_range("cuMemcpyPeerAsync", "dst", d, n)) != OK)
     return r;
@@ -733,6 +810,7 @@ static CUresult m_MemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, void *
   size_t i;
   NEED_CTX("cuMemsetD32Async");
   if ((r = check_stream("cuMemsetD32Async", st)) != OK || (r = check_range("cuMemsetD32Async", "dst", d, n * 4)) != OK) return r;
+  if (((mock_stream *)st)->cap) return capture_node(((mock_stream *)st)->cap, NULL, NULL, d, v, n);
   for (i = 0; i < n; i++) ((unsigned int *)(uintptr_t)d)[i] = v;
   return OK;
 }
@@ -744,6 +822,103 @@ static CUresult m_MemPoolSetAttribute(void *pool, unsigned int attr, void *value
   return OK;
 }
 static CUresult m_MemPoolTrimTo(void *pool, size_t keep) { NEED_INIT("cuMemPoolTrimTo"); (void)pool; (void)keep; return OK; }
+
+/* ---- stream capture and graphs ------------------------------------------------------
+ * A capture keeps the stream's launches and memsets (checked as they are
+ * made) instead of running them; a launch of the instantiated graph runs
+ * them in order, checking every range again (memory freed since shows up).
+ * What cannot be captured (a sync, a host copy, a stream-ordered allocation)
+ * fails and breaks the capture, as the driver does. */
+static CUresult m_StreamBeginCapture(void *s, unsigned int mode) {
+  mock_stream *st = (mock_stream *)s;
+  CUresult r;
+  NEED_CTX("cuStreamBeginCapture");
+  if ((r = check_stream("cuStreamBeginCapture", s)) != OK) return r;
+  if (st->cap) return bad("cuStreamBeginCapture", "the stream is capturing already", E_INVALID_VALUE);
+  if (mode != 2) return bad("cuStreamBeginCapture", "devkit captures in relaxed mode (its scratch cuMemAlloc)", E_INVALID_VALUE);
+  st->cap = (mock_graph *)calloc(1, sizeof *st->cap);
+  st->cap->magic = MAGIC_GRAPH;
+  st->cap->ctx = g_cur;
+  LOCK(); g_live_graphs++; UNLOCK();
+  return OK;
+}
+static void graph_free(mock_graph *g) {
+  g->magic = 0;
+  free(g->nodes);
+  free(g);
+  LOCK(); g_live_graphs--; UNLOCK();
+}
+static CUresult m_StreamEndCapture(void *s, void **graph) {
+  mock_stream *st = (mock_stream *)s;
+  mock_graph *g;
+  CUresult r;
+  NEED_CTX("cuStreamEndCapture");
+  *graph = NULL;
+  if ((r = check_stream("cuStreamEndCapture", s)) != OK) return r;
+  if (!(g = st->cap)) return bad("cuStreamEndCapture", "the stream is not capturing", E_INVALID_VALUE);
+  st->cap = NULL;
+  if (g->broken) { graph_free(g); return E_CAPTURE_INVALIDATED; }
+  *graph = g;
+  return OK;
+}
+static CUresult m_GraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+  mock_graph *g = (mock_graph *)graph;
+  mock_exec *e;
+  NEED_CTX("cuGraphInstantiateWithFlags");
+  if (!g || g->magic != MAGIC_GRAPH) return bad("cuGraphInstantiateWithFlags", "not a graph", E_INVALID_HANDLE);
+  if (flags) return bad("cuGraphInstantiateWithFlags", "unexpected flags", E_INVALID_VALUE);
+  e = (mock_exec *)calloc(1, sizeof *e);
+  e->magic = MAGIC_EXEC;
+  e->g = g;
+  g->execs++;
+  *exec = e;
+  LOCK(); g_live_graphs++; UNLOCK();
+  return OK;
+}
+static CUresult m_GraphLaunch(void *exec, void *s) {
+  mock_exec *e = (mock_exec *)exec;
+  const char *fault = getenv("MOCK_CUDA_FAULT_AFTER");
+  CUresult r;
+  int i;
+  NEED_CTX("cuGraphLaunch");
+  if ((r = check_stream("cuGraphLaunch", s)) != OK || (r = no_capture("cuGraphLaunch", s)) != OK) return r;
+  if (!e || e->magic != MAGIC_EXEC || !e->g || e->g->magic != MAGIC_GRAPH)
+    return bad("cuGraphLaunch", "not an executable graph (or its graph was destroyed)", E_INVALID_HANDLE);
+  if (e->g->ctx != g_cur) return bad("cuGraphLaunch", "the graph belongs to another context", E_INVALID_CONTEXT);
+  for (i = 0; i < e->g->n; i++) {
+    mock_node *nd = &e->g->nodes[i];
+    if (nd->kernel) {
+      if ((r = check_params(nd->kernel, nd->param)) != OK) return r;
+      emulate(nd->kernel, nd->param);
+      if (fault && !strcmp(fault, nd->kernel)) g_faulted = 1;
+    } else {
+      size_t j;
+      if ((r = check_range("cuGraphLaunch (memset node)", "dst", nd->d, nd->n * 4)) != OK) return r;
+      for (j = 0; j < nd->n; j++) ((unsigned int *)(uintptr_t)nd->d)[j] = nd->v;
+    }
+  }
+  return OK;
+}
+static CUresult m_GraphExecDestroy(void *exec) {
+  mock_exec *e = (mock_exec *)exec;
+  NEED_INIT("cuGraphExecDestroy");
+  if (!e || e->magic != MAGIC_EXEC) return bad("cuGraphExecDestroy", "not an executable graph", E_INVALID_HANDLE);
+  if (e->g && e->g->magic == MAGIC_GRAPH) e->g->execs--;
+  e->magic = 0;
+  free(e);
+  LOCK(); g_live_graphs--; UNLOCK();
+  return OK;
+}
+static CUresult m_GraphDestroy(void *graph) {
+  mock_graph *g = (mock_graph *)graph;
+  NEED_INIT("cuGraphDestroy");
+  if (!g || g->magic != MAGIC_GRAPH) return bad("cuGraphDestroy", "not a graph", E_INVALID_HANDLE);
+  /* an executable graph is independent of its graph in the driver; the
+   * mock's shares the nodes, so devkit's order (exec first) is required */
+  if (g->execs) return bad("cuGraphDestroy", "the mock wants its executable graphs destroyed first", E_INVALID_VALUE);
+  graph_free(g);
+  return OK;
+}
 
 /* ---- cuGetProcAddress ---------------------------------------------------------------- */
 
@@ -760,6 +935,8 @@ static const mock_sym g_syms[] = {
   S(MemFreeHost, 2000), S(MemcpyHtoDAsync, 3020), S(MemcpyDtoHAsync, 3020), S(MemcpyDtoDAsync, 3020),
   S(MemcpyPeerAsync, 4000), S(MemsetD32Async, 3020), S(MemAllocAsync, 11020), S(MemFreeAsync, 11020),
   S(DeviceGetDefaultMemPool, 11020), S(MemPoolSetAttribute, 11020), S(MemPoolTrimTo, 11020),
+  S(StreamBeginCapture, 10010), S(StreamEndCapture, 10000), S(GraphInstantiateWithFlags, 11040), S(GraphLaunch, 10000),
+  S(GraphExecDestroy, 10000), S(GraphDestroy, 10000),
 };
 #undef S
 
