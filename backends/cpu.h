@@ -364,14 +364,13 @@ typedef struct {
    * weight panels of codes, and the 4x8 micro-kernel (NULL: the f32 GEMM runs) */
   void (*ipack)(dk_dtype dt, const char *w, size_t wrow, int rows, int64_t b0, int64_t nblk, uint8_t *dst);
   void (*imicro)(int five, int64_t nblk, const dk__cpu_q8x *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
-  /* the row-form prompt product of f16/bf16/q8_0 weights (backends/cpu_fgemm.h;
-   * NULL: the panel GEMM runs) */
+  /* the row-form prompt product of f16/bf16 and block-format weights
+   * (backends/cpu_fgemm.h; NULL: the panel GEMM runs) */
   dk__cpu_fgemm_fn (*fgemm)(dk_dtype dt);
   /* attention's weighted sum of f32 V rows for nh query heads (see
    * dk__cpu_wsum_avx2; NULL: an axpy per position and head) */
   dk__cpu_wsum_fn wsum;
-  /* 1: the row form takes any M and K (AVX-512: passes over K in L1-sized
-   * pieces); 0: M <= DK_CPU_FGEMM_MAXM, q8_0 K <= DK_CPU_FGEMM_Q8_MAXK */
+  /* 1: the row form takes any M (AVX-512); 0: M <= DK_CPU_FGEMM_MAXM */
   int fgemm_any;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
@@ -2157,6 +2156,12 @@ static void dk__cpu_pick_kernels(void) {
   if (__atomic_load_n(&dk__cpu_k, __ATOMIC_ACQUIRE)) return;
   env = getenv("DEVKIT_CPU_F32_DECODE");
   dk__cpu_f32_decode = env && *env && strcmp(env, "0");
+#if defined(DK_CPU_X86) && defined(_SC_LEVEL1_DCACHE_SIZE)
+  {
+    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    dk__cpu_f2_kc = l1 > 0 && l1 < 48 * 1024 ? DK_CPU_F2_KC / 2 : DK_CPU_F2_KC;
+  }
+#endif
   best = dk__cpu_best_class();
   for (dt = 0; dt < DK_DTYPE_COUNT; dt++) {
     if ((DK_QUANTS_MORE >> dt) & 1) {
@@ -2249,11 +2254,10 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
     if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
-    /* in row form: f16/bf16 and q8_0 (to K = 1024) up to DK_CPU_FGEMM_MAXM rows
-     * on AVX2; on AVX-512 every block format at any size (at 512 rows the
-     * panel GEMM ran at half its speed) */
-    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 &&
-        (dk__cpu_k->fgemm_any || (M <= DK_CPU_FGEMM_MAXM && (w->dtype != DK_Q8_0 || K <= DK_CPU_FGEMM_Q8_MAXK))))
+    /* in row form: f16/bf16 and every block format, up to DK_CPU_FGEMM_MAXM
+     * rows on AVX2, at any size on AVX-512 (at 512 rows the panel GEMM ran at
+     * half its speed) */
+    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && (dk__cpu_k->fgemm_any || M <= DK_CPU_FGEMM_MAXM))
       return dk__cpu_fgemm_run(o, x, w, bias, M, N, K);
     memset(&g, 0, sizeof g);
     g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;

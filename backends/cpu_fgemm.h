@@ -1,29 +1,37 @@
 /* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
- * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM; any on AVX-512) of f16, bf16 and q8_0
- * weights in row form: each output is the dot product of an activation row
- * and a weight row, 4 activation rows by 3 weight rows at a time (AVX2; the
- * AVX-512 form below: 6 by 4 in zmm, rows decoded to f32 first, and every
- * block format the integer GEMM of cpu_igemm.h does not take before it).
- * f16/bf16 weights are converted to f32 in registers as they are loaded;
- * q8_0's three rows are decoded to f32 once per chunk of activation rows (d *
- * q, the dequantization's rounding) and read from L1 by every tile. Included by
- * backends/cpu.h, which chooses it in dk__cpu_linear and puts the entries in
- * the kernel tables.
+ * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM; any on AVX-512) of f16,
+ * bf16 and every block format the integer GEMM of cpu_igemm.h does not take
+ * (q8_0, q6_K, q2_K, q3_K; precise weights), in row form: each output is the
+ * dot product of an activation row and a weight row, 4 activation rows by 3
+ * weight rows at a time in ymm (AVX2), 6 by 4 in zmm (AVX-512, below). A
+ * group's weight rows are decoded to f32 once per chunk of activation rows
+ * (by the class's wdeq, the panel GEMM's dequantization) in passes over K,
+ * and read from L1 by every tile; a pass after the first adds to what the
+ * earlier ones stored. Included by backends/cpu.h, which chooses it in
+ * dk__cpu_linear and puts the entries in the kernel tables.
  *
  * Why not the panel GEMM (a C tile in registers, B converted and transposed
  * into panels): at a prompt's 64 rows every weight is used 64 times, and
  * converting and transposing it cost half as much as those multiply-adds
  * (perf, 100M f16 prompt: packing 25 %, micro-kernel 48 %). Here, per 8
- * values: 3 weight loads (converted), 4 activation loads and 12 FMAs, the 12
- * accumulators reduced once per tile. 2-core EPYC (Zen 3), f16 weights from
- * memory, GFLOP/s panel -> row form: 64x2048x768 78-85 -> 95-118, 64x768x2048
- * 82-92 -> 114-139, 16x2048x768 34-39 -> 65-73, 64x4096x4096 70 -> 111; at
- * 512 rows the two are level (113-116 / 112-114), hence the bound. q8_0:
- * 64x2048x768 77-98 -> 100-117; at K = 2048 its decoded rows (24 KB) crowd
- * L1 (87 -> 66; in 512-value passes level with the panel GEMM), hence
- * DK_CPU_FGEMM_Q8_MAXK. Not kept: f32 weights (nothing to convert; 64 rows
- * 89 -> 86, 512 rows 93 -> 67) and q8_0 decoded in registers per use (a
- * multiply per 8 values on the FMA ports: slower than the panel GEMM).
+ * values: 3 weight loads, 4 activation loads and 12 FMAs, the 12
+ * accumulators reduced once per tile. 2-core EPYC (Zen 3), f16 weights
+ * converted in registers as they were loaded (this file's first form),
+ * GFLOP/s panel -> row form: 64x2048x768 78-85 -> 95-118, 64x768x2048 82-92
+ * -> 114-139, 16x2048x768 34-39 -> 65-73, 64x4096x4096 70 -> 111; at 512
+ * rows the two are level (113-116 / 112-114), hence the bound. q8_0 rows
+ * decoded to f32 whole: 64x2048x768 77-98 -> 100-117, but at K = 2048 the
+ * rows (24 KB) crowded L1 (87 -> 66; in passes of 512 level with the panel
+ * GEMM). Hence passes (DK_CPU_F2_KC). Intel Xeon (Emerald Rapids), the AVX2
+ * class, GFLOP/s, f16 in registers / q8_0 to K = 1024 then the panel GEMM
+ * / q6_K and q3_K in the panel GEMM -> every dtype from f32 rows in passes
+ * of 1024: f16 64x2048x768 142-144 -> 158, 64x768x2048 151-152 -> 150-151,
+ * 64x768x768 150-152 -> 164; q8_0 64x768x2048 101-128 -> 154-157; q6_K
+ * 123-136 -> 139-159; q3_K 120-131 -> 133-155 (passes of 512 on that
+ * machine: f16 3-5 % below 1024). Not measured on AMD since. Not kept: f32
+ * weights (nothing to convert; 64 rows 89 -> 86, 512 rows 93 -> 67) and q8_0
+ * decoded in registers per use (a multiply per 8 values on the FMA ports:
+ * slower than the panel GEMM).
  *
  * Blocking: activation rows in chunks whose f32 copy stays in L2 (256 KB:
  * 64 rows at K = 768, 16 at K = 4096), so a tile reads its 4 rows from L1/L2
@@ -37,100 +45,82 @@
 #define DK_CPU_FGROUP 3   /* weight rows per tile (AVX2; AVX-512: DK_CPU_FGROUP512) */
 #define DK_CPU_FUNIT 12   /* weight rows the pool deals in: whole tiles of either class */
 #define DK_CPU_FWMAX 4    /* the most weight rows a tile decodes to f32 */
-/* q8_0 only up to this K: its three decoded f32 rows (12 KB) stay in L1
- * beside a tile's activations */
-#define DK_CPU_FGEMM_Q8_MAXK 1024
+/* AVX2: weight rows decoded to f32 in passes of this many values (three
+ * rows, 12 KB, beside a tile's four activation rows, 16 KB, in a 48 KB L1d),
+ * of half as many where L1d is smaller (AMD Zen 3 and 4: 32 KB), set at
+ * start (dk__cpu_pick_kernels) */
+#define DK_CPU_F2_KC 1024
 
 /* rows of A in a chunk: its f32 copy in about 256 KB, a multiple of 4 in [4, 64] */
 #define DK__CPU_FGEMM_CHUNK(K) ((K) >= 16384 ? 4 : (K) <= 1024 ? 64 : 65536 / (K) / 4 * 4)
 
 #ifdef DK_CPU_X86
+static int64_t dk__cpu_f2_kc = DK_CPU_F2_KC;
 /* c[m][n] = a_m . w_n for m in [0, M), n in [n0, n1): a f32 rows of K
  * (K a multiple of 8), w rows of wrow bytes, c rows of ldc. A tile's
  * missing rows (M or n1 - n0 not a multiple of 4 or 3) read a present row
  * again and are not stored. */
-/* c[0..nn) = the sums of x, y, z (nn <= 3): one masked store, no scalar loop
- * (which GCC turns into a memcpy call) */
-DK_CPU_AVX2_INLINE void dk__cpu_hsum3_store(__m256 x, __m256 y, __m256 z, float *c, int nn) {
-  const __m128 x4 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  const __m128 y4 = _mm_add_ps(_mm256_castps256_ps128(y), _mm256_extractf128_ps(y, 1));
-  const __m128 z4 = _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1));
-  const __m128 s = _mm_hadd_ps(_mm_hadd_ps(x4, y4), _mm_hadd_ps(z4, _mm_setzero_ps()));
-  _mm_maskstore_ps(c, _mm_cmpgt_epi32(_mm_set1_epi32(nn), _mm_setr_epi32(0, 1, 2, 3)), s);
-}
-
-/* three q8_0 rows of K values to f32 rows of K at dst (d * q: the
- * dequantization's one rounding) */
-DK_CPU_AVX2_INLINE void dk__cpu_q8_0_rows_f32(const char *w0, const char *w1, const char *w2, int64_t K, float *dst) {
-  const char *rows[3];
-  int r, j;
-  int64_t b;
-  rows[0] = w0; rows[1] = w1; rows[2] = w2;
-  for (r = 0; r < 3; r++)
-    for (b = 0; b < K / 32; b++) {
-      const dk_block_q8_0 *p = (const dk_block_q8_0 *)rows[r] + b;
-      const __m256 d = _mm256_set1_ps(_cvtsh_ss(p->d));
-      for (j = 0; j < 4; j++)
-        _mm256_storeu_ps(dst + r * K + b * 32 + 8 * j,
-                         _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * j))))));
-    }
-}
-/* the dtype the tile loop reads: q8_0 rows come decoded to f32 */
-#define DK__FGEMM_WT(T) ((T) == DK_Q8_0 ? DK_F32 : (T))
-
 #define DK__FGEMM_FMA3(AV, C0, C1, C2)                                         \
   C0 = _mm256_fmadd_ps(AV, w0v, C0);                                           \
   C1 = _mm256_fmadd_ps(AV, w1v, C1);                                           \
   C2 = _mm256_fmadd_ps(AV, w2v, C2);
-#define DK__FGEMM_BODY(T)                                                      \
-  const int64_t mch = DK__CPU_FGEMM_CHUNK(K);                                  \
-  int64_t mc, m, n, k;                                                         \
-  for (mc = 0; mc < M; mc += mch) {                                            \
-    const int64_t me = M - mc < mch ? M : mc + mch;                            \
-    for (n = n0; n < n1; n += DK_CPU_FGROUP) {                                 \
-      const int nn = n1 - n < DK_CPU_FGROUP ? (int)(n1 - n) : DK_CPU_FGROUP;   \
-      const char *w0 = w + (size_t)n * wrow, *w1 = w0 + (nn > 1 ? wrow : 0), *w2 = w0 + (nn > 2 ? 2 * wrow : 0); \
-      if (T == DK_Q8_0) { /* the group's rows to f32 once, read from L1 by every tile */ \
-        dk__cpu_q8_0_rows_f32(w0, w1, w2, K, wbuf);                            \
-        w0 = (const char *)wbuf; w1 = (const char *)(wbuf + K); w2 = (const char *)(wbuf + 2 * K); \
-      }                                                                        \
-      for (m = mc; m < me; m += 4) {                                           \
-        const int mm = me - m < 4 ? (int)(me - m) : 4;                         \
-        const float *a0 = a + m * K, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0), \
-                    *a3 = a0 + (mm > 3 ? 3 * K : 0);                            \
-        __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00; \
-        __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00; \
-        for (k = 0; k < K; k += 8) {                                           \
-          const __m256 w0v = dk__cpu_load8(DK__FGEMM_WT(T), w0, k), w1v = dk__cpu_load8(DK__FGEMM_WT(T), w1, k), \
-                       w2v = dk__cpu_load8(DK__FGEMM_WT(T), w2, k);            \
-          __m256 av = _mm256_loadu_ps(a0 + k);                                 \
-          DK__FGEMM_FMA3(av, c00, c01, c02)                                    \
-          av = _mm256_loadu_ps(a1 + k);                                        \
-          DK__FGEMM_FMA3(av, c10, c11, c12)                                    \
-          av = _mm256_loadu_ps(a2 + k);                                        \
-          DK__FGEMM_FMA3(av, c20, c21, c22)                                    \
-          av = _mm256_loadu_ps(a3 + k);                                        \
-          DK__FGEMM_FMA3(av, c30, c31, c32)                                    \
-        }                                                                      \
-        dk__cpu_hsum3_store(c00, c01, c02, c + m * ldc + n, nn);               \
-        if (mm > 1) dk__cpu_hsum3_store(c10, c11, c12, c + (m + 1) * ldc + n, nn); \
-        if (mm > 2) dk__cpu_hsum3_store(c20, c21, c22, c + (m + 2) * ldc + n, nn); \
-        if (mm > 3) dk__cpu_hsum3_store(c30, c31, c32, c + (m + 3) * ldc + n, nn); \
-      }                                                                        \
-    }                                                                          \
-  }
-
+/* the class's weight dequantization (backends/cpu.h, after this file) */
+DK_CPU_AVX2 static int dk__cpu_wdeq_avx2(dk_dtype dt, const char *w, size_t wrow, int64_t rows, int64_t k0, int64_t kc,
+                                         float *dst, int64_t ldd);
+/* c[0..nn) (+)= the sums of x, y, z: add to what is there when add */
+DK_CPU_AVX2_INLINE void dk__cpu_hsum3_acc(__m256 x, __m256 y, __m256 z, float *c, int nn, int add) {
+  const __m128i mask = _mm_cmpgt_epi32(_mm_set1_epi32(nn), _mm_setr_epi32(0, 1, 2, 3));
+  const __m128 x4 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  const __m128 y4 = _mm_add_ps(_mm256_castps256_ps128(y), _mm256_extractf128_ps(y, 1));
+  const __m128 z4 = _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1));
+  __m128 s = _mm_hadd_ps(_mm_hadd_ps(x4, y4), _mm_hadd_ps(z4, _mm_setzero_ps()));
+  if (add) s = _mm_add_ps(s, _mm_maskload_ps(c, mask));
+  _mm_maskstore_ps(c, mask, s);
+}
 #define DK__FGEMM_ARGS dk_dtype t, const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc, float *wbuf
-/* the kernel of a weight dtype (NULL: none) */
-#define DK__FGEMM_FNS(CLS, ATTR)                                                           \
-  ATTR static void dk__cpu_fgemm_##CLS##_f16(DK__FGEMM_ARGS) { (void)t; DK__FGEMM_BODY(DK_F16) }    \
-  ATTR static void dk__cpu_fgemm_##CLS##_bf16(DK__FGEMM_ARGS) { (void)t; DK__FGEMM_BODY(DK_BF16) }  \
-  ATTR static void dk__cpu_fgemm_##CLS##_q8_0(DK__FGEMM_ARGS) { (void)t; DK__FGEMM_BODY(DK_Q8_0) }  \
-  static dk__cpu_fgemm_fn dk__cpu_fgemm_##CLS(dk_dtype dt) {                               \
-    return dt == DK_F16 ? dk__cpu_fgemm_##CLS##_f16 : dt == DK_BF16 ? dk__cpu_fgemm_##CLS##_bf16 :         \
-           dt == DK_Q8_0 ? dk__cpu_fgemm_##CLS##_q8_0 : NULL;                                        \
+DK_CPU_AVX2 static void dk__cpu_fgemm_avx2_any(DK__FGEMM_ARGS) {
+  const int64_t mch = DK__CPU_FGEMM_CHUNK(K);
+  int64_t mc, m, n, k, k0;
+  for (mc = 0; mc < M; mc += mch) {
+    const int64_t me = M - mc < mch ? M : mc + mch;
+    for (k0 = 0; k0 < K; k0 += dk__cpu_f2_kc) {
+      const int64_t kl = K - k0 < dk__cpu_f2_kc ? K - k0 : dk__cpu_f2_kc;
+      for (n = n0; n < n1; n += DK_CPU_FGROUP) {
+        const int nn = n1 - n < DK_CPU_FGROUP ? (int)(n1 - n) : DK_CPU_FGROUP;
+        /* the group's rows in f32 (a missing one reads the first: computed, not stored) */
+        const float *w0 = wbuf, *w1 = nn > 1 ? wbuf + kl : wbuf, *w2 = nn > 2 ? wbuf + 2 * kl : wbuf;
+        dk__cpu_wdeq_avx2(t, w + (size_t)n * wrow, wrow, nn, k0, kl, wbuf, kl);
+        for (m = mc; m < me; m += 4) {
+          const int mm = me - m < 4 ? (int)(me - m) : 4;
+          const float *a0 = a + m * K + k0, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0),
+                      *a3 = a0 + (mm > 3 ? 3 * K : 0);
+          __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
+          __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+          for (k = 0; k < kl; k += 8) {
+            const __m256 w0v = _mm256_loadu_ps(w0 + k), w1v = _mm256_loadu_ps(w1 + k), w2v = _mm256_loadu_ps(w2 + k);
+            __m256 av = _mm256_loadu_ps(a0 + k);
+            DK__FGEMM_FMA3(av, c00, c01, c02)
+            av = _mm256_loadu_ps(a1 + k);
+            DK__FGEMM_FMA3(av, c10, c11, c12)
+            av = _mm256_loadu_ps(a2 + k);
+            DK__FGEMM_FMA3(av, c20, c21, c22)
+            av = _mm256_loadu_ps(a3 + k);
+            DK__FGEMM_FMA3(av, c30, c31, c32)
+          }
+          dk__cpu_hsum3_acc(c00, c01, c02, c + m * ldc + n, nn, k0 > 0);
+          if (mm > 1) dk__cpu_hsum3_acc(c10, c11, c12, c + (m + 1) * ldc + n, nn, k0 > 0);
+          if (mm > 2) dk__cpu_hsum3_acc(c20, c21, c22, c + (m + 2) * ldc + n, nn, k0 > 0);
+          if (mm > 3) dk__cpu_hsum3_acc(c30, c31, c32, c + (m + 3) * ldc + n, nn, k0 > 0);
+        }
+      }
+    }
   }
-DK__FGEMM_FNS(avx2, DK_CPU_AVX2)
+}
+/* every dtype the class's dequantization takes but f32 (nothing to convert:
+ * the panel GEMM runs) */
+static dk__cpu_fgemm_fn dk__cpu_fgemm_avx2(dk_dtype dt) {
+  return dt == DK_F16 || dt == DK_BF16 || dk_dtype_is_quant(dt) ? dk__cpu_fgemm_avx2_any : NULL;
+}
 
 /* AVX-512: the same row form in zmm, 6 activation rows by 4 weight rows a
  * tile (24 accumulators of the 32 registers; per 16 values 4 weight loads,
