@@ -396,7 +396,9 @@ DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tens
 /* dk_linear(out, rmsnorm(x, norm_w, eps), w, bias) as one op, with the
  * result of the two calls (the normed x rounded to x's dtype; norm_w and
  * bias may be NULL): a decode step's norm feeds one product, and a GPU can
- * fold it into that product's read of x instead of a launch of its own */
+ * fold it into that product's read of x instead of a launch of its own
+ * (DEVKIT_VULKAN_FUSED=1, DEVKIT_CUDA_FUSED_GEMV=1: the norm's scale applied
+ * to each output's sum, so its last bits may differ from the two calls') */
 DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *norm_w, const dk_tensor *w,
                                        const dk_tensor *bias, float eps);
 /* dk_linear(out, swiglu(gate, up), w, bias) as one op, likewise (a SwiGLU

@@ -64,6 +64,10 @@
  *                                gemm_rows.comp (for comparisons).
  *   DEVKIT_VULKAN_WG_ROWS=N      workgroup of the row reductions (power of 2;
  *                                default 256, or the subgroup size on CPUs).
+ *   DEVKIT_VULKAN_FUSED=1        dk_rmsnorm_linear / dk_swiglu_linear in one
+ *                                dispatch on GPUs (matvec_vec.comp folds the
+ *                                first op into the product; not yet timed
+ *                                on a GPU, so off by default).
  *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
  *                                per block and uses integer dot products
  *                                (about 0.4% error per value of x).
@@ -188,7 +192,7 @@ typedef struct { dk_vk_block *block; VkDeviceSize off, size; uint64_t serial; } 
  * Constant 7 is the workgroup size of the row-reduction shaders, and 6 says
  * that such a workgroup is exactly one subgroup (barriers become subgroup
  * barriers); dk_vk_run sets those two for every call. */
-#define DK_VK_SPEC 9
+#define DK_VK_SPEC 11
 typedef struct { int spv; uint32_t spec[DK_VK_SPEC]; VkPipeline pipe; } dk_vk_pipe;
 
 typedef struct {
@@ -217,6 +221,7 @@ typedef struct {
   int tex;                        /* the row kernels read w and x through texel views (bindings DK_VK_MAX_BIND..) */
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
+  int fused;                      /* DEVKIT_VULKAN_FUSED=1: matvec_vec.comp folds dk_rmsnorm/dk_swiglu into the product */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
@@ -2316,7 +2321,10 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   /* float weights on GPUs: matvec_vec.comp (an H100 through NVIDIA's driver,
    * 2026-11-25: f16 4096x4096 312 -> 3199 GB/s); DEVKIT_VULKAN_MATVEC=split
    * keeps matvec.comp, =vec asks for it on any device */
+  e = getenv("DEVKIT_VULKAN_MATVEC");
   d->vec_mv = !d->rows_mv && d->sg && ph->subgroup_size >= 8 && !(e && *e && strcmp(e, "vec"));
+  e = getenv("DEVKIT_VULKAN_FUSED");
+  d->fused = d->vec_mv && e && e[0] == '1';
   /* prompts on CPU devices: gemm_rows.comp; DEVKIT_VULKAN_GEMM=0 keeps the
    * row kernel (8 rows of x per dispatch), for comparisons */
   e = getenv("DEVKIT_VULKAN_GEMM");
@@ -2435,7 +2443,7 @@ typedef struct {
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len, pos_off;
 } dk_vk_pc_attn;
 /* matvec*.comp; gemm_rows.comp the same with M for KC */
-typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo; } dk_vk_pc_mv;
+typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo, a_off; } dk_vk_pc_mv;   /* a_off: matvec_vec's PRO operand */
 typedef struct {
   uint32_t M, N, K, a_off, b_off, o_off, bias_off, a_rs, b_rs, b_cs, ldo;
   uint32_t nb1, nb2, z_base, abs_[3], bbs[3], obs;
@@ -3198,6 +3206,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
             pc.ldx = (uint32_t)(K / 4);
             per = 2;   /* its R */
+            dk_vk_arg_dummy(d, &args, 4);   /* its PRO operand (dk_vk_fused_vec), unused here */
           }
           if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_Q6_K &&
               dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
@@ -3641,16 +3650,83 @@ static int dk_vk_split(dk_vk_device *d, const dk_call *c, dk_status *st) {
 
 static dk_status dk_vk_op(const dk_call *c);
 
+/* dk_rmsnorm_linear, dk_swiglu_linear in one dispatch of matvec_vec.comp
+ * (GPUs' decode product of float weights), which applies the first op to x
+ * as it loads it (PRO): returns 0, having recorded nothing, where that
+ * kernel does not take the call (then the two dispatches below run). The
+ * norm weight or up rows must be f32, all of the call in one binding window
+ * and on the kernel's 16-byte grid. Off unless DEVKIT_VULKAN_FUSED=1: it
+ * saves a dispatch and a barrier but every workgroup reads x's partner (the
+ * norm weight, the up rows) beside x and, for SwiGLU, computes silu for all
+ * of x. Checked on lavapipe (DEVKIT_VULKAN_MATVEC=vec), where that costs
+ * more than the dispatch (100M f16 decode, per call: rmsnorm_linear
+ * 4096x768 20.6 -> 32.4 ms, swiglu_linear 768x2048 4.7 -> 6.4 ms); not yet
+ * timed on a GPU, where x stays in cache. */
+static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
+  const dk_tensor *o = c->t[0], *x = c->t[1], *a = c->t[2], *w = c->t[3], *bias = c->t[4];
+  const int swiglu = c->op == DK_OP_SWIGLU_LINEAR;
+  int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  VkDeviceSize rb = dk__row_bytes(w->dtype, K), R = dk_vk_window_cap(d);
+  dk_vk_args args;
+  dk_vk_pc_mv pc;
+  uint32_t o_off, x_off, w_off, a_off, b_off = 0, spec[DK_VK_SPEC], gx, gy;
+  float eps = c->f[0];
+  if (!d->fused || !a || x->dtype != DK_F32 || a->dtype != DK_F32 || o->dtype != DK_F32 ||
+      (w->dtype != DK_F32 && w->dtype != DK_F16 && w->dtype != DK_BF16) || M < 1 || M > DK_VK_MV_MAXM || N < 1 ||
+      K % 8 || (VkDeviceSize)M * (VkDeviceSize)K * 4 > R || (VkDeviceSize)M * (VkDeviceSize)N * 4 > R ||
+      dk_vk_rows_fit(d, w, 0, N, rb) < N || !dk_tensor_is_contiguous(a) || !dk_tensor_is_contiguous(x) ||
+      !dk_tensor_is_contiguous(o))
+    return 0;
+  dk_vk_args_init(&args);
+  if ((*st = dk_vk_arg(d, &args, 0, o, 0, (VkDeviceSize)M * N * 4, 1, dk_vk_unit(o->dtype), &o_off, "out")) != DK_OK ||
+      (*st = dk_vk_arg(d, &args, 1, x, 0, (VkDeviceSize)M * K * 4, 0, dk_vk_unit(x->dtype), &x_off, "x")) != DK_OK ||
+      (*st = dk_vk_arg(d, &args, 2, w, 0, (VkDeviceSize)N * rb, 0, dk_vk_unit(w->dtype), &w_off, "w")) != DK_OK ||
+      (*st = dk_vk_arg(d, &args, 4, a, 0, (VkDeviceSize)(swiglu ? M : 1) * K * 4, 0, dk_vk_unit(a->dtype), &a_off,
+                       swiglu ? "up" : "norm_w")) != DK_OK)
+    return 1;
+  if (((VkDeviceSize)x_off * 4) % 16 || ((VkDeviceSize)a_off * 4) % 16 || ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16)
+    return 0;
+  if (bias) {
+    VkDeviceSize bsz = dk_vk_esize(bias->dtype);
+    if ((*st = dk_vk_arg(d, &args, 3, bias, 0, (VkDeviceSize)N * bsz, 0, dk_vk_unit(bias->dtype), &b_off, "bias")) != DK_OK)
+      return 1;
+  } else {
+    dk_vk_arg_dummy(d, &args, 3);
+  }
+  memset(spec, 0, sizeof spec);
+  memset(&pc, 0, sizeof pc);
+  spec[0] = (uint32_t)x->dtype;
+  spec[1] = (uint32_t)o->dtype;
+  spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
+  spec[3] = bias != NULL;
+  spec[4] = (uint32_t)M;
+  spec[9] = swiglu ? 2u : 1u;
+  memcpy(&spec[10], &eps, 4);
+  pc.N = (uint32_t)N;
+  pc.K = (uint32_t)K;
+  pc.x_off = (uint32_t)((VkDeviceSize)x_off * 4 / 16);
+  pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
+  pc.a_off = (uint32_t)((VkDeviceSize)a_off * 4 / 16);
+  pc.o_off = o_off;
+  pc.b_off = b_off;
+  pc.ldx = (uint32_t)(K / 4);
+  pc.ldo = (uint32_t)N;
+  dk_vk_grid((uint64_t)(N + 1) / 2, 0, &gx, &gy);   /* 2 rows a workgroup (its R) */
+  *st = dk_vk_run(d, DK_SPV_MATVEC_VEC_F32 + (w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : 2), spec, &args, &pc,
+                  sizeof pc, gx, gy, 1);
+  return 1;
+}
+
 /* dk_rmsnorm_linear, dk_swiglu_linear as their two dispatches, the first
  * op's rows in the device's scratch (the barrier between them comes from
- * the hazard tracking): the two ops' bits. A matrix-vector shader that
- * normalizes (or gates) x as it reads it would save a dispatch (on lavapipe
- * ~0.1 ms); not written yet. */
+ * the hazard tracking): the two ops' bits. Where matvec_vec.comp takes the
+ * call, one dispatch (dk_vk_fused_vec). */
 static dk_status dk_vk_fused_linear(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *scr;
   dk_tensor xn;
   dk_call fc, lc;
   dk_status s;
+  if (dk_vk_fused_vec(d, c, &s)) return s;
   if ((s = dk_vk_scratch(d, (VkDeviceSize)dk_tensor_nbytes(c->t[1]), &scr)) != DK_OK) return s;
   dk__fused_linear_split(c, scr->st, 0, &xn, &fc, &lc);
   if ((s = dk_vk_op(&fc)) != DK_OK) return s;

@@ -12,7 +12,12 @@
  * The host takes this path on GPUs (subgroups of 8 or more) for f32 x,
  * K % 8 == 0, and w, x rows that start on 16 bytes (offsets pc.w_off,
  * pc.x_off in 16-byte units); on an H100 through NVIDIA's driver it reads
- * f16 4096x4096 at 3199 GB/s (matvec.comp: 312). f32 accumulation. */
+ * f16 4096x4096 at 3199 GB/s (matvec.comp: 312). f32 accumulation.
+ * PRO folds the op before the product into x's loads (dk_rmsnorm_linear,
+ * dk_swiglu_linear: one dispatch instead of two, no scratch row): 1: x * nw
+ * (binding 4, f32) is dotted, the sum of x^2 gathered from the same loads,
+ * and each row's sum scaled by 1 / sqrt(mean + eps) at the end; 2: x =
+ * silu(gate) * up, the up rows in binding 4 laid out as x. */
 //!variant matvec_vec_f32 -DWT=0 -DDK_SUBGROUPS
 //!variant matvec_vec_f16 -DWT=1 -DDK_SUBGROUPS
 //!variant matvec_vec_bf16 -DWT=2 -DDK_SUBGROUPS
@@ -33,11 +38,15 @@ layout(constant_id = 1) const uint DTO = 0u;
 layout(constant_id = 2) const uint DTB = 0u;
 layout(constant_id = 3) const uint HAS_BIAS = 0u;
 layout(constant_id = 4) const uint M = 1u;    /* rows of x, 1..MMAX */
+layout(constant_id = 9) const uint PRO = 0u;  /* 0: x as it is; 1: rmsnorm; 2: swiglu */
+layout(constant_id = 10) const uint EPS_BITS = 0u;   /* rmsnorm's eps, as float bits */
+layout(set = 0, binding = 4) readonly buffer A4_w { vec4 A4[]; };
 
 layout(push_constant) uniform P {
   uint N, K, KC;                    /* KC unused here (matvec.comp's layout) */
   uint x_off, w_off, o_off, b_off;  /* x_off, w_off in 16-byte units */
   uint ldx, ldo;                    /* ldx in 16-byte units */
+  uint a_off;                       /* binding 4's first 16-byte unit (PRO) */
 } p;
 
 #if WT == 0
@@ -46,7 +55,7 @@ layout(push_constant) uniform P {
 #define PW 1u
 #endif
 
-shared float red[MMAX * R][WG / 8];   /* one slot per subgroup (subgroups of 8 or more) */
+shared float red[MMAX * (R + 1)][WG / 8];   /* one slot per subgroup (subgroups of 8 or more); rows MMAX*R..: PRO 1's sums of squares */
 
 void dk_cvt(uvec4 a, uvec4 b, out float v[8]) {
 #if WT == 0
@@ -70,11 +79,12 @@ void main() {
   uint l = gl_LocalInvocationID.x, npc = p.K / 8u, row_words = npc * PW;
   for (uint n0 = dk_group() * R; n0 < p.N; n0 += dk_groups() * R) {
     uint wr[R];
-    float acc[MMAX][R];
+    float acc[MMAX][R], ss[MMAX];
     [[unroll]] for (uint r = 0u; r < R; r++) {
       wr[r] = p.w_off + min(n0 + r, p.N - 1u) * row_words;   /* a row past N repeats the last, unstored */
       [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m][r] = 0.0;
     }
+    [[unroll]] for (uint m = 0u; m < MMAX; m++) ss[m] = 0.0;
     for (uint pc0 = l; pc0 < npc; pc0 += WG * U) {
       uvec4 raw[U][R][PW];
       [[unroll]] for (uint u = 0u; u < U; u++) {
@@ -91,6 +101,14 @@ void main() {
         [[unroll]] for (uint m = 0u; m < MMAX; m++) {
           if (m >= M) break;
           vec4 x0 = X4[p.x_off + m * p.ldx + pc * 2u], x1 = X4[p.x_off + m * p.ldx + pc * 2u + 1u];
+          if (PRO == 1u) {
+            ss[m] += dot(x0, x0) + dot(x1, x1);
+            x0 *= A4[p.a_off + pc * 2u];
+            x1 *= A4[p.a_off + pc * 2u + 1u];
+          } else if (PRO == 2u) {
+            x0 = x0 / (1.0 + exp(-x0)) * A4[p.a_off + m * p.ldx + pc * 2u];
+            x1 = x1 / (1.0 + exp(-x1)) * A4[p.a_off + m * p.ldx + pc * 2u + 1u];
+          }
           [[unroll]] for (uint r = 0u; r < R; r++) {
             float a = acc[m][r];
             a = fma(wv[r][0], x0.x, a); a = fma(wv[r][1], x0.y, a); a = fma(wv[r][2], x0.z, a); a = fma(wv[r][3], x0.w, a);
@@ -108,6 +126,10 @@ void main() {
         float v = subgroupAdd(acc[m][r]);
         if (subgroupElect()) red[m * R + r][slot] = v;
       }
+      if (PRO == 1u) {
+        float v = subgroupAdd(ss[m]);
+        if (subgroupElect()) red[MMAX * R + m][slot] = v;
+      }
     }
     barrier();
     if (l < M * R) {
@@ -115,6 +137,11 @@ void main() {
       if (n < p.N) {
         float v = 0.0;
         for (uint i = 0u; i < nslots; i++) v += red[l][i];
+        if (PRO == 1u) {
+          float q = 0.0;
+          for (uint i = 0u; i < nslots; i++) q += red[MMAX * R + m][i];
+          v *= 1.0 / sqrt(q / float(p.K) + uintBitsToFloat(EPS_BITS));
+        }
         if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
         O_st(DTO, p.o_off + m * p.ldo + n, v);
       }

@@ -482,16 +482,24 @@ DKT_TEST(ops_linear_gemm, 0) {
 
 /* dk_rmsnorm_linear (swiglu 0) or dk_swiglu_linear (swiglu 1) against the
  * two ops on the same device (the same bytes where the device runs them as
- * two: every device but CUDA with DEVKIT_CUDA_FUSED_GEMV=1, whose fused
- * kernels may round differently: the norm's inverse rms in its last bit) and
+ * two: every device but CUDA with DEVKIT_CUDA_FUSED_GEMV=1 and Vulkan with
+ * DEVKIT_VULKAN_FUSED=1 (matvec_vec.comp: GPUs, DEVKIT_VULKAN_MATVEC=vec), whose fused kernels may
+ * round differently: the norm's inverse rms applied to the row's sum) and
  * against a double reference of the first op then the product. g is the
  * norm weight (f32/f16/bf16 or none) or the up rows. */
+static int fused_folds(dkt *t) {
+  const char *e = getenv("DEVKIT_CUDA_FUSED_GEMV"), *mv = getenv("DEVKIT_VULKAN_MATVEC"), *fu = getenv("DEVKIT_VULKAN_FUSED");
+  dk_device_props p;
+  if (t->dev.backend == DK_CUDA) return e && !strcmp(e, "1");
+  if (t->dev.backend != DK_VULKAN || !(fu && fu[0] == '1') || dk_device_properties(t->dev, &p) != DK_OK) return 0;
+  return mv && *mv ? !strcmp(mv, "vec") : !p.is_software;
+}
+
 static void fused_linear_case(dkt *t, int swiglu, dk_dtype xdt, dk_dtype wdt, dk_dtype gdt, int has_g, int64_t M,
                               int64_t N, int64_t K, int with_bias) {
   int64_t xs[2] = {M, K}, ws[2] = {N, K}, os[2] = {M, N}, m, n, k;
   const float eps = 1e-5f;
-  const char *e = getenv("DEVKIT_CUDA_FUSED_GEMV");
-  int exact = !(t->dev.backend == DK_CUDA && e && !strcmp(e, "1"));
+  int exact = !fused_folds(t);
   double *xv, *wv, *gv = NULL, *bv = NULL, *xh = dkt_alloc(M * K), *got = dkt_alloc(M * N), *two = dkt_alloc(M * N),
          *want = dkt_alloc(M * N), amax = 0;
   dk_tensor *x = dkt_random(t, t->dev, xdt, 2, xs, swiglu ? "gate" : "x", -1, 1, &xv);
@@ -585,6 +593,34 @@ DKT_TEST(ops_swiglu_linear, 0) {
   fused_linear_case(t, 1, DK_F32, DK_F32, DK_F32, 1, 2, 33, 100, 0);      /* K % 8 != 0 */
   fused_linear_case(t, 1, DK_F16, DK_F16, DK_F16, 1, 1, 70, 256, 1);
   fused_linear_case(t, 1, DK_BF16, DK_Q8_0, DK_BF16, 1, 12, 20, 64, 0);
+}
+
+/* Vulkan's GPU decode product folding the first op into the product
+ * (matvec_vec.comp with DEVKIT_VULKAN_FUSED=1) forced on any Vulkan device,
+ * lavapipe included: float weights, 1..8 rows, K % 8 == 0 (its path) and not
+ * (the two dispatches) */
+DKT_TEST(ops_fused_linear_vec, 0) {
+  static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16};
+  size_t i;
+  int swiglu;
+  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_MATVEC=vec)"); return; }
+  dk_shutdown();
+  setenv("DEVKIT_VULKAN_MATVEC", "vec", 1);
+  setenv("DEVKIT_VULKAN_FUSED", "1", 1);
+  DKT_OK(t, dk_init());
+  for (swiglu = 0; swiglu < 2; swiglu++)
+    for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
+      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 1, 67, 1800, swiglu);
+      if (wts[i] != DK_F16) continue;   /* (each case is a pipeline to build on lavapipe) */
+      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 8, 40, 264, !swiglu);
+      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 3, 33, 100, 1);   /* K % 8 != 0 */
+    }
+  fused_linear_case(t, 0, DK_F32, DK_F16, DK_F16, 1, 2, 50, 256, 0);   /* an f16 norm weight: two dispatches */
+  fused_linear_case(t, 0, DK_F32, DK_F16, DK_F32, 0, 2, 50, 256, 0);   /* no norm weight: two dispatches */
+  dk_shutdown();
+  unsetenv("DEVKIT_VULKAN_MATVEC");
+  unsetenv("DEVKIT_VULKAN_FUSED");
+  DKT_OK(t, dk_init());
 }
 
 /* the ops' own checks: the linear's shapes, the norm weight's length, eps,

@@ -136,21 +136,26 @@ if has bench1b; then
 fi
 
 if has verify; then
-  # VERIFY="NAME ON OFF TESTS[;...]": the switch of each CUDA path that is
-  # off until a GPU runs it, its on and off values and the tests that cover
-  # it. Waiting today: the fused norm/SwiGLU decode products, the device-side
-  # positions of dk_attention_pos / dk_index_copy, and CUDA graphs (which
-  # need the latter; a decode step is then one graph launch).
-  VERIFY=${VERIFY:-"DEVKIT_CUDA_FUSED_GEMV 1 0 ops_rmsnorm_linear ops_swiglu_linear ops_linear models_;DEVKIT_CUDA_DEVPOS 1 0 ops_index_copy ops_attention_pos ops_attention;DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy ops_attention_pos models_"}
+  # VERIFY="NAME ON OFF [@DEVICE] TESTS[;...]": the switch of each path
+  # that has not run on a GPU, its on and off values, the device (cuda:0
+  # unless named) and the tests that cover it. Waiting today: CUDA's fused
+  # norm/SwiGLU decode products, the device-side positions of
+  # dk_attention_pos / dk_index_copy, CUDA graphs (which need the latter; a
+  # decode step is then one graph launch), and Vulkan's fused decode product
+  # (checked on lavapipe, where it is slower; not yet timed on a GPU).
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_FUSED_GEMV 1 0 ops_rmsnorm_linear ops_swiglu_linear ops_linear models_;DEVKIT_CUDA_DEVPOS 1 0 ops_index_copy ops_attention_pos ops_attention;DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy ops_attention_pos models_;DEVKIT_VULKAN_FUSED 1 0 @vulkan:0 ops_rmsnorm_linear ops_swiglu_linear ops_fused_linear_vec models_"}
   IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do
     read -r vname von voff vtests <<< "$ventry"
-    env "$vname=$von" timeout 200 build/tests --device cuda:0 $vtests > "$LOGS/verify_$vname.log" 2>&1
+    vdev=cuda:0
+    case "$vtests" in @*) vdev=${vtests%% *}; vdev=${vdev#@}; vtests=${vtests#* } ;; esac
+    env "$vname=$von" timeout 200 build/tests --device "$vdev" $vtests > "$LOGS/verify_$vname.log" 2>&1
     note "$vname=$von tests: $(tail -1 "$LOGS/verify_$vname.log")"
     grep -A3 "FAIL" "$LOGS/verify_$vname.log" | head -12 | tee -a "$SUM"
     for tool in racecheck memcheck; do
+      [ "${vdev%%:*}" = cuda ] || continue   # (compute-sanitizer sees CUDA only)
       env "$vname=$von" timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
-        build/tests --device cuda:0 $vtests > "$LOGS/verify_${vname}_$tool.log" 2>&1
+        build/tests --device "$vdev" $vtests > "$LOGS/verify_${vname}_$tool.log" 2>&1
       note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_${vname}_$tool.log" | sort | uniq -c | tr '\n' ' ')"
     done
     f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_f16.gguf
@@ -159,7 +164,7 @@ if has verify; then
     ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
     for rep in 1 2 3; do
       for v in "$von" "$voff"; do
-        line=$(env "$vname=$v" timeout 60 build/llama -m "$f" -d cuda:0 --ids "$ids" -n 128 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*')
+        line=$(env "$vname=$v" timeout 60 build/llama -m "$f" -d "$vdev" --ids "$ids" -n 128 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*')
         note "1B f16 $vname=$v: $line"
       done
     done
