@@ -2038,29 +2038,36 @@ static dk_status dk__cuda_embedding(const dk_call *c) {
   return dk__cuda_launch(c, DK_CUDA_K_dk_embedding_gather, dk__cuda_grid(p.n_ids, 1), 1, 1, DK_EW_THREADS, &p);
 }
 
-/* index_select: out [outer, nids, inner] from x [outer, n, inner]; the ids
- * are checked on the device first (dk__cuda_id_slot), as dk_embedding's */
+/* index_select: out [outer, nids, inner] from x [outer, n, inner]; with
+ * DEVKIT_CUDA_DEVPOS, index_copy the other way: dst [outer, n, inner] from
+ * src [outer, nids, inner], converted. The ids are checked on the device
+ * first (dk__cuda_id_slot), as dk_embedding's. */
 static dk_status dk__cuda_index_select(const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *ids = c->t[2];
+  const int scatter = c->op == DK_OP_INDEX_COPY;
+  const dk_tensor *big = scatter ? o : x;   /* the tensor the ids index */
   int a = (int)c->i[0], i;
   dk_kp_gather p;
   dk_status s;
   memset(&p, 0, sizeof p);
   p.outer = p.inner = 1;
-  for (i = 0; i < a; i++) p.outer *= x->shape[i];
-  for (i = a + 1; i < x->ndim; i++) p.inner *= x->shape[i];
-  p.n = x->shape[a];
+  for (i = 0; i < a; i++) p.outer *= big->shape[i];
+  for (i = a + 1; i < big->ndim; i++) p.inner *= big->shape[i];
+  p.n = big->shape[a];
   p.nids = dk_tensor_numel(ids);
   if (p.nids == 0) return DK_OK;
-  if ((s = dk__cuda_id_slot(c, ids, x, (long long)p.n, a, &p.status)) != DK_OK) return s;
+  if ((s = dk__cuda_id_slot(c, ids, big, (long long)p.n, a, &p.status)) != DK_OK) return s;
   p.out = dk__cuda_addr(o);
   p.x = dk__cuda_addr(x);
   p.ids = dk__cuda_addr(ids);
-  p.esize = (int32_t)dk_dtype_block_bytes(x->dtype);   /* a float dtype: its element size */
+  p.esize = (int32_t)dk_dtype_block_bytes(o->dtype);   /* a float dtype: its element size */
+  p.xdt = (int32_t)x->dtype;
+  p.odt = (int32_t)o->dtype;
   if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_index_select_check, dk__cuda_grid(p.nids, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p)) != DK_OK)
     return s;
   if (p.outer * p.inner == 0) return DK_OK;
-  return dk__cuda_launch(c, DK_CUDA_K_dk_index_select_gather, dk__cuda_grid(p.outer * p.nids, 1), 1, 1, DK_EW_THREADS, &p);
+  return dk__cuda_launch(c, scatter ? DK_CUDA_K_dk_index_copy_scatter : DK_CUDA_K_dk_index_select_gather,
+                         dk__cuda_grid(p.outer * p.nids, 1), 1, 1, DK_EW_THREADS, &p);
 }
 
 static dk_status dk__cuda_rope(const dk_call *c) {
@@ -2342,40 +2349,13 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
   return s;
 }
 
-/* dk_index_copy on the device: ids checked into a status slot (reported at
- * the next sync, as dk_index_select's), then rows scattered, converted */
-static dk_status dk__cuda_index_scatter(const dk_call *c) {
-  const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
-  int a = (int)c->i[0], i;
-  dk_kp_gather p;
-  dk_status s;
-  memset(&p, 0, sizeof p);
-  p.outer = p.inner = 1;
-  for (i = 0; i < a; i++) p.outer *= dst->shape[i];
-  for (i = a + 1; i < dst->ndim; i++) p.inner *= dst->shape[i];
-  p.n = dst->shape[a];
-  p.nids = dk_tensor_numel(ids);
-  if (p.nids == 0) return DK_OK;
-  if ((s = dk__cuda_id_slot(c, ids, dst, (long long)p.n, a, &p.status)) != DK_OK) return s;
-  p.out = dk__cuda_addr(dst);
-  p.x = dk__cuda_addr(src);
-  p.ids = dk__cuda_addr(ids);
-  p.esize = (int32_t)dk_dtype_block_bytes(dst->dtype);
-  p.xdt = (int32_t)src->dtype;
-  p.odt = (int32_t)dst->dtype;
-  if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_index_select_check, dk__cuda_grid(p.nids, DK_EW_THREADS), 1, 1, DK_EW_THREADS, &p)) != DK_OK)
-    return s;
-  if (p.outer * p.inner == 0) return DK_OK;
-  return dk__cuda_launch(c, DK_CUDA_K_dk_index_copy_scatter, dk__cuda_grid(p.outer * p.nids, 1), 1, 1, DK_EW_THREADS, &p);
-}
-
 static dk_status dk__cuda_index_copy(const dk_call *c) {
   const dk_tensor *dst = c->t[0], *src = c->t[1], *ids = c->t[2];
   int a = (int)c->i[0];
   int64_t n = dst->shape[a], m = ids->shape[0], k;
   int32_t *id = NULL;
   dk_status s;
-  if (dk__cuda_devpos() && dk_tensor_is_contiguous(dst) && dk_tensor_is_contiguous(src)) return dk__cuda_index_scatter(c);
+  if (dk__cuda_devpos() && dk_tensor_is_contiguous(dst) && dk_tensor_is_contiguous(src)) return dk__cuda_index_select(c);
   s = dk__cuda_read_i32(ids, &id);
   for (k = 0; k < m && s == DK_OK; k++)
     if (id[k] < -n || id[k] >= n)

@@ -86,38 +86,23 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_chec
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_gather(const __grid_constant__ dk_kp_gather p) { dk_grid_wait();
-  if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
-  const int32_t *ids = (const int32_t *)p.ids;
-  // block g copies output rows r = (q, k) = g, g + gridDim.x, ...; threads
-  // stride over the row's inner elements (one division per row, not per element)
-  for (int64_t r = blockIdx.x; r < p.outer * p.nids; r += gridDim.x) {
-    const int64_t q = r / p.nids, k = r - q * p.nids;
-    int64_t row = ids[k];
-    if (row < 0) row += p.n;
-    const int64_t src = (q * p.n + row) * p.inner, dst = r * p.inner;
-    for (int64_t j = threadIdx.x; j < p.inner; j += blockDim.x) {
-      if (p.esize == 4) ((uint32_t *)p.out)[dst + j] = ((const uint32_t *)p.x)[src + j];
-      else ((uint16_t *)p.out)[dst + j] = ((const uint16_t *)p.x)[src + j];
-    }
-  }
-}
-
-// dk_index_copy on the device (its ids checked first by dk_index_select_check,
-// the same status slot): out [outer, n, inner] (dst) rows ids[k] from x
-// [outer, nids, inner] (src) rows k, converted from p.xdt to p.odt. Block g
-// copies source rows r = (q, k) = g, g + gridDim.x, ...; a bad id anywhere
-// writes nothing. With an id twice, which row lands is unspecified (as the
-// op says).
-extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_copy_scatter(const __grid_constant__ dk_kp_gather p) { dk_grid_wait();
+// dk_index_select_gather: out rows r = (q, k) of [outer, nids, inner] from x
+// rows (q, ids[k]) of [outer, n, inner]; dk_index_copy_scatter the other way
+// (dk_index_copy: out is dst [outer, n, inner], x is src [outer, nids,
+// inner]), converted from p.xdt to p.odt, its ids checked first by
+// dk_index_select_check (the same status slot); with an id twice, which row
+// lands is unspecified (as the op says). A bad id anywhere: nothing written.
+// Block g moves rows r = g, g + gridDim.x, ...; threads stride over the
+// row's inner elements (one division per row, not per element).
+template <bool SCATTER> __device__ void dk_rows_move(const dk_kp_gather &p) {
   if (*(const volatile unsigned long long *)p.status != ~0ull) return;   // a bad id: write nothing
   const int32_t *ids = (const int32_t *)p.ids;
   for (int64_t r = blockIdx.x; r < p.outer * p.nids; r += gridDim.x) {
     const int64_t q = r / p.nids, k = r - q * p.nids;
     int64_t row = ids[k];
     if (row < 0) row += p.n;
-    const int64_t dst = (q * p.n + row) * p.inner, src = r * p.inner;
-    if (p.xdt == p.odt) {
+    const int64_t at = (q * p.n + row) * p.inner, dst = SCATTER ? at : r * p.inner, src = SCATTER ? r * p.inner : at;
+    if (!SCATTER || p.xdt == p.odt) {
       for (int64_t j = threadIdx.x; j < p.inner; j += blockDim.x) {
         if (p.esize == 4) ((uint32_t *)p.out)[dst + j] = ((const uint32_t *)p.x)[src + j];
         else ((uint16_t *)p.out)[dst + j] = ((const uint16_t *)p.x)[src + j];
@@ -128,3 +113,6 @@ extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_copy_scatte
     }
   }
 }
+
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_select_gather(const __grid_constant__ dk_kp_gather p) { dk_grid_wait(); dk_rows_move<false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_EW_THREADS) dk_index_copy_scatter(const __grid_constant__ dk_kp_gather p) { dk_grid_wait(); dk_rows_move<true>(p); }

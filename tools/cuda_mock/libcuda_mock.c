@@ -499,26 +499,18 @@ static void emulate(const char *k, void *param) {
       }
     return;
   }
-  if (!strcmp(k, "dk_index_select_gather")) {
+  if (!strcmp(k, "dk_index_select_gather") || !strcmp(k, "dk_index_copy_scatter")) {
+    /* rows (q, k) of [outer, nids, inner] from rows (q, ids[k]) of [outer, n, inner], or the reverse */
     const dk_kp_gather *p = (const dk_kp_gather *)param;
     const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
+    const int scatter = k[9] == 'c';
     int64_t e, total = p->outer * p->nids * p->inner;
     if (*(unsigned long long *)(uintptr_t)p->status != ~0ull) return;
     for (e = 0; e < total; e++) {
       int64_t j = e % p->inner, r = e / p->inner, kk = r % p->nids, q = r / p->nids, row = ids[kk] < 0 ? ids[kk] + p->n : ids[kk];
-      memcpy((char *)(uintptr_t)p->out + e * p->esize, (const char *)(uintptr_t)p->x + ((q * p->n + row) * p->inner + j) * p->esize,
-             (size_t)p->esize);
-    }
-    return;
-  }
-  if (!strcmp(k, "dk_index_copy_scatter")) {
-    const dk_kp_gather *p = (const dk_kp_gather *)param;
-    const int32_t *ids = (const int32_t *)(uintptr_t)p->ids;
-    int64_t e, total = p->outer * p->nids * p->inner;
-    if (*(unsigned long long *)(uintptr_t)p->status != ~0ull) return;
-    for (e = 0; e < total; e++) {
-      int64_t j = e % p->inner, r = e / p->inner, kk = r % p->nids, q = r / p->nids, row = ids[kk] < 0 ? ids[kk] + p->n : ids[kk];
-      st_rt(p->out, (q * p->n + row) * p->inner + j, ld_rt(p->x, e, p->xdt), p->odt);
+      int64_t at = (q * p->n + row) * p->inner + j;
+      if (scatter) st_rt(p->out, at, ld_rt(p->x, e, p->xdt), p->odt);
+      else memcpy((char *)(uintptr_t)p->out + e * p->esize, (const char *)(uintptr_t)p->x + at * p->esize, (size_t)p->esize);
     }
     return;
   }
