@@ -188,7 +188,8 @@ typedef struct {
 typedef struct { dk_vk_block *block; VkDeviceSize off, size; uint64_t serial; } dk_vk_deferred;
 
 /* Every shader's dtype and op choices are specialization constants 0..5
- * and 8: the driver folds the branches on them when it builds the pipeline.
+ * and 8..10 (9, 10: matvec_vec.comp's folded op and its eps): the driver
+ * folds the branches on them when it builds the pipeline.
  * Constant 7 is the workgroup size of the row-reduction shaders, and 6 says
  * that such a workgroup is exactly one subgroup (barriers become subgroup
  * barriers); dk_vk_run sets those two for every call. */
