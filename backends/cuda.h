@@ -954,7 +954,7 @@ static void dk__cuda_free_block(dk__cuda_dev *ld, dk_cu_ptr p, size_t size) {
     return;
   }
   b->ptr = p;
-  b->size = size;
+  b->size = size & ~(size_t)1;   /* (a plain block's mark off; a pool block's size is even) */
   if (ld->grec && dk__cu.phys[ld->physical].use_pool && !(size & 1)) {
     /* a pool block: freed after the capture (a stream-ordered free now
      * would be captured into the graph) */
@@ -962,7 +962,6 @@ static void dk__cuda_free_block(dk__cuda_dev *ld, dk_cu_ptr p, size_t size) {
     ld->grec->freed = b;
     return;
   }
-  b->size = size & ~(size_t)1;
   b->next = ld->cache;
   ld->cache = b;
   ld->cache_bytes += b->size;
@@ -1974,20 +1973,14 @@ static dk_status dk__cuda_id_slot(const dk_call *c, const dk_tensor *ids, const 
   dk__cuda_dev *ld = dk__cuda_ld(c->dev);
   dk__cuda_emb_note *note;
   const char *op = dk__op_name(c->op);
+  dk__cuda_graph *g = ld->grec;   /* a graph being captured: one of its own words */
   char what[96];
   int slot;
-  if (ld->grec) {
-    /* a graph being captured: one of its own words */
-    dk__cuda_graph *g = ld->grec;
-    if (g->status_used == DK_CUDA_GRAPH_SLOTS)
-      return dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, "record fewer such ops into one graph",
-                          "a CUDA graph holds at most %d ops whose ids the device checks (dk_embedding, dk_index_select, "
-                          "dk_index_copy)", DK_CUDA_GRAPH_SLOTS);
-    slot = g->status_used++;
-    note = &g->notes[slot];
-    *status = g->status + 8 * (uint64_t)slot;
-  } else {
-  if (ld->status_used == DK_CUDA_STATUS_SLOTS) {
+  if (g && g->status_used == DK_CUDA_GRAPH_SLOTS)
+    return dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, "record fewer such ops into one graph",
+                        "a CUDA graph holds at most %d ops whose ids the device checks (dk_embedding, dk_index_select, "
+                        "dk_index_copy)", DK_CUDA_GRAPH_SLOTS);
+  if (!g && ld->status_used == DK_CUDA_STATUS_SLOTS) {
     /* every slot is taken since the last sync: read them now (this waits for
      * the stream). A bad id found here belongs to an earlier op: it is kept
      * and reported by the next call that synchronizes, not by this one. */
@@ -2003,10 +1996,9 @@ static dk_status dk__cuda_id_slot(const dk_call *c, const dk_tensor *ids, const 
     snprintf(what, sizeof what, "%s (reading the status slots)", op);
     if (r != DK_CU_SUCCESS) return dk__cuda_fail(c->dev.index, what, r);
   }
-  slot = ld->status_used++;
-  note = &ld->notes[slot];
-  *status = ld->status + 8 * (uint64_t)slot;
-  }
+  slot = g ? g->status_used++ : ld->status_used++;
+  note = g ? &g->notes[slot] : &ld->notes[slot];
+  *status = (g ? g->status : ld->status) + 8 * (uint64_t)slot;
   dk__copy_str(note->ids_name, sizeof note->ids_name, ids->name);
   dk__copy_str(note->ids_site, sizeof note->ids_site, ids->site);
   dk__copy_str(note->table_name, sizeof note->table_name, table->name);

@@ -3117,6 +3117,17 @@ static uint32_t dk_vk_rows_per_lane(dk_dtype wdt, int64_t K, int64_t N) {
   return r;
 }
 
+/* matvec_vec.comp for f32 x and w of dtype wdt at element offsets x_off,
+ * w_off: its kernel, with the offsets and x's row stride in pc in 16-byte
+ * units; -1 where x or w is off that grid */
+static int dk_vk_vec_pc(dk_vk_pc_mv *pc, dk_dtype wdt, uint32_t x_off, uint32_t w_off, int64_t K) {
+  if (((VkDeviceSize)x_off * 4) % 16 || ((VkDeviceSize)w_off * dk_vk_unit(wdt)) % 16) return -1;
+  pc->x_off = (uint32_t)((VkDeviceSize)x_off * 4 / 16);
+  pc->w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(wdt) / 16);
+  pc->ldx = (uint32_t)(K / 4);
+  return DK_SPV_MATVEC_VEC_F32 + (wdt == DK_F32 ? 0 : wdt == DK_F16 ? 1 : 2);
+}
+
 static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   int64_t M = c->i[0], N = c->i[1], K = c->i[2], n0, m0;
@@ -3192,20 +3203,16 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
           if (d->tex && dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1)) spv = DK_SPV_GEMM_ROWS_T;
           if ((s = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK) return s;
         } else {
-          int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG;
+          int spv = d->rows_mv ? DK_SPV_MATVEC_ROWS_F32 : d->sg ? DK_SPV_MATVEC_F32 : DK_SPV_MATVEC_F32_NOSG, vspv;
           uint32_t gx, gy, per = d->rows_mv || more ? 64 : DK_VK_MV_ROWS;
           spv += w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : w->dtype == DK_BF16 ? 2 : w->dtype == DK_Q8_0 ? 3 : 4;
           if (more) spv = DK_SPV_MATVEC_ROWS_Q4_1 + (int)(w->dtype - DK_Q4_1);
           if (d->int8_dot && !d->rows_mv && quant && !more) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
           spec[4] = (uint32_t)mc;
           pc.KC = (uint32_t)((DK_VK_MV_XS / mc) & ~31);
-          if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 && ((VkDeviceSize)x_off * xsz) % 16 == 0 &&
-              ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16 == 0) {
-            /* matvec_vec.comp: offsets and x's row stride in 16-byte units */
-            spv = DK_SPV_MATVEC_VEC_F32 + (w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : 2);
-            pc.x_off = (uint32_t)((VkDeviceSize)x_off * xsz / 16);
-            pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
-            pc.ldx = (uint32_t)(K / 4);
+          if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 &&
+              (vspv = dk_vk_vec_pc(&pc, w->dtype, x_off, w_off, K)) >= 0) {
+            spv = vspv;
             per = 2;   /* its R */
             dk_vk_arg_dummy(d, &args, 4);   /* its PRO operand (dk_vk_fused_vec), unused here */
           }
@@ -3672,6 +3679,7 @@ static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
   dk_vk_pc_mv pc;
   uint32_t o_off, x_off, w_off, a_off, b_off = 0, spec[DK_VK_SPEC], gx, gy;
   float eps = c->f[0];
+  int spv;
   if (!d->fused || !a || x->dtype != DK_F32 || a->dtype != DK_F32 || o->dtype != DK_F32 ||
       (w->dtype != DK_F32 && w->dtype != DK_F16 && w->dtype != DK_BF16) || M < 1 || M > DK_VK_MV_MAXM || N < 1 ||
       K % 8 || (VkDeviceSize)M * (VkDeviceSize)K * 4 > R || (VkDeviceSize)M * (VkDeviceSize)N * 4 > R ||
@@ -3679,14 +3687,14 @@ static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
       !dk_tensor_is_contiguous(o))
     return 0;
   dk_vk_args_init(&args);
+  memset(&pc, 0, sizeof pc);
   if ((*st = dk_vk_arg(d, &args, 0, o, 0, (VkDeviceSize)M * N * 4, 1, dk_vk_unit(o->dtype), &o_off, "out")) != DK_OK ||
       (*st = dk_vk_arg(d, &args, 1, x, 0, (VkDeviceSize)M * K * 4, 0, dk_vk_unit(x->dtype), &x_off, "x")) != DK_OK ||
       (*st = dk_vk_arg(d, &args, 2, w, 0, (VkDeviceSize)N * rb, 0, dk_vk_unit(w->dtype), &w_off, "w")) != DK_OK ||
       (*st = dk_vk_arg(d, &args, 4, a, 0, (VkDeviceSize)(swiglu ? M : 1) * K * 4, 0, dk_vk_unit(a->dtype), &a_off,
                        swiglu ? "up" : "norm_w")) != DK_OK)
     return 1;
-  if (((VkDeviceSize)x_off * 4) % 16 || ((VkDeviceSize)a_off * 4) % 16 || ((VkDeviceSize)w_off * dk_vk_unit(w->dtype)) % 16)
-    return 0;
+  if (((VkDeviceSize)a_off * 4) % 16 || (spv = dk_vk_vec_pc(&pc, w->dtype, x_off, w_off, K)) < 0) return 0;
   if (bias) {
     VkDeviceSize bsz = dk_vk_esize(bias->dtype);
     if ((*st = dk_vk_arg(d, &args, 3, bias, 0, (VkDeviceSize)N * bsz, 0, dk_vk_unit(bias->dtype), &b_off, "bias")) != DK_OK)
@@ -3695,7 +3703,6 @@ static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
     dk_vk_arg_dummy(d, &args, 3);
   }
   memset(spec, 0, sizeof spec);
-  memset(&pc, 0, sizeof pc);
   spec[0] = (uint32_t)x->dtype;
   spec[1] = (uint32_t)o->dtype;
   spec[2] = (uint32_t)(bias ? bias->dtype : DK_F32);
@@ -3705,16 +3712,12 @@ static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
   memcpy(&spec[10], &eps, 4);
   pc.N = (uint32_t)N;
   pc.K = (uint32_t)K;
-  pc.x_off = (uint32_t)((VkDeviceSize)x_off * 4 / 16);
-  pc.w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(w->dtype) / 16);
   pc.a_off = (uint32_t)((VkDeviceSize)a_off * 4 / 16);
   pc.o_off = o_off;
   pc.b_off = b_off;
-  pc.ldx = (uint32_t)(K / 4);
   pc.ldo = (uint32_t)N;
   dk_vk_grid((uint64_t)(N + 1) / 2, 0, &gx, &gy);   /* 2 rows a workgroup (its R) */
-  *st = dk_vk_run(d, DK_SPV_MATVEC_VEC_F32 + (w->dtype == DK_F32 ? 0 : w->dtype == DK_F16 ? 1 : 2), spec, &args, &pc,
-                  sizeof pc, gx, gy, 1);
+  *st = dk_vk_run(d, spv, spec, &args, &pc, sizeof pc, gx, gy, 1);
   return 1;
 }
 
