@@ -370,57 +370,46 @@ template <int WT> DK_DEV void dk_gv2_xoff(int64_t pc, int64_t &o0, int64_t &o1) 
 }
 
 // A prologue on x as the row kernel reads it (PRO), for the ops that feed
-// one product: the values the unfused op would have stored, so the product
-// sees them as it would (f32 x). Not yet run on a GPU: the host takes these
-// variants only under DEVKIT_CUDA_FUSED_GEMV=1.
-//  * DK_GV2_NORM (dk_rmsnorm_linear): each block first computes row m's
-//    inverse rms itself (a sum of squares in double over K values L2 holds,
-//    one block reduction, into shared memory), then v * inv, then * norm_w,
-//    each rounded to f32 as dk_norm_f32 stores them. The double sum runs in
-//    another order than dk_norm_f32's, so inv can differ in its last bit.
-//  * DK_GV2_SWIGLU (dk_swiglu_linear): x holds the gate, aux the up rows;
-//    g / (1 + expf(-g)) * u, elementwise.cu's expression.
+// one product (dk_rmsnorm_linear, dk_swiglu_linear at decode). The first
+// form (2026-11-28, H200) made each block compute row m's inverse rms
+// before its first weight load and ran SiLU in IEEE expf and division: the
+// 1B f16 decode fell from 523 to 454 tok/s. Now nothing comes before the
+// weight loads:
+//  * DK_GV2_NORM: x * norm_w is dotted, and the sum of squares of x comes
+//    from the same loads; the block scales its dot by 1/rms at the end
+//    (W·(x·inv·g) = inv·(W·(x·g)), so the bits differ from the two ops').
+//  * DK_GV2_SWIGLU: x holds the gate, aux the up rows; g / (1 + e^-g) * u
+//    with the fast exponential and division: each block converts all of
+//    x for its few rows, and the IEEE forms made the product ALU-bound.
 enum { DK_GV2_PLAIN = 0, DK_GV2_NORM = 1, DK_GV2_SWIGLU = 2 };
-template <int PRO> DK_DEV float4 dk_gv2_pro(float4 v, const dk_kp_gemv &p, float inv, int64_t m, int64_t o) {
+template <int PRO> DK_DEV float4 dk_gv2_pro(float4 v, const dk_kp_gemv &p, float &ss, int64_t m, int64_t o) {
   if constexpr (PRO == DK_GV2_NORM) {
-    v.x *= inv; v.y *= inv; v.z *= inv; v.w *= inv;
+    ss = fmaf(v.x, v.x, ss); ss = fmaf(v.y, v.y, ss); ss = fmaf(v.z, v.z, ss); ss = fmaf(v.w, v.w, ss);
     if (p.aux) {
       const float4 g = __ldg((const float4 *)((const float *)p.aux + o));
       v.x *= g.x; v.y *= g.y; v.z *= g.z; v.w *= g.w;
     }
   } else if constexpr (PRO == DK_GV2_SWIGLU) {
     const float4 u = __ldg((const float4 *)((const float *)p.aux + m * p.K + o));
-    v.x = v.x / (1.0f + expf(-v.x)) * u.x; v.y = v.y / (1.0f + expf(-v.y)) * u.y;
-    v.z = v.z / (1.0f + expf(-v.z)) * u.z; v.w = v.w / (1.0f + expf(-v.w)) * u.w;
+    v.x = __fdividef(v.x, 1.0f + __expf(-v.x)) * u.x; v.y = __fdividef(v.y, 1.0f + __expf(-v.y)) * u.y;
+    v.z = __fdividef(v.z, 1.0f + __expf(-v.z)) * u.z; v.w = __fdividef(v.w, 1.0f + __expf(-v.w)) * u.w;
   }
   return v;
 }
 
 template <int WT, int PRO = DK_GV2_PLAIN> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
   constexpr int R = dk_gv2<WT>::Q ? DK_GEMV2_QROWS : DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS;
+  constexpr int NS = PRO == DK_GV2_NORM ? DK_GEMV_MAXM : 1;   // sums of squares, one a row of x
   __shared__ float red[NT / 32][R][DK_GEMV_MAXM];
+  __shared__ float rss[NT / 32][NS];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, M = (int)p.M;
   const int64_t npc = p.K / 8;
   const float *x = (const float *)p.x;
-  // the inverse rms of each row of x (DK_GV2_NORM), in shared memory:
-  // registers are what the weight loads in flight need
-  __shared__ float inv[PRO == DK_GV2_NORM ? DK_GEMV_MAXM : 1];
-  if constexpr (PRO == DK_GV2_NORM) {
-    __shared__ double sd[33];
-    for (int m = 0; m < M; m++) {
-      double a = 0.0;
-      for (int64_t k = tid; k < p.K; k += NT) {
-        const double v = (double)x[m * p.K + k];
-        a += v * v;
-      }
-      a = dk_block_reduce(a, sd, dk_op_sum(), 0.0);   // ends with a barrier: every thread sees sd[32]
-      if (tid == 0) inv[m] = (float)(1.0 / sqrt(a / (double)p.K + (double)p.eps));
-    }
-    __syncthreads();
-  }
   for (int64_t n0 = (int64_t)blockIdx.x * R; n0 < p.N; n0 += (int64_t)gridDim.x * R) {
     const uint8_t *wr[R];
-    float acc[R][DK_GEMV_MAXM];
+    float acc[R][DK_GEMV_MAXM], ss[NS];
+#pragma unroll
+    for (int m = 0; m < NS; m++) ss[m] = 0.0f;
 #pragma unroll
     for (int r = 0; r < R; r++) {
       wr[r] = (const uint8_t *)p.w + (n0 + r < p.N ? n0 + r : p.N - 1) * p.w_row_bytes;   // a row past N repeats the last, unstored
@@ -450,10 +439,8 @@ template <int WT, int PRO = DK_GV2_PLAIN> __device__ void dk_gemv2_impl(const dk
           if (m >= M) break;
           float4 x0 = __ldg((const float4 *)(x + m * p.K + o0)), x1 = __ldg((const float4 *)(x + m * p.K + o1));
           if constexpr (PRO != DK_GV2_PLAIN) {
-            float iv = 1.0f;
-            if constexpr (PRO == DK_GV2_NORM) iv = inv[m];
-            x0 = dk_gv2_pro<PRO>(x0, p, iv, m, o0);
-            x1 = dk_gv2_pro<PRO>(x1, p, iv, m, o1);
+            x0 = dk_gv2_pro<PRO>(x0, p, ss[m < NS ? m : 0], m, o0);
+            x1 = dk_gv2_pro<PRO>(x1, p, ss[m < NS ? m : 0], m, o1);
           }
 #pragma unroll
           for (int r = 0; r < R; r++) {
@@ -473,6 +460,13 @@ template <int WT, int PRO = DK_GV2_PLAIN> __device__ void dk_gemv2_impl(const dk
         const float v = dk_warp_reduce(acc[r][m], dk_op_sum());
         if (lane == 0) red[warp][r][m] = v;
       }
+    if constexpr (PRO == DK_GV2_NORM)
+#pragma unroll
+      for (int m = 0; m < NS; m++) {
+        if (m >= M) break;
+        const float v = dk_warp_reduce(ss[m], dk_op_sum());
+        if (lane == 0) rss[warp][m] = v;
+      }
     __syncthreads();
     if (tid < R * M) {
       const int r = tid / M, m = tid - r * M;
@@ -481,6 +475,13 @@ template <int WT, int PRO = DK_GV2_PLAIN> __device__ void dk_gemv2_impl(const dk
         float v = 0.0f;
 #pragma unroll
         for (int w = 0; w < NT / 32; w++) v += red[w][r][m];
+        if constexpr (PRO == DK_GV2_NORM) {
+          // in f32: double's division and square root are calls that spill
+          float q = 0.0f;
+#pragma unroll
+          for (int w = 0; w < NT / 32; w++) q += rss[w][m < NS ? m : 0];
+          v *= 1.0f / sqrtf(q / (float)p.K + p.eps);
+        }
         if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.bdt);
         dk_st_rt((void *)p.out, (int64_t)m * p.N + n, v, p.odt);
       }
