@@ -69,11 +69,11 @@
  * DEVKIT_CUDA_NEWOPS=0 switches them off. dk_index_select's kernels
  * (kernels/embedding.cu: the ids checked on the device as dk_embedding's,
  * then the gather) ran on an H200 on 2026-11-26; DEVKIT_CUDA_GATHER=0
- * switches them off. Not yet run on a GPU, so off by default:
- * DEVKIT_CUDA_FUSED_GEMV=1 (the norm or SwiGLU folded into decode's
- * matrix-vector product), DEVKIT_CUDA_DEVPOS=1 (dk_attention_pos and
- * dk_index_copy reading positions and ids on the device) and
- * DEVKIT_CUDA_GRAPH=1 (dk_graph as CUDA graphs; "graphs" below).
+ * switches them off. The norm or SwiGLU folded into decode's
+ * matrix-vector product, dk_graph as CUDA graphs ("graphs" below) and,
+ * with them, dk_attention_pos and dk_index_copy reading positions and ids
+ * on the device ran on an H200 on 2026-11-28; DEVKIT_CUDA_FUSED_GEMV=0 and
+ * DEVKIT_CUDA_GRAPH=0 switch them off.
  *
  * Limits: compute capability 8.0 or newer (the fatbin holds sm_80/86/89/90
  * cubins and compute_90 PTX, compressed: a CUDA 13 driver, r580+, is
@@ -1062,13 +1062,15 @@ static dk_status dk__cuda_sync(dk_device d) {
 }
 
 /* ==== graphs ===================================================================
- * DEVKIT_CUDA_GRAPH=1: a dk_graph is a capture of the device's stream
+ * A dk_graph is a capture of the device's stream
  * (relaxed mode, so that the plain cuMemAlloc below stays outside it),
  * instantiated at dk_graph_end and replayed by one cuGraphLaunch: a decode
  * step becomes one launch instead of some 300. It turns on the device-side
  * dk_attention_pos and dk_index_copy too (DEVKIT_CUDA_DEVPOS), which a
- * capture needs: a read-back is a sync. Neither has run on a GPU yet, so
- * both are off by default, and the core then re-runs a graph's calls.
+ * capture needs: a read-back is a sync. On since they ran on an H200
+ * (2026-11-28: suite and compute-sanitizer clean; 1B f16 decode 513-521 ->
+ * 551-558 tok/s); DEVKIT_CUDA_GRAPH=0 turns both off, and the core then
+ * re-runs a graph's calls.
  * While a capture holds the stream:
  *   - ops whose ids the device checks take the graph's own status words,
  *     which replays never reset: a bad id stays there until the next sync
@@ -1082,7 +1084,7 @@ static dk_status dk__cuda_sync(dk_device d) {
  *     allocation or free would be captured into the graph. */
 static int dk__cuda_graph_on(void) {
   static int on = -1;
-  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GRAPH", "1", "0", 0);
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GRAPH", "1", "0", 1);
   return on;
 }
 
@@ -1827,11 +1829,12 @@ static dk_status dk__cuda_linear(const dk_call *c) {
 
 /* dk_rmsnorm_linear, dk_swiglu_linear. Default: the first op (dk_norm or the
  * swiglu) then dk_linear through a scratch buffer (their bits).
- * DEVKIT_CUDA_FUSED_GEMV=1: at decode, where the row kernel takes the
- * product (f32 x, aligned rows), one launch of dk_gemv2n_* / dk_gemv2s_*
- * (kernels/linear.cu) that applies the first op to x as it reads it: a 1B
- * decode step's norms were about a fifth of its GPU time and its swiglus
- * 3 % (ncu, H200, 2026-11-26). Never run on a GPU, hence off. */
+ * At decode, where the row kernel takes the product (f32 x, aligned rows),
+ * one launch of dk_gemv2n_* / dk_gemv2s_* (kernels/linear.cu) that applies
+ * the first op to x as it reads it: a 1B decode step's norms were about a
+ * fifth of its GPU time and its swiglus 3 % (ncu, H200, 2026-11-26). On an
+ * H200 (2026-11-28) with graphs: f16 551-558 -> 587-589 tok/s, q4_0 565 ->
+ * 633. DEVKIT_CUDA_FUSED_GEMV=0 keeps the two ops. */
 static dk_status dk__cuda_fused_linear(const dk_call *c) {
   static int fused = -1;
   const dk_tensor *x = c->t[1], *aux = c->t[2], *w = c->t[3];
@@ -1841,7 +1844,7 @@ static dk_status dk__cuda_fused_linear(const dk_call *c) {
   dk_call fc, lc;
   dk_storage st;
   dk_status s;
-  if (fused < 0) fused = dk__cuda_switch("DEVKIT_CUDA_FUSED_GEMV", "1", "0", 0);
+  if (fused < 0) fused = dk__cuda_switch("DEVKIT_CUDA_FUSED_GEMV", "1", "0", 1);
   if (M == 0 || N == 0) return DK_OK;
   if (fused && M <= DK_GEMV_MAXM && (!aux || (aux->dtype == DK_F32 && dk__cuda_addr(aux) % 16 == 0)) &&
       (w->dtype == DK_F32 || w->dtype == DK_F16 || w->dtype == DK_BF16 || w->dtype == DK_Q8_0 || w->dtype == DK_Q4_0)) {
@@ -2288,12 +2291,13 @@ static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c
 /* dk_attention_pos and dk_index_copy read their positions and ids on the
  * device with DEVKIT_CUDA_DEVPOS=1 (kernels/attention.cu's p.pos,
  * kernels/embedding.cu's dk_index_copy_scatter after the ids' device check):
- * no sync, so a decode step can be a CUDA graph. Those kernels have not run
- * on a GPU yet, so by default (and for strided operands) the positions or
- * ids come back to the host (the call synchronizes), then each query row is
- * a dk_attention over the keys it sees and each id a dk_copy of one row, on
- * kernels that have run on GPUs. DEVKIT_CUDA_GRAPH=1 turns this on too (a
- * recording cannot hold a sync). */
+ * no sync, so a decode step can be a CUDA graph; on with the graphs (the
+ * default; a recording cannot hold a sync). With DEVKIT_CUDA_GRAPH=0 (and
+ * for strided operands) the positions or ids come back to the host (the
+ * call synchronizes), then each query row is a dk_attention over the keys
+ * it sees and each id a dk_copy of one row. Alone, without the graphs, the
+ * device-side form was no faster on an H200 (1B f16 decode 514-518 tok/s
+ * vs 523-524). */
 static int dk__cuda_devpos(void) {
   static int on = -1;
   if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_DEVPOS", "1", "0", 0) || dk__cuda_graph_on();

@@ -2324,8 +2324,13 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
    * keeps matvec.comp, =vec asks for it on any device */
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->vec_mv = !d->rows_mv && d->sg && ph->subgroup_size >= 8 && !(e && *e && strcmp(e, "vec"));
+  /* dk_rmsnorm_linear / dk_swiglu_linear at decode in one dispatch of
+   * matvec_vec.comp (PRO): on GPUs (an H200 through NVIDIA's driver,
+   * 2026-11-28: 1B f16 decode 297-302 -> 336-337 tok/s), not on CPU devices
+   * (lavapipe: 20.6 -> 32.4 ms a 4096x768 rmsnorm_linear); DEVKIT_VULKAN_FUSED
+   * =1 or =0 decides */
   e = getenv("DEVKIT_VULKAN_FUSED");
-  d->fused = d->vec_mv && e && e[0] == '1';
+  d->fused = d->vec_mv && (e && *e ? e[0] == '1' : ph->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
   /* prompts on CPU devices: gemm_rows.comp; DEVKIT_VULKAN_GEMM=0 keeps the
    * row kernel (8 rows of x per dispatch), for comparisons */
   e = getenv("DEVKIT_VULKAN_GEMM");

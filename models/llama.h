@@ -1178,9 +1178,9 @@ static dk_status dk_llm_run(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *ids_
  * first step is recorded (dk_graph, with the position read on the device:
  * dk_index_copy into the cache, dk_attention_pos over all of it) and every
  * step replays it: on Vulkan one command buffer per token instead of some
- * 300 ops recorded by the host, on CUDA one graph launch (with
- * DEVKIT_CUDA_GRAPH=1, until it has run on a GPU). Where the backend would
- * only re-run the calls (cpu; cuda by default) the steps stay op by op; so do models over
+ * 300 ops recorded by the host, on CUDA one graph launch (unless
+ * DEVKIT_CUDA_GRAPH=0). Where the backend would only re-run the calls (cpu;
+ * cuda with DEVKIT_CUDA_GRAPH=0) the steps stay op by op; so do models over
  * several devices (the crossing is a transfer, which a recording cannot
  * hold) and models with sliding-window layers (their attention starts
  * past 0). DEVKIT_LLM_GRAPH=0 turns it off, =1 uses it on every backend. */

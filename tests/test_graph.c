@@ -59,11 +59,10 @@ static int step_out(dkt *t, const gstep *g, dk_graph *graph, int32_t id, float *
 
 static void replay_case(dkt *t, int want_native);
 
-/* native: Vulkan's command buffer; CUDA's graph with DEVKIT_CUDA_GRAPH=1
- * (not yet run on a GPU, so off by default) */
+/* native: Vulkan's command buffer; CUDA's graph unless DEVKIT_CUDA_GRAPH=0 */
 DKT_TEST(graph_replay, 0) {
   const char *e = getenv("DEVKIT_CUDA_GRAPH");
-  replay_case(t, t->dev.backend == DK_VULKAN || (t->dev.backend == DK_CUDA && e && !strcmp(e, "1")));
+  replay_case(t, t->dev.backend == DK_VULKAN || (t->dev.backend == DK_CUDA && !(e && !strcmp(e, "0"))));
 }
 
 /* Vulkan without push descriptors: the core re-runs the calls */

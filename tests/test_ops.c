@@ -490,9 +490,12 @@ DKT_TEST(ops_linear_gemm, 0) {
 static int fused_folds(dkt *t) {
   const char *e = getenv("DEVKIT_CUDA_FUSED_GEMV"), *mv = getenv("DEVKIT_VULKAN_MATVEC"), *fu = getenv("DEVKIT_VULKAN_FUSED");
   dk_device_props p;
-  if (t->dev.backend == DK_CUDA) return e && !strcmp(e, "1");
-  if (t->dev.backend != DK_VULKAN || !(fu && fu[0] == '1') || dk_device_properties(t->dev, &p) != DK_OK) return 0;
-  return mv && *mv ? !strcmp(mv, "vec") : !p.is_software;
+  if (t->dev.backend == DK_CUDA) return !(e && !strcmp(e, "0"));
+  if (t->dev.backend != DK_VULKAN || dk_device_properties(t->dev, &p) != DK_OK) return 0;
+  /* vulkan.h's d->fused: the vector product (GPUs, or =vec), then on by
+   * default where the device is not a CPU */
+  if (!(mv && *mv ? !strcmp(mv, "vec") : !p.is_software)) return 0;
+  return fu && *fu ? fu[0] == '1' : !p.is_software;
 }
 
 static void fused_linear_case(dkt *t, int swiglu, dk_dtype xdt, dk_dtype wdt, dk_dtype gdt, int has_g, int64_t M,

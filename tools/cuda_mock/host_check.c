@@ -312,13 +312,13 @@ static void check_fault(void) {
 /* dk_graph on cuda:0: a decode-like step (a token's embedding row written
  * into a cache at a position, both read on the device, then a normed
  * product that takes a scratch buffer) recorded once and replayed with new
- * ids and positions. With DEVKIT_CUDA_GRAPH=1 it is a captured CUDA graph
- * (the mock runs its launches at each cuGraphLaunch), otherwise the core
+ * ids and positions. By default it is a captured CUDA graph (the mock runs
+ * its launches at each cuGraphLaunch); with DEVKIT_CUDA_GRAPH=0 the core
  * re-runs the calls; the results and the errors must be the same. */
 static void check_graph(void) {
   dk_device d = cuda(0);
   const char *e = getenv("DEVKIT_CUDA_GRAPH");
-  int native = e && !strcmp(e, "1"), step, j, ok;
+  int native = !(e && !strcmp(e, "0")), step, j, ok;
   int64_t ts[2] = {10, 4}, one[1] = {1}, es[2] = {1, 4}, cs[2] = {6, 4}, ws[2] = {8, 4}, os[2] = {1, 8}, w1[1] = {4};
   float table[40], cache[24], before[24];
   int32_t id, p;
