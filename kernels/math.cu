@@ -1,7 +1,7 @@
 // kernels/math.cu — elementwise math with NumPy broadcasting: sqrt, rsqrt,
 // log, abs, neg, erf, clamp, pow by a scalar, pow by a tensor, and where
-// (i32 mask ? a : b), for f32, f16 and bf16 values. Not yet run on a GPU:
-// the host enables these only under DEVKIT_CUDA_NEWOPS=1 (backends/cuda.h).
+// (i32 mask ? a : b), for f32, f16 and bf16 values. Ran on an H100 on
+// 2026-11-25; DEVKIT_CUDA_NEWOPS=0 switches them off (backends/cuda.h).
 //
 // Launch geometry: 1-D grid of DK_EW_THREADS-thread blocks,
 //   grid.x = min(ceil(n / DK_EW_THREADS), DK_MAX_GRID_X),
