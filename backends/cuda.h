@@ -1691,6 +1691,43 @@ static void dk__cuda_scratch_done(dk__cuda_dev *ld, dk_storage *st) {
  * arithmetic (no TF32). f16/bf16 x: W in x's dtype (rounded where it is
  * another type, as devkit's tensor-core kernel does). Returns DK_OK with
  * *done 0 when this product stays on devkit's kernels. */
+/* dk_linear's x rounded to the 16-bit type ht once, by the dtype-converting
+ * copy, into a scratch buffer (the prompt paths on tensor cores) */
+static dk_status dk__cuda_round_x(const dk_call *c, dk_dtype ht, dk_storage *xs) {
+  const dk_tensor *x = c->t[1];
+  dk_tensor xt = *x;
+  dk_status s;
+  if ((s = dk__cuda_scratch(c, (size_t)(c->i[0] * c->i[2]) * 2, "16-bit copy of dk_linear's x", xs)) != DK_OK) return s;
+  xt.dtype = ht;
+  xt.st = xs;
+  xt.offset = 0;
+  return dk__cuda_strided(c, &xt, x, x->stride, 1);
+}
+
+/* how many rows of dk_linear's weight a slab dequantized to ht holds: at
+ * most DK_CUDA_DEQUANT_BYTES (a 262k-row classifier in f32 would be 670 MB) */
+static int64_t dk__cuda_slab_rows(const dk_call *c, dk_dtype ht) {
+  const int64_t N = c->i[1];
+  int64_t nc = (int64_t)(DK_CUDA_DEQUANT_BYTES / ((size_t)c->i[2] * dk_dtype_block_bytes(ht)));
+  return nc < 1 ? 1 : nc > N ? N : nc;
+}
+
+/* rows [n0, n0 + nn) of dk_linear's weight dequantized to ht at dst */
+static dk_status dk__cuda_dequant_slab(const dk_call *c, dk_dtype ht, int64_t n0, int64_t nn, uint64_t dst) {
+  const dk_tensor *w = c->t[2];
+  const int64_t K = c->i[2];
+  dk_kp_embedding p;
+  memset(&p, 0, sizeof p);
+  p.out = dst;
+  p.table = dk__cuda_addr(w) + (uint64_t)n0 * dk__row_bytes(w->dtype, K);
+  p.rows = nn;
+  p.D = K;
+  p.row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+  p.tdt = (int32_t)w->dtype;
+  p.odt = (int32_t)ht;
+  return dk__cuda_launch(c, DK_CUDA_K_dk_dequant_rows, dk__cuda_grid(nn, 1), 1, 1, DK_EW_THREADS, &p);
+}
+
 static dk_status dk__cuda_linear_blas(const dk_call *c, int *done) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   const int64_t M = c->i[0], N = c->i[1], K = c->i[2];
@@ -1711,13 +1748,7 @@ static dk_status dk__cuda_linear_blas(const dk_call *c, int *done) {
   A = dk__cuda_addr(w);
   B = dk__cuda_addr(x);
   if (x->dtype != ht) {
-    /* x rounded to the 16-bit type once, by the dtype-converting copy */
-    dk_tensor xt = *x;
-    if ((s = dk__cuda_scratch(c, (size_t)(M * K) * 2, "16-bit copy of dk_linear's x", &xs)) != DK_OK) return s;
-    xt.dtype = ht;
-    xt.st = &xs;
-    xt.offset = 0;
-    if ((s = dk__cuda_strided(c, &xt, x, x->stride, 1)) != DK_OK) goto out;
+    if ((s = dk__cuda_round_x(c, ht, &xs)) != DK_OK) goto out;
     B = xs.addr;
   }
   if (bias) {
@@ -1733,28 +1764,75 @@ static dk_status dk__cuda_linear_blas(const dk_call *c, int *done) {
      * K x N column-major matrix, x^T the K x M column-major view of x */
     s = dk__cuda_blas_gemm(c, h, 1, N, M, K, A, ht, K, 0, B, ht, K, 0, dk__cuda_addr(o), o->dtype, N, 0, 1, bias != NULL);
   } else {
-    /* the weight dequantized into a scratch of at most DK_CUDA_DEQUANT_BYTES,
-     * a slab of rows at a time (a 262k-row classifier in f32 would be 670 MB) */
-    const size_t rowb = (size_t)K * dk_dtype_block_bytes(ht);
-    int64_t nc = (int64_t)(DK_CUDA_DEQUANT_BYTES / rowb), n0;
-    if (nc < 1) nc = 1;
-    if (nc > N) nc = N;
-    if ((s = dk__cuda_scratch(c, (size_t)nc * rowb, "dequantized dk_linear weight", &ws)) != DK_OK) goto out;
+    /* the weight dequantized a slab of rows at a time */
+    const int64_t nc = dk__cuda_slab_rows(c, ht);
+    int64_t n0;
+    if ((s = dk__cuda_scratch(c, (size_t)(nc * K) * dk_dtype_block_bytes(ht), "dequantized dk_linear weight", &ws)) != DK_OK)
+      goto out;
     for (n0 = 0; n0 < N && s == DK_OK; n0 += nc) {
       const int64_t nn = N - n0 < nc ? N - n0 : nc;
-      dk_kp_embedding p;
-      memset(&p, 0, sizeof p);
-      p.out = ws.addr;
-      p.table = A + (uint64_t)n0 * dk__row_bytes(w->dtype, K);
-      p.rows = nn;
-      p.D = K;
-      p.row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
-      p.tdt = (int32_t)w->dtype;
-      p.odt = (int32_t)ht;
-      if ((s = dk__cuda_launch(c, DK_CUDA_K_dk_dequant_rows, dk__cuda_grid(nn, 1), 1, 1, DK_EW_THREADS, &p)) != DK_OK) break;
+      if ((s = dk__cuda_dequant_slab(c, ht, n0, nn, ws.addr)) != DK_OK) break;
       s = dk__cuda_blas_gemm(c, h, 1, nn, M, K, ws.addr, ht, K, 0, B, ht, K, 0,
                              dk__cuda_addr(o) + (uint64_t)n0 * dk_dtype_block_bytes(o->dtype), o->dtype, N, 0, 1,
                              bias != NULL);
+    }
+  }
+  if (s == DK_OK) *done = 1;
+out:
+  dk__cuda_scratch_done(ld, &xs);
+  dk__cuda_scratch_done(ld, &ws);
+  return s;
+}
+
+/* A prompt-sized dk_linear of f32 x without cuBLAS, on the tensor cores,
+ * rounded as the cuBLAS path rounds: x to f16 (bf16 for bf16 weights), the
+ * K-quants dequantized to it a slab of rows at a time; f32 out
+ * (dk_gemm_tc_*_nt_o32, kernels/linear.cu). Before it, such a product ran
+ * on the SIMT f32 kernel: the 1B f16 prompt at 4505 tok/s on an H200
+ * against cuBLAS's 43882 (RESULTS.md, 2026-11-26). Not yet run on a GPU,
+ * so only under DEVKIT_CUDA_PROMPT_TC=1. */
+static dk_status dk__cuda_linear_tc(const dk_call *c, int *done) {
+  static int on = -1;
+  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
+  const int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  const dk_dtype ht = w->dtype == DK_BF16 ? DK_BF16 : DK_F16;
+  const int kid = ht == DK_BF16 ? DK_CUDA_K_dk_gemm_tc_bf16_nt_o32 : DK_CUDA_K_dk_gemm_tc_f16_nt_o32;
+  dk__cuda_dev *ld = dk__cuda_ld(c->dev);
+  dk_storage xs, ws;
+  dk_kp_gemm p;
+  dk_status s;
+  *done = 0;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_PROMPT_TC", "1", "0", 0);
+  if (!on || x->dtype != DK_F32 || o->dtype != DK_F32 || w->dtype == DK_F32 || w->precise) return DK_OK;
+  memset(&xs, 0, sizeof xs);
+  memset(&ws, 0, sizeof ws);
+  if ((s = dk__cuda_round_x(c, ht, &xs)) != DK_OK) goto out;
+  memset(&p, 0, sizeof p);
+  p.a = xs.addr;
+  p.b = dk__cuda_addr(w);
+  p.c = dk__cuda_addr(o);
+  p.bias = bias ? dk__cuda_addr(bias) : 0;
+  p.M = M; p.N = N; p.K = K;
+  p.lda = K; p.ldb = K; p.ldc = N;
+  p.b_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+  p.batch = 1;
+  p.wdt = (int32_t)w->dtype;
+  p.biasdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
+  p.has_bias = bias != NULL;
+  if (!((DK_QUANTS_MORE >> w->dtype) & 1)) {
+    s = dk__cuda_gemm_launch(c, kid, &p);   /* the tile loader converts f16/bf16/q8_0/q4_0 rows itself */
+  } else {
+    const int64_t nc = dk__cuda_slab_rows(c, ht);
+    int64_t n0;
+    if ((s = dk__cuda_scratch(c, (size_t)(nc * K) * 2, "dequantized dk_linear weight", &ws)) != DK_OK) goto out;
+    p.b = ws.addr;
+    p.wdt = (int32_t)ht;
+    p.b_row_bytes = K * 2;
+    for (n0 = 0; n0 < N && s == DK_OK; n0 += nc) {
+      p.N = N - n0 < nc ? N - n0 : nc;
+      p.c = dk__cuda_addr(o) + (uint64_t)n0 * 4;
+      p.bias = bias ? dk__cuda_addr(bias) + (uint64_t)n0 * dk_dtype_block_bytes(bias->dtype) : 0;
+      if ((s = dk__cuda_dequant_slab(c, ht, n0, p.N, ws.addr)) == DK_OK) s = dk__cuda_gemm_launch(c, kid, &p);
     }
   }
   if (s == DK_OK) *done = 1;
@@ -1790,6 +1868,7 @@ static dk_status dk__cuda_linear(const dk_call *c) {
   if (M > DK_GEMV_MAXM) {
     int done = 0;
     dk_status s = dk__cuda_linear_blas(c, &done);
+    if (s == DK_OK && !done) s = dk__cuda_linear_tc(c, &done);
     if (s != DK_OK || done) return s;
   }
   if ((DK_QUANTS_MORE >> w->dtype) & 1) return dk__cuda_linear_more(c);
@@ -2511,7 +2590,13 @@ static void dk__cuda_prof_reset(dk_device d) {
 /* ==== the table ============================================================== */
 
 /* dk_backend_note(DK_CUDA) with GPUs present: which GEMM prompts run on */
-static const char *dk__cuda_active_note(void) { return dk__cublas.note; }
+static const char *dk__cuda_active_note(void) {
+  static char note[sizeof dk__cublas.note + 96];
+  if (!dk__cuda_switch("DEVKIT_CUDA_PROMPT_TC", "1", "0", 0) || strncmp(dk__cublas.note, "prompt GEMMs: devkit's", 22))
+    return dk__cublas.note;
+  snprintf(note, sizeof note, "%s; f32 x rounded to f16 for the tensor cores (DEVKIT_CUDA_PROMPT_TC=1)", dk__cublas.note);
+  return note;
+}
 
 static dk_backend_impl dk__cuda_impl_table;
 

@@ -306,7 +306,9 @@ DK_DEV uint4 dk_load8_16(const uint16_t *src, int64_t left) {
   return u;
 }
 
-template <int AT, bool NT> __device__ void dk_gemm_tc(const dk_kp_gemm &p) {
+// OT: the output's type; AT (the inputs') unless an f32 x was rounded to AT
+// for the tensor cores, where the f32 output keeps what it can
+template <int AT, bool NT, int OT = AT> __device__ void dk_gemm_tc(const dk_kp_gemm &p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   typedef typename dk_wmma_type<AT>::t T;
@@ -422,7 +424,7 @@ template <int AT, bool NT> __device__ void dk_gemm_tc(const dk_kp_gemm &p) {
                 if (n < N) {
                   float v = sc[rr * 16 + cc + e];
                   if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.biasdt);
-                  dk_st<AT>(C, cbase + m * p.ldc + n, v);
+                  dk_st<OT>(C, cbase + m * p.ldc + n, v);
                 }
               }
             }

@@ -7,7 +7,8 @@
 //     Exact f32 arithmetic, whatever the dtypes.
 //   * larger M (prompts): the tiled kernels of gemm.cuh in their NT form:
 //     dk_gemm_f32_nt for f32 x (SIMT f32), dk_gemm_tc_<x>_nt for f16/bf16 x
-//     (tensor cores; see gemm.cuh for the precision choice).
+//     (tensor cores; see gemm.cuh for the precision choice), and
+//     dk_gemm_tc_<t>_nt_o32 for an f32 x rounded to t, output f32.
 //
 // ---- GEMV launch geometry ---------------------------------------------------------
 // DK_GEMV_THREADS = 128 threads = 4 warps; each warp owns
@@ -533,3 +534,9 @@ extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) dk_gemv_w_more(con
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_simt<true>(p); }
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_f16_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_F16, true>(p); }
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_BF16, true>(p); }
+// an f32 x rounded to f16 / bf16 (by the host, into a scratch copy) for the
+// tensor cores, the output in f32: the prompt path without cuBLAS, with the
+// same roundings as the cuBLAS one (backends/cuda.h, dk__cuda_linear_tc).
+// Not yet run on a GPU: taken under DEVKIT_CUDA_PROMPT_TC=1 only.
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_f16_nt_o32(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_F16, true, DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt_o32(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_BF16, true, DK_KT_F32>(p); }

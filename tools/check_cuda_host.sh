@@ -36,6 +36,19 @@ grep -v "^libcuda_mock: launch " "$OUT/host_check_graph.log" >> "$LOG" || true
 n=$(grep -c "^libcuda_mock: launch dk_index_copy_scatter" "$OUT/host_check_graph.log" || true)
 echo "CUDA graphs: $n captures of dk_index_copy_scatter"
 [ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] the CUDA graph run launched no dk_index_copy_scatter"; status=1; }
+# the prompt product of f32 x on tensor cores without cuBLAS (off by
+# default until it runs on a GPU): taken for f16/bf16/q8_0/q4_0 weights and
+# for a K-quant through its dequantized slab
+DEVKIT_CUDA_PROMPT_TC=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_tc.log" 2>&1 ||
+  status=$?
+grep -v "^libcuda_mock: launch " "$OUT/host_check_tc.log" >> "$LOG" || true
+for k in f16 bf16; do
+  n=$(grep -c "^libcuda_mock: launch dk_gemm_tc_${k}_nt_o32" "$OUT/host_check_tc.log" || true)
+  echo "DEVKIT_CUDA_PROMPT_TC=1: $n launches of dk_gemm_tc_${k}_nt_o32"
+  [ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_PROMPT_TC=1 launched no dk_gemm_tc_${k}_nt_o32"; status=1; }
+done
+n=$(grep -c "^libcuda_mock: launch dk_dequant_rows" "$OUT/host_check_tc.log" || true)
+[ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_PROMPT_TC=1 dequantized no K-quant slab"; status=1; }
 for kind in n s; do
   n=$(grep -c "^libcuda_mock: launch dk_gemv2${kind}_" "$OUT/host_check_norm.log" || true)
   echo "DEVKIT_CUDA_FUSED_GEMV=1: $n launches of dk_gemv2${kind}_*"

@@ -17,8 +17,8 @@
 #      (synthetic 1B, 512-token prompt after a warm-up run, 128 decode
 #      tokens; TYPES to narrow), then cuda:0 again with DEVKIT_CUBLAS=off
 #  10. verify: the paths that are off until a GPU runs them (VERIFY=
-#      "NAME ON OFF [@DEVICE] TESTS[;...]", default: the waiting ones
-#      below, none today): for each, its tests, racecheck and memcheck, and the 1B
+#      "NAME ON OFF [@DEVICE] [VAR=VALUE...] TESTS[;...]", default: the
+#      waiting ones below): for each, its tests, racecheck and memcheck, and the 1B
 #      f16 model with the switch on and off, alternating; flip the default
 #      if clean and faster
 #
@@ -136,24 +136,28 @@ if has bench1b; then
 fi
 
 if has verify; then
-  # VERIFY="NAME ON OFF [@DEVICE] TESTS[;...]": the switch of each path
-  # that has not run on a GPU, its on and off values, the device (cuda:0
-  # unless named) and the tests that cover it, e.g.
+  # VERIFY="NAME ON OFF [@DEVICE] [VAR=VALUE...] TESTS[;...]": the switch
+  # of each path that has not run on a GPU, its on and off values, the
+  # device (cuda:0 unless named), other settings the path needs, and the
+  # tests that cover it, e.g.
   #   VERIFY="DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy models_;DEVKIT_VULKAN_FUSED 1 0 @vulkan:0 ops_fused_linear_vec"
-  # Waiting today: none (the last four were flipped on 2026-11-28).
-  VERIFY=${VERIFY:-}
+  # Waiting today: the prompt product of f32 x on tensor cores without
+  # cuBLAS (hence DEVKIT_CUBLAS=off; its K-quant slabs too).
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_"}
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"
   IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do
     read -r vname von voff vtests <<< "$ventry"
     vdev=cuda:0
     case "$vtests" in @*) vdev=${vtests%% *}; vdev=${vdev#@}; vtests=${vtests#* } ;; esac
-    env "$vname=$von" timeout 200 build/tests --device "$vdev" $vtests > "$LOGS/verify_$vname.log" 2>&1
-    note "$vname=$von tests: $(tail -1 "$LOGS/verify_$vname.log")"
+    venv=()
+    while case "${vtests%% *}" in *=*) true ;; *) false ;; esac; do venv+=("${vtests%% *}"); vtests=${vtests#* }; done
+    env "${venv[@]}" "$vname=$von" timeout 200 build/tests --device "$vdev" $vtests > "$LOGS/verify_$vname.log" 2>&1
+    note "$vname=$von ${venv[*]} tests: $(tail -1 "$LOGS/verify_$vname.log")"
     grep -A3 "FAIL" "$LOGS/verify_$vname.log" | head -12 | tee -a "$SUM"
     for tool in racecheck memcheck; do
       [ "${vdev%%:*}" = cuda ] || continue   # (compute-sanitizer sees CUDA only)
-      env "$vname=$von" timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+      env "${venv[@]}" "$vname=$von" timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
         build/tests --device "$vdev" $vtests > "$LOGS/verify_${vname}_$tool.log" 2>&1
       note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_${vname}_$tool.log" | sort | uniq -c | tr '\n' ' ')"
     done
@@ -163,8 +167,8 @@ if has verify; then
     ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
     for rep in 1 2 3; do
       for v in "$von" "$voff"; do
-        line=$(env "$vname=$v" timeout 60 build/llama -m "$f" -d "$vdev" --ids "$ids" -n 128 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*')
-        note "1B f16 $vname=$v: $line"
+        line=$(env "${venv[@]}" "$vname=$v" timeout 60 build/llama -m "$f" -d "$vdev" --ids "$ids" -n 128 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*')
+        note "1B f16 $vname=$v ${venv[*]}: $line"
       done
     done
   done

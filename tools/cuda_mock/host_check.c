@@ -210,6 +210,14 @@ static void check_ops(void) {
       }
       dk_tensor_free(W); dk_tensor_free(bias);
     }
+    /* a K-quant weight at prompt size (dequantized a slab at a time where
+     * cuBLAS or DEVKIT_CUDA_PROMPT_TC=1 takes it) and at decode */
+    {
+      int64_t ws[2] = {33, 256}, xs[2] = {37, 256}, os[2] = {37, 33};
+      dk_tensor *W = make(d, DK_Q4_K, 2, ws, "W_q4_K"), *X = make(d, t, 2, xs, "X"), *O = make(d, t, 2, os, "O");
+      OKS(dk_linear(O, X, W, NULL));
+      dk_tensor_free(W); dk_tensor_free(X); dk_tensor_free(O);
+    }
     /* matmul: plain, batched with broadcasting, 1-D */
     {
       int64_t as[4] = {2, 1, 4, 9}, bsh[3] = {3, 9, 5}, os[4] = {2, 3, 4, 5}, a1[1] = {9}, b2[2] = {9, 5}, o1[1] = {5};
