@@ -257,7 +257,7 @@ DEVKIT_API void        dk_profile_reset(void);
  * How each backend replays (dk_graph_native says which): Vulkan executes a
  * secondary command buffer recorded once, inside its current batch (where
  * the driver has push descriptors); CUDA launches a CUDA graph captured
- * once, with DEVKIT_CUDA_GRAPH=1 (not yet run on a GPU, so off by default);
+ * once (DEVKIT_CUDA_GRAPH=0 re-runs the ops instead);
  * the CPU re-runs the ops (their checks were done once, when recorded), and
  * so does every backend without a recording of its own, or with profiling
  * on (each op is then timed on its own). */
@@ -397,8 +397,9 @@ DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tens
  * result of the two calls (the normed x rounded to x's dtype; norm_w and
  * bias may be NULL): a decode step's norm feeds one product, and a GPU can
  * fold it into that product's read of x instead of a launch of its own
- * (DEVKIT_VULKAN_FUSED=1, DEVKIT_CUDA_FUSED_GEMV=1: the norm's scale applied
- * to each output's sum, so its last bits may differ from the two calls') */
+ * (at decode on CUDA and on Vulkan GPUs; DEVKIT_CUDA_FUSED_GEMV=0 and
+ * DEVKIT_VULKAN_FUSED=0 keep the two calls: the norm's scale is applied to
+ * each output's sum, so its last bits may differ from the two calls') */
 DEVKIT_API dk_status dk_rmsnorm_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *norm_w, const dk_tensor *w,
                                        const dk_tensor *bias, float eps);
 /* dk_linear(out, swiglu(gate, up), w, bias) as one op, likewise (a SwiGLU
@@ -440,10 +441,9 @@ DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_t
  * on the device; a negative one sees none and gives zeros, one past the
  * cache sees all of it): over a whole KV cache, one call (and one recorded
  * graph, see dk_graph) serves every step of a decode, whatever its position.
- * CUDA reads the positions on the device with DEVKIT_CUDA_DEVPOS=1 (or
- * DEVKIT_CUDA_GRAPH=1); by default, until those kernels have run on a GPU,
- * it reads them back (a sync) and runs dk_attention per query row;
- * dk_index_copy likewise reads its ids */
+ * CUDA reads the positions on the device; with DEVKIT_CUDA_GRAPH=0 (and no
+ * DEVKIT_CUDA_DEVPOS=1) it reads them back (a sync) and runs dk_attention
+ * per query row; dk_index_copy likewise reads its ids */
 DEVKIT_API dk_status dk_attention_pos(dk_tensor *out, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                       const dk_tensor *positions, float scale);
 

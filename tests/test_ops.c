@@ -482,8 +482,8 @@ DKT_TEST(ops_linear_gemm, 0) {
 
 /* dk_rmsnorm_linear (swiglu 0) or dk_swiglu_linear (swiglu 1) against the
  * two ops on the same device (the same bytes where the device runs them as
- * two: every device but CUDA with DEVKIT_CUDA_FUSED_GEMV=1 and Vulkan with
- * DEVKIT_VULKAN_FUSED=1 (matvec_vec.comp: GPUs, DEVKIT_VULKAN_MATVEC=vec), whose fused kernels may
+ * two: every device but CUDA (unless DEVKIT_CUDA_FUSED_GEMV=0) and Vulkan's
+ * GPUs (matvec_vec.comp; DEVKIT_VULKAN_FUSED=0 or =1 decides), whose fused kernels may
  * round differently: the norm's inverse rms applied to the row's sum) and
  * against a double reference of the first op then the product. g is the
  * norm weight (f32/f16/bf16 or none) or the up rows. */
