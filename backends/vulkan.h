@@ -223,6 +223,7 @@ typedef struct {
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int fused;                      /* DEVKIT_VULKAN_FUSED=1: matvec_vec.comp folds dk_rmsnorm/dk_swiglu into the product */
+  int vec_q;                      /* DEVKIT_VULKAN_VECQ=1: matvec_vec.comp takes q8_0/q4_0 weights too */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
@@ -2331,6 +2332,11 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
    * =1 or =0 decides */
   e = getenv("DEVKIT_VULKAN_FUSED");
   d->fused = d->vec_mv && (e && *e ? e[0] == '1' : ph->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
+  /* q8_0/q4_0 decode on matvec_vec.comp too: on NVIDIA's driver their
+   * matvec.comp decode was 196 tok/s (1B q4_0) against f16's 340 on the vec
+   * kernel (H200, 2026-11-28); not yet timed on a GPU, so asked for */
+  e = getenv("DEVKIT_VULKAN_VECQ");
+  d->vec_q = d->vec_mv && e && e[0] == '1';
   /* prompts on CPU devices: gemm_rows.comp; DEVKIT_VULKAN_GEMM=0 keeps the
    * row kernel (8 rows of x per dispatch), for comparisons */
   e = getenv("DEVKIT_VULKAN_GEMM");
@@ -3124,12 +3130,20 @@ static uint32_t dk_vk_rows_per_lane(dk_dtype wdt, int64_t K, int64_t N) {
 
 /* matvec_vec.comp for f32 x and w of dtype wdt at element offsets x_off,
  * w_off: its kernel, with the offsets and x's row stride in pc in 16-byte
- * units; -1 where x or w is off that grid */
-static int dk_vk_vec_pc(dk_vk_pc_mv *pc, dk_dtype wdt, uint32_t x_off, uint32_t w_off, int64_t K) {
-  if (((VkDeviceSize)x_off * 4) % 16 || ((VkDeviceSize)w_off * dk_vk_unit(wdt)) % 16) return -1;
+ * units (q8_0/q4_0 w: 4-byte units, K % 64 == 0); -1 where x or w is off
+ * that grid, or the device does not take wdt there */
+static int dk_vk_vec_takes(const dk_vk_device *d, dk_dtype wdt, int64_t K) {
+  if (wdt == DK_Q8_0 || wdt == DK_Q4_0) return d->vec_q && K % 64 == 0;
+  return (wdt == DK_F32 || wdt == DK_F16 || wdt == DK_BF16) && K % 8 == 0;
+}
+static int dk_vk_vec_pc(const dk_vk_device *d, dk_vk_pc_mv *pc, dk_dtype wdt, uint32_t x_off, uint32_t w_off, int64_t K) {
+  const int q = wdt == DK_Q8_0 || wdt == DK_Q4_0;
+  const VkDeviceSize wb = (VkDeviceSize)w_off * dk_vk_unit(wdt), grid = q ? 4 : 16;
+  if (!dk_vk_vec_takes(d, wdt, K) || ((VkDeviceSize)x_off * 4) % 16 || wb % grid) return -1;
   pc->x_off = (uint32_t)((VkDeviceSize)x_off * 4 / 16);
-  pc->w_off = (uint32_t)((VkDeviceSize)w_off * dk_vk_unit(wdt) / 16);
+  pc->w_off = (uint32_t)(wb / grid);
   pc->ldx = (uint32_t)(K / 4);
+  if (q) return wdt == DK_Q8_0 ? DK_SPV_MATVEC_VEC_Q8_0 : DK_SPV_MATVEC_VEC_Q4_0;
   return DK_SPV_MATVEC_VEC_F32 + (wdt == DK_F32 ? 0 : wdt == DK_F16 ? 1 : 2);
 }
 
@@ -3215,8 +3229,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
           if (d->int8_dot && !d->rows_mv && quant && !more) spv = w->dtype == DK_Q8_0 ? DK_SPV_MATVEC_Q8_0_DOT : DK_SPV_MATVEC_Q4_0_DOT;
           spec[4] = (uint32_t)mc;
           pc.KC = (uint32_t)((DK_VK_MV_XS / mc) & ~31);
-          if (d->vec_mv && !quant && !more && x->dtype == DK_F32 && K % 8 == 0 &&
-              (vspv = dk_vk_vec_pc(&pc, w->dtype, x_off, w_off, K)) >= 0) {
+          if (d->vec_mv && !more && x->dtype == DK_F32 && (vspv = dk_vk_vec_pc(d, &pc, w->dtype, x_off, w_off, K)) >= 0) {
             spv = vspv;
             per = 2;   /* its R */
             dk_vk_arg_dummy(d, &args, 4);   /* its PRO operand (dk_vk_fused_vec), unused here */
@@ -3686,8 +3699,8 @@ static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
   float eps = c->f[0];
   int spv;
   if (!d->fused || !a || x->dtype != DK_F32 || a->dtype != DK_F32 || o->dtype != DK_F32 ||
-      (w->dtype != DK_F32 && w->dtype != DK_F16 && w->dtype != DK_BF16) || M < 1 || M > DK_VK_MV_MAXM || N < 1 ||
-      K % 8 || (VkDeviceSize)M * (VkDeviceSize)K * 4 > R || (VkDeviceSize)M * (VkDeviceSize)N * 4 > R ||
+      !dk_vk_vec_takes(d, w->dtype, K) || M < 1 || M > DK_VK_MV_MAXM || N < 1 ||
+      (VkDeviceSize)M * (VkDeviceSize)K * 4 > R || (VkDeviceSize)M * (VkDeviceSize)N * 4 > R ||
       dk_vk_rows_fit(d, w, 0, N, rb) < N || !dk_tensor_is_contiguous(a) || !dk_tensor_is_contiguous(x) ||
       !dk_tensor_is_contiguous(o))
     return 0;
@@ -3699,7 +3712,7 @@ static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
       (*st = dk_vk_arg(d, &args, 4, a, 0, (VkDeviceSize)(swiglu ? M : 1) * K * 4, 0, dk_vk_unit(a->dtype), &a_off,
                        swiglu ? "up" : "norm_w")) != DK_OK)
     return 1;
-  if (((VkDeviceSize)a_off * 4) % 16 || (spv = dk_vk_vec_pc(&pc, w->dtype, x_off, w_off, K)) < 0) return 0;
+  if (((VkDeviceSize)a_off * 4) % 16 || (spv = dk_vk_vec_pc(d, &pc, w->dtype, x_off, w_off, K)) < 0) return 0;
   if (bias) {
     VkDeviceSize bsz = dk_vk_esize(bias->dtype);
     if ((*st = dk_vk_arg(d, &args, 3, bias, 0, (VkDeviceSize)N * bsz, 0, dk_vk_unit(bias->dtype), &b_off, "bias")) != DK_OK)

@@ -17,10 +17,18 @@
  * dk_swiglu_linear: one dispatch instead of two, no scratch row): 1: x * nw
  * (binding 4, f32) is dotted, the sum of x^2 gathered from the same loads,
  * and each row's sum scaled by 1 / sqrt(mean + eps) at the end; 2: x =
- * silu(gate) * up, the up rows in binding 4 laid out as x. */
+ * silu(gate) * up, the up rows in binding 4 laid out as x.
+ * q8_0 and q4_0 (WT 4, 5; DEVKIT_VULKAN_VECQ=1 until timed on a GPU): w is
+ * read as 32-bit words (rows of whole block pairs, K % 64 == 0, so every
+ * row starts on 4 bytes; pc.w_off in 4-byte units). A piece is still 8
+ * values, a quarter of a block: its 8 bytes (q8_0) or the 8 bytes whose
+ * low or high nibbles hold it (q4_0) at a 2-byte offset in even blocks,
+ * and the block's f16 scale; the 8 products are summed, then scaled once. */
 //!variant matvec_vec_f32 -DWT=0 -DDK_SUBGROUPS
 //!variant matvec_vec_f16 -DWT=1 -DDK_SUBGROUPS
 //!variant matvec_vec_bf16 -DWT=2 -DDK_SUBGROUPS
+//!variant matvec_vec_q8_0 -DWT=4 -DDK_SUBGROUPS
+//!variant matvec_vec_q4_0 -DWT=5 -DDK_SUBGROUPS
 #extension GL_GOOGLE_include_directive : require
 #define WG 128
 #define R 2
@@ -31,7 +39,12 @@ layout(local_size_x = WG) in;
 
 DK_OUT(0, O)
 layout(set = 0, binding = 1) readonly buffer X4_w { vec4 X4[]; };
+#if WT >= 4
+layout(set = 0, binding = 2) readonly buffer W1_w { uint W1[]; };
+#define BLK (WT == 4 ? 34u : 18u)   /* bytes a block */
+#else
 layout(set = 0, binding = 2) readonly buffer W4_w { uvec4 W4[]; };
+#endif
 DK_IN(3, Bias)
 
 layout(constant_id = 1) const uint DTO = 0u;
@@ -52,7 +65,7 @@ layout(push_constant) uniform P {
 #if WT == 0
 #define PW 2u   /* 16-byte words per piece */
 #else
-#define PW 1u
+#define PW 1u   /* (the block formats: one uvec4 of 32-bit words, dk_qload) */
 #endif
 
 shared float red[MMAX * (R + 1)][WG / 8];   /* one slot per subgroup (subgroups of 8 or more); rows MMAX*R..: PRO 1's sums of squares */
@@ -75,8 +88,42 @@ void dk_cvt(uvec4 a, uvec4 b, out float v[8]) {
 #endif
 }
 
+#if WT >= 4
+/* piece pc of the row whose first word is base: the three words that hold
+ * its 8 bytes (the third only where they start 2 bytes into a word) and
+ * the word holding the block's scale */
+uvec4 dk_qload(uint base, uint pc) {
+  uint bb = (pc >> 2u) * BLK, a = bb + 2u + 8u * (WT == 4 ? (pc & 3u) : (pc & 1u)), i = base + (a >> 2u);
+  return uvec4(W1[i], W1[i + 1u], (a & 2u) != 0u ? W1[i + 2u] : 0u, W1[base + (bb >> 2u)]);
+}
+
+/* its 8 values before the scale, which it returns */
+float dk_qcvt(uvec4 q, uint pc, out float v[8]) {
+  uint bb = (pc >> 2u) * BLK;
+  bool odd = ((bb + 2u) & 2u) != 0u;
+  uint lo = odd ? (q.x >> 16u) | (q.y << 16u) : q.x, hi = odd ? (q.y >> 16u) | (q.z << 16u) : q.y;
+#if WT == 4
+  [[unroll]] for (int i = 0; i < 4; i++) {
+    v[i] = float(bitfieldExtract(int(lo), 8 * i, 8));
+    v[i + 4] = float(bitfieldExtract(int(hi), 8 * i, 8));
+  }
+#else
+  uint sh = (pc & 2u) != 0u ? 4u : 0u;   /* values 16..31 of a block: the high nibbles */
+  [[unroll]] for (int i = 0; i < 4; i++) {
+    v[i] = float(int(bitfieldExtract(lo >> sh, 8 * i, 4)) - 8);
+    v[i + 4] = float(int(bitfieldExtract(hi >> sh, 8 * i, 4)) - 8);
+  }
+#endif
+  return unpackHalf2x16((bb & 2u) != 0u ? q.w >> 16u : q.w).x;
+}
+#endif
+
 void main() {
+#if WT >= 4
+  uint l = gl_LocalInvocationID.x, npc = p.K / 8u, row_words = p.K / 32u * BLK / 4u;
+#else
   uint l = gl_LocalInvocationID.x, npc = p.K / 8u, row_words = npc * PW;
+#endif
   for (uint n0 = dk_group() * R; n0 < p.N; n0 += dk_groups() * R) {
     uint wr[R];
     float acc[MMAX][R], ss[MMAX];
@@ -91,13 +138,21 @@ void main() {
         uint pc = pc0 + u * WG;
         if (pc < npc)
           [[unroll]] for (uint r = 0u; r < R; r++)
+#if WT >= 4
+            raw[u][r][0] = dk_qload(wr[r], pc);
+#else
             [[unroll]] for (uint h = 0u; h < PW; h++) raw[u][r][h] = W4[wr[r] + pc * PW + h];
+#endif
       }
       [[unroll]] for (uint u = 0u; u < U; u++) {
         uint pc = pc0 + u * WG;
         if (pc >= npc) break;
-        float wv[R][8];
+        float wv[R][8], sc[R];
+#if WT >= 4
+        [[unroll]] for (uint r = 0u; r < R; r++) sc[r] = dk_qcvt(raw[u][r][0], pc, wv[r]);
+#else
         [[unroll]] for (uint r = 0u; r < R; r++) dk_cvt(raw[u][r][0], raw[u][r][PW - 1u], wv[r]);
+#endif
         [[unroll]] for (uint m = 0u; m < MMAX; m++) {
           if (m >= M) break;
           vec4 x0 = X4[p.x_off + m * p.ldx + pc * 2u], x1 = X4[p.x_off + m * p.ldx + pc * 2u + 1u];
@@ -110,10 +165,10 @@ void main() {
             x1 = x1 / (1.0 + exp(-x1)) * A4[p.a_off + m * p.ldx + pc * 2u + 1u];
           }
           [[unroll]] for (uint r = 0u; r < R; r++) {
-            float a = acc[m][r];
+            float a = WT >= 4 ? 0.0 : acc[m][r];
             a = fma(wv[r][0], x0.x, a); a = fma(wv[r][1], x0.y, a); a = fma(wv[r][2], x0.z, a); a = fma(wv[r][3], x0.w, a);
             a = fma(wv[r][4], x1.x, a); a = fma(wv[r][5], x1.y, a); a = fma(wv[r][6], x1.z, a); a = fma(wv[r][7], x1.w, a);
-            acc[m][r] = a;
+            acc[m][r] = WT >= 4 ? fma(sc[r], a, acc[m][r]) : a;
           }
         }
       }

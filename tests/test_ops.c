@@ -598,31 +598,42 @@ DKT_TEST(ops_swiglu_linear, 0) {
   fused_linear_case(t, 1, DK_BF16, DK_Q8_0, DK_BF16, 1, 12, 20, 64, 0);
 }
 
-/* Vulkan's GPU decode product folding the first op into the product
- * (matvec_vec.comp with DEVKIT_VULKAN_FUSED=1) forced on any Vulkan device,
- * lavapipe included: float weights, 1..8 rows, K % 8 == 0 (its path) and not
- * (the two dispatches) */
+/* Vulkan's GPU decode product (matvec_vec.comp) forced on any Vulkan
+ * device, lavapipe included, folding the first op into the product
+ * (DEVKIT_VULKAN_FUSED=1) and taking q8_0/q4_0 weights (DEVKIT_VULKAN_VECQ=1):
+ * 1..8 rows, K on its grid (K % 8 == 0; blocks: K % 64 == 0) and not (the
+ * two dispatches; the block formats' matvec.comp); each dk_linear case
+ * also goes through linear_case's double reference */
 DKT_TEST(ops_fused_linear_vec, 0) {
-  static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16};
+  static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
   size_t i;
   int swiglu;
   if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_MATVEC=vec)"); return; }
   dk_shutdown();
   setenv("DEVKIT_VULKAN_MATVEC", "vec", 1);
   setenv("DEVKIT_VULKAN_FUSED", "1", 1);
+  setenv("DEVKIT_VULKAN_VECQ", "1", 1);
   DKT_OK(t, dk_init());
   for (swiglu = 0; swiglu < 2; swiglu++)
     for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
-      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 1, 67, 1800, swiglu);
-      if (wts[i] != DK_F16) continue;   /* (each case is a pipeline to build on lavapipe) */
-      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 8, 40, 264, !swiglu);
-      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 3, 33, 100, 1);   /* K % 8 != 0 */
+      int q = dk_dtype_is_quant(wts[i]);
+      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 1, 67, q ? 1792 : 1800, swiglu);
+      if (wts[i] != DK_F16 && !(q && swiglu)) continue;   /* (each case is a pipeline to build on lavapipe) */
+      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 8, 40, q ? 320 : 264, !swiglu);
+      fused_linear_case(t, swiglu, DK_F32, wts[i], DK_F32, 1, 3, 33, q ? 96 : 100, 1);   /* off its grid */
     }
   fused_linear_case(t, 0, DK_F32, DK_F16, DK_F16, 1, 2, 50, 256, 0);   /* an f16 norm weight: two dispatches */
   fused_linear_case(t, 0, DK_F32, DK_F16, DK_F32, 0, 2, 50, 256, 0);   /* no norm weight: two dispatches */
+  /* the plain product on the block formats, odd row counts, a bias */
+  for (i = 3; i < sizeof wts / sizeof wts[0]; i++) {
+    linear_case(t, DK_F32, wts[i], 1, 67, 128, 0, 0);
+    linear_case(t, DK_F32, wts[i], 3, 41, 192, 1, 0);
+    linear_case(t, DK_F32, wts[i], 8, 33, 64, 0, 1);
+  }
   dk_shutdown();
   unsetenv("DEVKIT_VULKAN_MATVEC");
   unsetenv("DEVKIT_VULKAN_FUSED");
+  unsetenv("DEVKIT_VULKAN_VECQ");
   DKT_OK(t, dk_init());
 }
 

@@ -19,7 +19,7 @@
 #  10. verify: the paths that are off until a GPU runs them (VERIFY=
 #      "NAME ON OFF [@DEVICE] [VAR=VALUE...] TESTS[;...]", default: the
 #      waiting ones below): for each, its tests, racecheck and memcheck, and the 1B
-#      f16 model with the switch on and off, alternating; flip the default
+#      model (f16 unless MODEL=) with the switch on and off, alternating; flip the default
 #      if clean and faster
 #
 #   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b verify
@@ -138,20 +138,25 @@ fi
 if has verify; then
   # VERIFY="NAME ON OFF [@DEVICE] [VAR=VALUE...] TESTS[;...]": the switch
   # of each path that has not run on a GPU, its on and off values, the
-  # device (cuda:0 unless named), other settings the path needs, and the
-  # tests that cover it, e.g.
+  # device (cuda:0 unless named), other settings the path needs (MODEL=T
+  # times the 1B model of type T instead of f16), and the tests that cover
+  # it, e.g.
   #   VERIFY="DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy models_;DEVKIT_VULKAN_FUSED 1 0 @vulkan:0 ops_fused_linear_vec"
   # Waiting today: the prompt product of f32 x on tensor cores without
-  # cuBLAS (hence DEVKIT_CUBLAS=off; its K-quant slabs too).
-  VERIFY=${VERIFY:-"DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_"}
+  # cuBLAS (hence DEVKIT_CUBLAS=off; its K-quant slabs too), and Vulkan's
+  # vector decode product for q8_0/q4_0 weights.
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_"}
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"
   IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do
     read -r vname von voff vtests <<< "$ventry"
     vdev=cuda:0
     case "$vtests" in @*) vdev=${vtests%% *}; vdev=${vdev#@}; vtests=${vtests#* } ;; esac
-    venv=()
-    while case "${vtests%% *}" in *=*) true ;; *) false ;; esac; do venv+=("${vtests%% *}"); vtests=${vtests#* }; done
+    venv=() vtype=f16
+    while case "${vtests%% *}" in *=*) true ;; *) false ;; esac; do
+      case "${vtests%% *}" in MODEL=*) vtype=${vtests%% *}; vtype=${vtype#MODEL=} ;; *) venv+=("${vtests%% *}") ;; esac
+      vtests=${vtests#* }
+    done
     env "${venv[@]}" "$vname=$von" timeout 200 build/tests --device "$vdev" $vtests > "$LOGS/verify_$vname.log" 2>&1
     note "$vname=$von ${venv[*]} tests: $(tail -1 "$LOGS/verify_$vname.log")"
     grep -A3 "FAIL" "$LOGS/verify_$vname.log" | head -12 | tee -a "$SUM"
@@ -161,14 +166,14 @@ if has verify; then
         build/tests --device "$vdev" $vtests > "$LOGS/verify_${vname}_$tool.log" 2>&1
       note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_${vname}_$tool.log" | sort | uniq -c | tr '\n' ' ')"
     done
-    f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_f16.gguf
+    f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_$vtype.gguf
     mkdir -p "$(dirname "$f")"
-    [ -f "$f" ] || build/make_model --params 1000M --type f16 -o "$f" > /dev/null
+    [ -f "$f" ] || build/make_model --params 1000M --type "$vtype" -o "$f" > /dev/null
     ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
     for rep in 1 2 3; do
       for v in "$von" "$voff"; do
         line=$(env "${venv[@]}" "$vname=$v" timeout 60 build/llama -m "$f" -d "$vdev" --ids "$ids" -n 128 --temp 0 --ignore-eos --warmup -c 1024 2>&1 > /dev/null | grep -o 'prompt 512 tokens.*')
-        note "1B f16 $vname=$v ${venv[*]}: $line"
+        note "1B $vtype $vname=$v ${venv[*]}: $line"
       done
     done
   done
