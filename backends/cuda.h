@@ -1784,6 +1784,24 @@ out:
   return s;
 }
 
+/* the NT tile kernels' parameters for dk_linear with x's rows at a */
+static void dk__cuda_nt_params(const dk_call *c, uint64_t a, dk_kp_gemm *p) {
+  const dk_tensor *o = c->t[0], *w = c->t[2], *bias = c->t[3];
+  const int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  memset(p, 0, sizeof *p);
+  p->a = a;
+  p->b = dk__cuda_addr(w);
+  p->c = dk__cuda_addr(o);
+  p->bias = bias ? dk__cuda_addr(bias) : 0;
+  p->M = M; p->N = N; p->K = K;
+  p->lda = K; p->ldb = K; p->ldc = N;
+  p->b_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
+  p->batch = 1;
+  p->wdt = (int32_t)w->dtype;
+  p->biasdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
+  p->has_bias = bias != NULL;
+}
+
 /* A prompt-sized dk_linear of f32 x without cuBLAS, on the tensor cores,
  * rounded as the cuBLAS path rounds: x to f16 (bf16 for bf16 weights), the
  * K-quants dequantized to it a slab of rows at a time; f32 out
@@ -1794,7 +1812,7 @@ out:
 static dk_status dk__cuda_linear_tc(const dk_call *c, int *done) {
   static int on = -1;
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
-  const int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  const int64_t N = c->i[1], K = c->i[2];
   const dk_dtype ht = w->dtype == DK_BF16 ? DK_BF16 : DK_F16;
   const int kid = ht == DK_BF16 ? DK_CUDA_K_dk_gemm_tc_bf16_nt_o32 : DK_CUDA_K_dk_gemm_tc_f16_nt_o32;
   dk__cuda_dev *ld = dk__cuda_ld(c->dev);
@@ -1807,18 +1825,7 @@ static dk_status dk__cuda_linear_tc(const dk_call *c, int *done) {
   memset(&xs, 0, sizeof xs);
   memset(&ws, 0, sizeof ws);
   if ((s = dk__cuda_round_x(c, ht, &xs)) != DK_OK) goto out;
-  memset(&p, 0, sizeof p);
-  p.a = xs.addr;
-  p.b = dk__cuda_addr(w);
-  p.c = dk__cuda_addr(o);
-  p.bias = bias ? dk__cuda_addr(bias) : 0;
-  p.M = M; p.N = N; p.K = K;
-  p.lda = K; p.ldb = K; p.ldc = N;
-  p.b_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
-  p.batch = 1;
-  p.wdt = (int32_t)w->dtype;
-  p.biasdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
-  p.has_bias = bias != NULL;
+  dk__cuda_nt_params(c, xs.addr, &p);
   if (!((DK_QUANTS_MORE >> w->dtype) & 1)) {
     s = dk__cuda_gemm_launch(c, kid, &p);   /* the tile loader converts f16/bf16/q8_0/q4_0 rows itself */
   } else {
@@ -1862,8 +1869,8 @@ static int dk__cuda_gemv2_ok(const dk_kp_gemv *p, const dk_tensor *x, const dk_t
 }
 
 static dk_status dk__cuda_linear(const dk_call *c) {
-  const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
-  int64_t M = c->i[0], N = c->i[1], K = c->i[2];
+  const dk_tensor *x = c->t[1], *w = c->t[2];
+  int64_t M = c->i[0], N = c->i[1];
   if (M == 0 || N == 0) return DK_OK;
   if (M > DK_GEMV_MAXM) {
     int done = 0;
@@ -1888,19 +1895,7 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     /* prompt without cuBLAS: NT tiles; f32 x on the SIMT f32 kernel,
      * f16/bf16 x on tensor cores */
     dk_kp_gemm p;
-    memset(&p, 0, sizeof p);
-    p.a = dk__cuda_addr(x);
-    p.b = dk__cuda_addr(w);
-    p.c = dk__cuda_addr(o);
-    p.bias = bias ? dk__cuda_addr(bias) : 0;
-    p.M = M; p.N = N; p.K = K;
-    p.lda = K; p.ldb = K; p.ldc = N;
-    p.b_row_bytes = (int64_t)dk__row_bytes(w->dtype, K);
-    p.batch = 1;
-    p.nbdims = 0;
-    p.wdt = (int32_t)w->dtype;
-    p.biasdt = bias ? (int32_t)bias->dtype : DK_KT_F32;
-    p.has_bias = bias != NULL;
+    dk__cuda_nt_params(c, dk__cuda_addr(x), &p);
     return dk__cuda_gemm_launch(c, dk__cuda_kid3(x->dtype, DK_CUDA_K_dk_gemm_f32_nt, DK_CUDA_K_dk_gemm_tc_f16_nt,
                                                  DK_CUDA_K_dk_gemm_tc_bf16_nt), &p);
   }
