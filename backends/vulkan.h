@@ -222,7 +222,7 @@ typedef struct {
   int tex;                        /* the row kernels read w and x through texel views (bindings DK_VK_MAX_BIND..) */
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
-  int fused;                      /* DEVKIT_VULKAN_FUSED=1: matvec_vec.comp folds dk_rmsnorm/dk_swiglu into the product */
+  int fused;                      /* matvec_vec.comp folds dk_rmsnorm/dk_swiglu into the product (GPUs; DEVKIT_VULKAN_FUSED) */
   int vec_q;                      /* DEVKIT_VULKAN_VECQ=1: matvec_vec.comp takes q8_0/q4_0 weights too */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
