@@ -1682,15 +1682,21 @@ static void dk__cuda_scratch_done(dk__cuda_dev *ld, dk_storage *st) {
     if (ld->grec->scr[i].ptr == st->addr) ld->grec->scr[i].busy = 0;
 }
 
-/* Prompt-sized dk_linear on cuBLAS: out = x . W^T (+ bias). Rows of x run in
- * the weight's 16-bit type (f16; bf16 for bf16 weights) on tensor cores with
- * f32 accumulation, as llama.cpp's CUDA prompt path does: f32 activations are
- * rounded to f16 once (a relative error of 2^-11 per value), block-format
- * weights are dequantized to f16 into a scratch buffer. f32 weights, and
- * weights marked dk_tensor_set_precise with f32 activations, keep f32
- * arithmetic (no TF32). f16/bf16 x: W in x's dtype (rounded where it is
- * another type, as devkit's tensor-core kernel does). Returns DK_OK with
- * *done 0 when this product stays on devkit's kernels. */
+/* the type a prompt-sized dk_linear computes in on tensor cores: x's when it
+ * is 16-bit, else the weight's 16-bit type (f16; bf16 for bf16 weights);
+ * DK_F32 where f32 x meets f32 or precise weights (f32 arithmetic) */
+static dk_dtype dk__cuda_prompt_type(const dk_tensor *x, const dk_tensor *w) {
+  if (x->dtype != DK_F32) return x->dtype;
+  return w->dtype == DK_F32 || w->precise ? DK_F32 : w->dtype == DK_BF16 ? DK_BF16 : DK_F16;
+}
+
+/* DEVKIT_CUDA_PROMPT_TC=1: dk__cuda_linear_tc below (not yet run on a GPU) */
+static int dk__cuda_prompt_tc_on(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_PROMPT_TC", "1", "0", 0);
+  return on;
+}
+
 /* dk_linear's x rounded to the 16-bit type ht once, by the dtype-converting
  * copy, into a scratch buffer (the prompt paths on tensor cores) */
 static dk_status dk__cuda_round_x(const dk_call *c, dk_dtype ht, dk_storage *xs) {
@@ -1728,19 +1734,26 @@ static dk_status dk__cuda_dequant_slab(const dk_call *c, dk_dtype ht, int64_t n0
   return dk__cuda_launch(c, DK_CUDA_K_dk_dequant_rows, dk__cuda_grid(nn, 1), 1, 1, DK_EW_THREADS, &p);
 }
 
+/* Prompt-sized dk_linear on cuBLAS: out = x . W^T (+ bias). Rows of x run in
+ * the weight's 16-bit type (f16; bf16 for bf16 weights) on tensor cores with
+ * f32 accumulation, as llama.cpp's CUDA prompt path does: f32 activations are
+ * rounded to f16 once (a relative error of 2^-11 per value), block-format
+ * weights are dequantized to f16 into a scratch buffer. f32 weights, and
+ * weights marked dk_tensor_set_precise with f32 activations, keep f32
+ * arithmetic (no TF32). f16/bf16 x: W in x's dtype (rounded where it is
+ * another type, as devkit's tensor-core kernel does). Returns DK_OK with
+ * *done 0 when this product stays on devkit's kernels. */
 static dk_status dk__cuda_linear_blas(const dk_call *c, int *done) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   const int64_t M = c->i[0], N = c->i[1], K = c->i[2];
   dk__cuda_dev *ld = dk__cuda_ld(c->dev);
   dk_storage xs, ws;
-  dk_dtype ht;
+  const dk_dtype ht = dk__cuda_prompt_type(x, w);   /* 16-bit x: W rounded to it */
   uint64_t A, B;
   dk_status s;
   void *h;
   *done = 0;
   if (!dk__cuda_blas_fits(M, N, K)) return DK_OK;
-  if (x->dtype == DK_F32 && (w->dtype == DK_F32 || w->precise)) ht = DK_F32;
-  else ht = x->dtype != DK_F32 ? x->dtype : w->dtype == DK_BF16 ? DK_BF16 : DK_F16;   /* 16-bit x: W rounded to it */
   h = dk__cuda_blas(c, &s);
   if (!h) return s;
   memset(&xs, 0, sizeof xs);
@@ -1810,18 +1823,16 @@ static void dk__cuda_nt_params(const dk_call *c, uint64_t a, dk_kp_gemm *p) {
  * against cuBLAS's 43882 (RESULTS.md, 2026-11-26). Not yet run on a GPU,
  * so only under DEVKIT_CUDA_PROMPT_TC=1. */
 static dk_status dk__cuda_linear_tc(const dk_call *c, int *done) {
-  static int on = -1;
   const dk_tensor *o = c->t[0], *x = c->t[1], *w = c->t[2], *bias = c->t[3];
   const int64_t N = c->i[1], K = c->i[2];
-  const dk_dtype ht = w->dtype == DK_BF16 ? DK_BF16 : DK_F16;
+  const dk_dtype ht = dk__cuda_prompt_type(x, w);
   const int kid = ht == DK_BF16 ? DK_CUDA_K_dk_gemm_tc_bf16_nt_o32 : DK_CUDA_K_dk_gemm_tc_f16_nt_o32;
   dk__cuda_dev *ld = dk__cuda_ld(c->dev);
   dk_storage xs, ws;
   dk_kp_gemm p;
   dk_status s;
   *done = 0;
-  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_PROMPT_TC", "1", "0", 0);
-  if (!on || x->dtype != DK_F32 || o->dtype != DK_F32 || w->dtype == DK_F32 || w->precise) return DK_OK;
+  if (!dk__cuda_prompt_tc_on() || x->dtype != DK_F32 || o->dtype != DK_F32 || ht == DK_F32) return DK_OK;
   memset(&xs, 0, sizeof xs);
   memset(&ws, 0, sizeof ws);
   if ((s = dk__cuda_round_x(c, ht, &xs)) != DK_OK) goto out;
@@ -2587,7 +2598,7 @@ static void dk__cuda_prof_reset(dk_device d) {
 /* dk_backend_note(DK_CUDA) with GPUs present: which GEMM prompts run on */
 static const char *dk__cuda_active_note(void) {
   static char note[sizeof dk__cublas.note + 96];
-  if (!dk__cuda_switch("DEVKIT_CUDA_PROMPT_TC", "1", "0", 0) || strncmp(dk__cublas.note, "prompt GEMMs: devkit's", 22))
+  if (!dk__cuda_prompt_tc_on() || strncmp(dk__cublas.note, "prompt GEMMs: devkit's", 22))
     return dk__cublas.note;
   snprintf(note, sizeof note, "%s; f32 x rounded to f16 for the tensor cores (DEVKIT_CUDA_PROMPT_TC=1)", dk__cublas.note);
   return note;

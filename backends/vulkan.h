@@ -64,10 +64,12 @@
  *                                gemm_rows.comp (for comparisons).
  *   DEVKIT_VULKAN_WG_ROWS=N      workgroup of the row reductions (power of 2;
  *                                default 256, or the subgroup size on CPUs).
- *   DEVKIT_VULKAN_FUSED=1        dk_rmsnorm_linear / dk_swiglu_linear in one
- *                                dispatch on GPUs (matvec_vec.comp folds the
- *                                first op into the product; not yet timed
- *                                on a GPU, so off by default).
+ *   DEVKIT_VULKAN_FUSED=0|1      dk_rmsnorm_linear / dk_swiglu_linear as two
+ *                                dispatches (0) or one, matvec_vec.comp
+ *                                folding the first op into the product (1;
+ *                                the default on GPUs, not on CPU devices).
+ *   DEVKIT_VULKAN_VECQ=1         q8_0/q4_0 decode on matvec_vec.comp too (not
+ *                                yet timed on a GPU, so off by default).
  *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
  *                                per block and uses integer dot products
  *                                (about 0.4% error per value of x).
@@ -3677,17 +3679,17 @@ static int dk_vk_split(dk_vk_device *d, const dk_call *c, dk_status *st) {
 static dk_status dk_vk_op(const dk_call *c);
 
 /* dk_rmsnorm_linear, dk_swiglu_linear in one dispatch of matvec_vec.comp
- * (GPUs' decode product of float weights), which applies the first op to x
+ * (GPUs' decode product of float weights; q8_0/q4_0 with d->vec_q), which applies the first op to x
  * as it loads it (PRO): returns 0, having recorded nothing, where that
  * kernel does not take the call (then the two dispatches below run). The
  * norm weight or up rows must be f32, all of the call in one binding window
- * and on the kernel's 16-byte grid. Off unless DEVKIT_VULKAN_FUSED=1: it
+ * and on the kernel's 16-byte grid. On GPUs by default (d->fused): it
  * saves a dispatch and a barrier but every workgroup reads x's partner (the
  * norm weight, the up rows) beside x and, for SwiGLU, computes silu for all
- * of x. Checked on lavapipe (DEVKIT_VULKAN_MATVEC=vec), where that costs
- * more than the dispatch (100M f16 decode, per call: rmsnorm_linear
- * 4096x768 20.6 -> 32.4 ms, swiglu_linear 768x2048 4.7 -> 6.4 ms); not yet
- * timed on a GPU, where x stays in cache. */
+ * of x. On lavapipe (DEVKIT_VULKAN_MATVEC=vec) that costs more than the
+ * dispatch (100M f16 decode, per call: rmsnorm_linear 4096x768 20.6 -> 32.4
+ * ms, swiglu_linear 768x2048 4.7 -> 6.4 ms); on an H200 through NVIDIA's
+ * driver, where x stays in cache, the 1B f16 decode went 300 -> 340 tok/s. */
 static int dk_vk_fused_vec(dk_vk_device *d, const dk_call *c, dk_status *st) {
   const dk_tensor *o = c->t[0], *x = c->t[1], *a = c->t[2], *w = c->t[3], *bias = c->t[4];
   const int swiglu = c->op == DK_OP_SWIGLU_LINEAR;

@@ -22,38 +22,37 @@ status=0
 # first without CUDA graphs (DEVKIT_CUDA_GRAPH=0: the core re-runs a
 # recording's calls, positions and ids come back to the host)
 DEVKIT_CUDA_GRAPH=0 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$LOG" 2>&1 || status=$?
-# again with the fused decode kernels of dk_rmsnorm_linear and
-# dk_swiglu_linear (off by default until they run on a GPU): their launches'
-# parameters checked, and they must be taken
-DEVKIT_CUDA_FUSED_GEMV=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_norm.log" 2>&1 ||
-  status=$?
-grep -v "^libcuda_mock: launch " "$OUT/host_check_norm.log" >> "$LOG" || true
+# run NAME [VAR=VALUE...]: host_check with the mock printing each launch into
+# $OUT/host_check_NAME.log, everything else appended to $LOG
+run() {
+  local name=$1; shift
+  env "$@" MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_$name.log" 2>&1 || status=$?
+  grep -v "^libcuda_mock: launch " "$OUT/host_check_$name.log" >> "$LOG" || true
+}
+# launched NAME KERNEL-PREFIX WHAT: that run launched (or captured) the kernel
+launched() {
+  local n
+  n=$(grep -c "^libcuda_mock: launch $2" "$OUT/host_check_$1.log" || true)
+  echo "$3: $n launches of $2*"
+  [ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] $3 launched no $2 kernel"; status=1; }
+}
+# the fused decode kernels of dk_rmsnorm_linear and dk_swiglu_linear (on
+# by default): their launches' parameters checked, and
+# they must be taken
+run norm DEVKIT_CUDA_FUSED_GEMV=1
+launched norm dk_gemv2n_ "DEVKIT_CUDA_FUSED_GEMV=1"
+launched norm dk_gemv2s_ "DEVKIT_CUDA_FUSED_GEMV=1"
 # CUDA graphs and the device-side positions (the default since 2026-11-28):
 # captures, replays by the mock, the graph's status words and scratch, no leaks
-MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_graph.log" 2>&1 ||
-  status=$?
-grep -v "^libcuda_mock: launch " "$OUT/host_check_graph.log" >> "$LOG" || true
-n=$(grep -c "^libcuda_mock: launch dk_index_copy_scatter" "$OUT/host_check_graph.log" || true)
-echo "CUDA graphs: $n captures of dk_index_copy_scatter"
-[ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] the CUDA graph run launched no dk_index_copy_scatter"; status=1; }
+run graph
+launched graph dk_index_copy_scatter "CUDA graphs"
 # the prompt product of f32 x on tensor cores without cuBLAS (off by
 # default until it runs on a GPU): taken for f16/bf16/q8_0/q4_0 weights and
 # for a K-quant through its dequantized slab
-DEVKIT_CUDA_PROMPT_TC=1 MOCK_CUDA_VERBOSE=1 "$OUT/host_check" "$PWD/$OUT/libcuda_mock.so" > "$OUT/host_check_tc.log" 2>&1 ||
-  status=$?
-grep -v "^libcuda_mock: launch " "$OUT/host_check_tc.log" >> "$LOG" || true
-for k in f16 bf16; do
-  n=$(grep -c "^libcuda_mock: launch dk_gemm_tc_${k}_nt_o32" "$OUT/host_check_tc.log" || true)
-  echo "DEVKIT_CUDA_PROMPT_TC=1: $n launches of dk_gemm_tc_${k}_nt_o32"
-  [ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_PROMPT_TC=1 launched no dk_gemm_tc_${k}_nt_o32"; status=1; }
-done
-n=$(grep -c "^libcuda_mock: launch dk_dequant_rows" "$OUT/host_check_tc.log" || true)
-[ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_PROMPT_TC=1 dequantized no K-quant slab"; status=1; }
-for kind in n s; do
-  n=$(grep -c "^libcuda_mock: launch dk_gemv2${kind}_" "$OUT/host_check_norm.log" || true)
-  echo "DEVKIT_CUDA_FUSED_GEMV=1: $n launches of dk_gemv2${kind}_*"
-  [ "${n:-0}" -gt 0 ] || { echo "[check_cuda_host] DEVKIT_CUDA_FUSED_GEMV=1 launched no dk_gemv2${kind}_ kernel"; status=1; }
-done
+run tc DEVKIT_CUDA_PROMPT_TC=1
+launched tc dk_gemm_tc_f16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
+launched tc dk_gemm_tc_bf16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
+launched tc dk_dequant_rows "DEVKIT_CUDA_PROMPT_TC=1"
 cat "$LOG"
 if grep -q "libcuda_mock:" "$LOG"; then echo "[check_cuda_host] the mock driver complained (above)"; status=1; fi
 if grep -q "ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer" "$LOG"; then echo "[check_cuda_host] sanitizer report (above)"; status=1; fi
