@@ -185,6 +185,7 @@ typedef struct {
   int is_software;         /* lavapipe, the CPU backend */
   int supports_f16, supports_bf16, supports_int8_dot;
   int subgroup_size;       /* 0 where it does not apply */
+  int prompt_x16;          /* prompt-sized dk_linear may run f32 x in f16/bf16 on tensor cores (see dk_linear) */
 } dk_device_props;
 
 /* ---- devices ---------------------------------------------------------- */
@@ -391,7 +392,11 @@ DEVKIT_API dk_status dk_softmax(dk_tensor *out, const dk_tensor *x);
 DEVKIT_API dk_status dk_softmax_masked(dk_tensor *out, const dk_tensor *x, float scale, int causal_offset);
 /* NumPy matmul: 1-D promotion and batch broadcasting */
 DEVKIT_API dk_status dk_matmul(dk_tensor *out, const dk_tensor *a, const dk_tensor *b);
-/* out[..., N] = x[..., K] · w[N, K]ᵀ (+ bias[N]); w may be q8_0 or q4_0 */
+/* out[..., N] = x[..., K] · w[N, K]ᵀ (+ bias[N]); w may be any dtype, block
+ * formats included. Where dk_device_props.prompt_x16 is set, a prompt-sized
+ * product (more than 4 rows of x on cuda, 8 on vulkan) may run on tensor
+ * cores: f32 x rounded to f16 (bf16 for bf16 w), block weights' values to
+ * f16, f32 accumulation; f32 and precise weights never are. */
 DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias);
 /* dk_linear(out, rmsnorm(x, norm_w, eps), w, bias) as one op, with the
  * result of the two calls (the normed x rounded to x's dtype; norm_w and

@@ -849,6 +849,7 @@ static dk_status dk__cuda_properties(int physical, dk_device_props *p) {
   p->supports_bf16 = ph->cc_major >= 8;
   p->supports_int8_dot = 1;   /* dp4a: every GPU devkit runs on (cc >= 8.0) */
   p->subgroup_size = 32;
+  p->prompt_x16 = 1;   /* cuBLAS, or DEVKIT_CUDA_PROMPT_TC's kernels */
   return DK_OK;
 }
 

@@ -70,6 +70,12 @@
  *                                the default on GPUs, not on CPU devices).
  *   DEVKIT_VULKAN_VECQ=1         q8_0/q4_0 decode on matvec_vec.comp too (not
  *                                yet timed on a GPU, so off by default).
+ *   DEVKIT_VULKAN_COOPMAT=1|emu  prompt linear (more than 8 rows of x) on
+ *                                cooperative matrices (gemm_coop.comp, where
+ *                                the device has VK_NV_cooperative_matrix;
+ *                                x and w in f16, f32 sums; not yet run on a
+ *                                GPU, so off by default); =emu its emulated
+ *                                variant on any device (the tests).
  *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
  *                                per block and uses integer dot products
  *                                (about 0.4% error per value of x).
@@ -208,6 +214,10 @@ typedef struct {
   uint32_t ts_bits;               /* the queue's timestampValidBits (0: no timestamps) */
   int has_push, has_budget, has_16bit, has_sg, has_robust, has_int_dot, has_f16;
   uint32_t subgroup_size;
+  /* gemm_coop.comp's TN where the device has VK_NV_cooperative_matrix with
+   * f16 x f16 + f32 -> f32 matrices of 16 x TN x 16 on subgroups of 32, the
+   * shaderFloat16 and vulkanMemoryModel features (16, else 8); 0: none */
+  uint32_t coop_tn;
   VkDeviceSize max_range, max_alloc, align;
   VkDeviceSize held;              /* bytes of blocks devkit holds, all logical devices (atomic) */
 } dk_vk_phys;
@@ -227,6 +237,7 @@ typedef struct {
   int fused;                      /* matvec_vec.comp folds dk_rmsnorm/dk_swiglu into the product (GPUs; DEVKIT_VULKAN_FUSED) */
   int vec_q;                      /* DEVKIT_VULKAN_VECQ=1: matvec_vec.comp takes q8_0/q4_0 weights too */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
+  int coop_spv;                   /* DEVKIT_VULKAN_COOPMAT: prompt linear on this gemm_coop.comp variant (-1: off) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
   uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
@@ -555,6 +566,40 @@ static dk_status dk_vk_create_instance(char *note, size_t note_len) {
   return DK_OK;
 }
 
+#define DK_VK_COOP_BM 128  /* gemm_coop.comp's tile: rows of x */
+#define DK_VK_COOP_BN 128  /* and rows of w */
+#define DK_VK_COOP_SHARED (2 * 128 * 40 * 2 + 8 * 16 * 16 * 4)   /* its shared memory, bytes */
+
+/* DEVKIT_VULKAN_COOPMAT=1: prompt products on cooperative matrices where
+ * the device has them (gemm_coop.comp; not yet run on a GPU): 1; =emu: its
+ * emulated variant on any device (tests): 2; else 0 */
+static int dk_vk_coop_asked(void) {
+  const char *e = getenv("DEVKIT_VULKAN_COOPMAT");
+  return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "emu") ? 2 : 0;
+}
+
+/* gemm_coop.comp's TN from the matrix shapes the device lists (16, else 8;
+ * 0: neither) */
+static uint32_t dk_vk_coop_tn(VkPhysicalDevice pd) {
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+      (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)dk_vk.gipa(dk_vk.inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  VkCooperativeMatrixPropertiesNV *cp;
+  uint32_t n = 0, i, tn = 0;
+  if (!get || get(pd, &n, NULL) != VK_SUCCESS || !n) return 0;
+  cp = (VkCooperativeMatrixPropertiesNV *)calloc(n, sizeof *cp);
+  if (!cp) return 0;
+  for (i = 0; i < n; i++) cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (get(pd, &n, cp) == VK_SUCCESS)
+    for (i = 0; i < n; i++)
+      if (cp[i].MSize == 16 && cp[i].KSize == 16 && (cp[i].NSize == 16 || cp[i].NSize == 8) &&
+          cp[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && cp[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+          cp[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+          cp[i].scope == VK_SCOPE_SUBGROUP_NV && cp[i].NSize > tn)
+        tn = cp[i].NSize;
+  free(cp);
+  return tn;
+}
+
 /* fill one physical device record; 0 when it cannot serve (no compute
  * queue, Vulkan < 1.2) */
 static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
@@ -566,10 +611,11 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
   VkPhysicalDeviceVulkan11Features f11;
   VkPhysicalDeviceVulkan12Features f12;
   VkPhysicalDeviceShaderIntegerDotProductFeatures fdot;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcm;
   VkQueueFamilyProperties *qf;
   VkExtensionProperties *ext;
   uint32_t nq = 0, ne = 0, i;
-  int has_dot_ext, api13;
+  int has_dot_ext, has_coop_ext, api13;
   memset(ph, 0, sizeof *ph);
   ph->pd = pd;
   dk_vk.fn.GetPhysicalDeviceProperties(pd, &ph->props);
@@ -599,6 +645,7 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
   ph->has_push = dk_vk_has_ext(ext, ne, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   ph->has_budget = dk_vk_has_ext(ext, ne, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   has_dot_ext = dk_vk_has_ext(ext, ne, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  has_coop_ext = dk_vk_has_ext(ext, ne, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   free(ext);
 
   memset(&p2, 0, sizeof p2);
@@ -624,13 +671,19 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
   memset(&f11, 0, sizeof f11);
   memset(&f12, 0, sizeof f12);
   memset(&fdot, 0, sizeof fdot);
+  memset(&fcm, 0, sizeof fcm);
   f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
   f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   fdot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+  fcm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
   f2.pNext = &f11;
   f11.pNext = &f12;
   if (api13 || has_dot_ext) f12.pNext = &fdot;
+  if (has_coop_ext) {
+    fcm.pNext = f12.pNext;
+    f12.pNext = &fcm;
+  }
   dk_vk.fn.GetPhysicalDeviceFeatures2(pd, &f2);
   ph->has_16bit = f11.storageBuffer16BitAccess;
   /* every shader reads f16/bf16 and the GGUF blocks through 16-bit storage */
@@ -640,6 +693,9 @@ static int dk_vk_describe(VkPhysicalDevice pd, dk_vk_phys *ph) {
   /* the instance asks for Vulkan 1.2, so the feature comes with the KHR
    * extension even where the device has it in core 1.3 */
   ph->has_int_dot = has_dot_ext && fdot.shaderIntegerDotProduct;
+  if (has_coop_ext && fcm.cooperativeMatrix && f12.shaderFloat16 && f12.vulkanMemoryModel && ph->subgroup_size == 32 &&
+      ph->props.limits.maxComputeSharedMemorySize >= DK_VK_COOP_SHARED)
+    ph->coop_tn = dk_vk_coop_tn(pd);
 
   dk_vk.fn.GetPhysicalDeviceMemoryProperties(pd, &ph->mem);
   ph->max_range = ph->props.limits.maxStorageBufferRange;
@@ -763,6 +819,7 @@ static dk_status dk_vk_properties(int physical, dk_device_props *p) {
   p->supports_f16 = p->supports_bf16 = ph->has_16bit;
   p->supports_int8_dot = ph->has_int_dot;
   p->subgroup_size = (int)ph->subgroup_size;
+  p->prompt_x16 = (ph->coop_tn && dk_vk_coop_asked() == 1) || dk_vk_coop_asked() == 2;
   return DK_OK;
 }
 
@@ -2206,6 +2263,8 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   VkPhysicalDeviceFeatures2 f2;
   VkPhysicalDeviceVulkan11Features f11;
   VkPhysicalDeviceShaderIntegerDotProductFeatures fdot;
+  VkPhysicalDeviceVulkan12Features f12;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcm;
   VkDescriptorSetLayoutBinding lb[DK_VK_MAX_BIND + DK_VK_TEX];
   VkDescriptorSetLayoutCreateInfo li;
   VkPushConstantRange pcr;
@@ -2217,7 +2276,7 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   VkBufferCreateInfo bi;
   VkBuffer probe_buf;
   VkMemoryRequirements req;
-  const char *exts[3];
+  const char *exts[4];
   uint32_t ne = 0, i;
   float prio = 1.0f;
   VkResult r;
@@ -2259,6 +2318,23 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
     fdot.shaderIntegerDotProduct = VK_TRUE;
     f11.pNext = &fdot;
     exts[ne++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+  }
+  /* prompt products on cooperative matrices (gemm_coop.comp) only when asked
+   * for: not yet run on a GPU; they round x to f16 as CUDA's prompt path does */
+  d->coop_spv = dk_vk_coop_asked() == 2 ? DK_SPV_GEMM_COOP_EMU : dk_vk_coop_asked() != 1 || !ph->coop_tn ? -1
+               : ph->coop_tn == 16 ? DK_SPV_GEMM_COOP : DK_SPV_GEMM_COOP_N8;
+  if (d->coop_spv == DK_SPV_GEMM_COOP || d->coop_spv == DK_SPV_GEMM_COOP_N8) {
+    memset(&f12, 0, sizeof f12);
+    memset(&fcm, 0, sizeof fcm);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.shaderFloat16 = VK_TRUE;
+    f12.vulkanMemoryModel = VK_TRUE;   /* the shader's subgroup-scoped matrices need the Vulkan memory model */
+    fcm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    fcm.cooperativeMatrix = VK_TRUE;
+    f12.pNext = &fcm;
+    fcm.pNext = f11.pNext;
+    f11.pNext = &f12;
+    exts[ne++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
   }
   if (d->push) exts[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   if (ph->has_budget) exts[ne++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
@@ -3159,12 +3235,18 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   /* CPU devices, more rows than the row kernel takes at once: register-tiled
    * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
    * value; 10-80x slower here) */
-  int gemm = d->gemm_rows && M > DK_VK_MV_MAXM;
-  int quant = dk_dtype_is_quant(w->dtype), mv = !gemm && (M <= DK_VK_MV_MAXM || d->rows_mv || more);
+  int quant = dk_dtype_is_quant(w->dtype);
+  /* DEVKIT_VULKAN_COOPMAT: gemm_coop.comp for every weight dtype whose
+   * products may round x to f16 (dk__cuda_prompt_type's rule) */
+  int coop = d->coop_spv >= 0 && M > DK_VK_MV_MAXM && (x->dtype == DK_F32 || x->dtype == DK_F16) &&
+             (w->dtype == DK_F16 || quant) && !w->precise;
+  int gemm = !coop && d->gemm_rows && M > DK_VK_MV_MAXM;
+  int mv = !gemm && !coop && (M <= DK_VK_MV_MAXM || d->rows_mv || more);
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
   if (gemm && mcap > (int64_t)65535 * DK_VK_GEMM_TM) mcap = (int64_t)65535 * DK_VK_GEMM_TM;
+  if (coop && mcap > (int64_t)65535 * DK_VK_COOP_BM) mcap = (int64_t)65535 * DK_VK_COOP_BM;
   if (mv && mcap > DK_VK_MV_MAXM) mcap = DK_VK_MV_MAXM;
   if (K && (VkDeviceSize)mcap * (VkDeviceSize)K * xsz > R) mcap = (int64_t)(R / ((VkDeviceSize)K * xsz));
   if (mcap < 1) return dk_vk_too_big(c, x, "x", (VkDeviceSize)K * xsz);
@@ -3274,9 +3356,15 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
         pc.b_cs = (uint32_t)K;
         pc.ldo = (uint32_t)N;
         pc.nb1 = pc.nb2 = 1;
-        if ((s = dk_vk_mm_dispatch(d, !quant ? DK_SPV_MATMUL : w->dtype == DK_Q8_0 ? DK_SPV_MATMUL_Q8_0 : DK_SPV_MATMUL_Q4_0,
-                                   spec, &args, &pc, 1)) != DK_OK)
-          return s;
+        if (coop) {
+          uint32_t gx = (uint32_t)((nc + DK_VK_COOP_BN - 1) / DK_VK_COOP_BN), gy = (uint32_t)((mc + DK_VK_COOP_BM - 1) / DK_VK_COOP_BM);
+          if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
+          s = dk_vk_run(d, d->coop_spv, spec, &args, &pc, sizeof pc, gx, gy, 1);
+        } else {
+          s = dk_vk_mm_dispatch(d, !quant ? DK_SPV_MATMUL : w->dtype == DK_Q8_0 ? DK_SPV_MATMUL_Q8_0 : DK_SPV_MATMUL_Q4_0,
+                                spec, &args, &pc, 1);
+        }
+        if (s != DK_OK) return s;
       }
     }
     n0 += nc;

@@ -279,16 +279,22 @@ int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M) {
          wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K;
 }
 
-/* CUDA's prompt-sized dk_linear (more than 4 rows of x, on cuBLAS) runs f32
- * activations in the weight's 16-bit type, f16 (bf16 for bf16 weights),
- * unless the weight is f32 or marked precise: each x value carries a relative
- * rounding of at most u = 2^-11 (2^-8), so |error| <= u * sum_k |x_k w_k| */
+/* A prompt-sized dk_linear on tensor cores (dk_device_props.prompt_x16:
+ * CUDA's cuBLAS path, more than 4 rows of x; Vulkan's cooperative matrices,
+ * more than 8) runs f32 activations in the weight's 16-bit type, f16 (bf16
+ * for bf16 weights), unless the weight is f32 or marked precise: each x value
+ * carries a relative rounding of at most u = 2^-11 (2^-8), so |error| <= u *
+ * sum_k |x_k w_k|. Block weights' values are rounded to f16 too (CUDA's
+ * dequantized slab, Vulkan's staged tile): a second rounding, u doubles. */
 double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,
                           int64_t M, int64_t N, int64_t K) {
-  const double u = wdt == DK_BF16 ? 1.0 / 256 : 1.0 / 2048;
+  double u = wdt == DK_BF16 ? 1.0 / 256 : 1.0 / 2048;
   double worst = 0;
   int64_t m, n, k;
-  if (dev.backend != DK_CUDA || M <= 4 || xdt != DK_F32 || wdt == DK_F32 || precise) return 0;
+  dk_device_props pr;
+  if (M <= 4 || xdt != DK_F32 || wdt == DK_F32 || precise) return 0;
+  if (dk_device_properties(dev, &pr) != DK_OK || !pr.prompt_x16) return 0;
+  if (dk_dtype_is_quant(wdt)) u *= 2;
   for (m = 0; m < M; m++)
     for (n = 0; n < N; n++) {
       double e = 0;

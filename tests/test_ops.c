@@ -637,6 +637,54 @@ DKT_TEST(ops_fused_linear_vec, 0) {
   DKT_OK(t, dk_init());
 }
 
+/* Vulkan's prompt product on cooperative matrices (gemm_coop.comp,
+ * DEVKIT_VULKAN_COOPMAT): every weight dtype it takes, rows of x and w
+ * across its 128 x 128 tiles' edges, K off its 32-value slices (f16 w) and
+ * over several, a bias, f16 x and out, 3-D x; then the dtypes it leaves to
+ * matmul.comp (f32, bf16, a precise weight) */
+static void coop_cases(dkt *t) {
+  static const dk_dtype wts[] = {DK_F16,  DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1,
+                                 DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
+  size_t i;
+  for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
+    int64_t blk = dk_dtype_block(wts[i]);
+    linear_case(t, DK_F32, wts[i], 130, 129, blk == 256 ? 512 : blk == 32 ? 96 : 100, (int)(i % 2), 0);
+  }
+  linear_case(t, DK_F32, DK_F16, 9, 300, 1000, 1, 0);
+  linear_case(t, DK_F16, DK_Q8_0, 40, 70, 256, 1, 0);
+  linear_case(t, DK_F16, DK_F16, 260, 33, 64, 0, 1);
+  linear_case(t, DK_F32, DK_F32, 20, 40, 64, 1, 0);
+  linear_case(t, DK_F32, DK_BF16, 20, 40, 64, 1, 0);
+  linear_precise = 1;
+  linear_case(t, DK_F32, DK_Q8_0, 20, 40, 64, 0, 0);
+  linear_precise = 0;
+}
+
+/* coop_cases on the shader's emulated variant (=emu: its staging,
+ * dequantization, f16 rounding and output, the multiply in plain f32) on
+ * any Vulkan device, then on the real one (=1) where the device has
+ * VK_NV_cooperative_matrix; DEVKIT_VULKAN_COOPMAT is restored after */
+DKT_TEST(ops_linear_coop, 0) {
+  const char *e = getenv("DEVKIT_VULKAN_COOPMAT");
+  char *was = e ? strdup(e) : NULL;
+  dk_device_props pr;
+  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_COOPMAT)"); free(was); return; }
+  dk_shutdown();
+  setenv("DEVKIT_VULKAN_COOPMAT", "emu", 1);
+  DKT_OK(t, dk_init());
+  coop_cases(t);
+  dk_shutdown();
+  setenv("DEVKIT_VULKAN_COOPMAT", "1", 1);
+  DKT_OK(t, dk_init());
+  if (dk_device_properties(t->dev, &pr) == DK_OK && pr.prompt_x16) coop_cases(t);
+  else dkt_note(t, "%s has no VK_NV_cooperative_matrix: the emulated variant only", dk_device_name(t->dev));
+  dk_shutdown();
+  if (was) setenv("DEVKIT_VULKAN_COOPMAT", was, 1);
+  else unsetenv("DEVKIT_VULKAN_COOPMAT");
+  free(was);
+  DKT_OK(t, dk_init());
+}
+
 /* the ops' own checks: the linear's shapes, the norm weight's length, eps,
  * the up rows' shape */
 DKT_TEST(ops_rmsnorm_linear_refusals, 0) {
