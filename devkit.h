@@ -186,6 +186,7 @@ typedef struct {
   int supports_f16, supports_bf16, supports_int8_dot;
   int subgroup_size;       /* 0 where it does not apply */
   int prompt_x16;          /* prompt-sized dk_linear may run f32 x in f16/bf16 on tensor cores (see dk_linear) */
+  int attn_x16;            /* dk_attention over several query rows may too (see dk_attention) */
 } dk_device_props;
 
 /* ---- devices ---------------------------------------------------------- */
@@ -439,7 +440,10 @@ DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1
 /* Attention with grouped-query heads, softmax in f32:
  *   q [T, Hq, D], k [S, Hkv, D], v [S, Hkv, Dv], out [T, Hq, Dv], Hq % Hkv == 0;
  *   query t sees keys s <= t + causal_offset (negative: no mask). k and v may
- *   have another float dtype than q (an f16 KV cache with f32 activations). */
+ *   have another float dtype than q (an f16 KV cache with f32 activations).
+ *   Where dk_device_props.attn_x16 is set (cuda with DEVKIT_CUDA_FLASH=1), a
+ *   prompt (T > 1) over an f16 cache with head dims 64 runs on tensor cores:
+ *   q and the probabilities rounded to f16, scores and sums in f32. */
 DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
                                   const dk_tensor *v, float scale, int causal_offset);
 /* dk_attention where query t sees keys s <= positions[t] (positions i32 [T],

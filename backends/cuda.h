@@ -577,6 +577,15 @@ static int dk__cuda_switch(const char *name, const char *on_value, const char *o
   return dflt;
 }
 
+/* DEVKIT_CUDA_FLASH=1: prompts' attention on tensor cores (kernels/
+ * attention.cu's dk_attn_flash_f16: q and the probabilities in f16; not yet
+ * run on a GPU) */
+static int dk__cuda_flash_on(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_FLASH", "1", "0", 0);
+  return on;
+}
+
 /* ==== probe ================================================================== */
 
 static int dk__cuda_probe(char *note, size_t note_len) {
@@ -850,6 +859,7 @@ static dk_status dk__cuda_properties(int physical, dk_device_props *p) {
   p->supports_int8_dot = 1;   /* dp4a: every GPU devkit runs on (cc >= 8.0) */
   p->subgroup_size = 32;
   p->prompt_x16 = 1;   /* cuBLAS, or DEVKIT_CUDA_PROMPT_TC's kernels */
+  p->attn_x16 = dk__cuda_flash_on();
   return DK_OK;
 }
 
@@ -2343,6 +2353,9 @@ static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos) {
   p.qdt = (int32_t)q->dtype;
   p.kdt = (int32_t)k->dtype;
   p.odt = (int32_t)o->dtype;
+  if (p.T > 1 && k->dtype == DK_F16 && p.D == DK_ATTN_FLASH_D && p.Dv == DK_ATTN_FLASH_D && !((p.k | p.v) % 16) &&
+      p.Hq <= (int64_t)DK_MAX_GRID_YZ && dk__cuda_flash_on())
+    return dk__cuda_launch(c, DK_CUDA_K_dk_attn_flash_f16, (unsigned)((p.T + 63) / 64), (unsigned)p.Hq, 1, DK_ATTN_THREADS, &p);
   if (dk__cuda_attn_split_on()) {
     dk__cuda_dev *ld = dk__cuda_ld(c->dev);
     dk_kp_attn_split sp;

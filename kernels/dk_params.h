@@ -54,6 +54,7 @@
 #define DK_ATTN_SPLIT_MAXD 256     /* split-K path: head dims multiple of 8, at most this */
 #define DK_ATTN_SPLIT_HB 8         /* split-K path: query heads per block */
 #define DK_ATTN_SPLIT_MAXN 1024    /* split-K path: most splits of a row */
+#define DK_ATTN_FLASH_D 64         /* tensor-core prompt path (DEVKIT_CUDA_FLASH): its head dim */
 #define DK_MAX_GRID_X 1048576u     /* grid-stride loops cover the rest */
 #define DK_MAX_GRID_YZ 65535u
 
@@ -310,7 +311,7 @@ typedef struct {
   X(dk_attn_split_f32, dk_kp_attn_split) X(dk_attn_split_f16, dk_kp_attn_split) \
   X(dk_attn_split_bf16, dk_kp_attn_split) X(dk_attn_merge, dk_kp_attn_split) \
   X(dk_attn_rows_f32, dk_kp_attn_split) X(dk_attn_rows_f16, dk_kp_attn_split) \
-  X(dk_attn_rows_bf16, dk_kp_attn_split)                                     \
+  X(dk_attn_rows_bf16, dk_kp_attn_split) X(dk_attn_flash_f16, dk_kp_attention) \
   X(dk_reduce_f32, dk_kp_reduce) X(dk_reduce_f16, dk_kp_reduce)              \
   X(dk_reduce_bf16, dk_kp_reduce)                                            \
   X(dk_math_f32, dk_kp_math) X(dk_math_f16, dk_kp_math) X(dk_math_bf16, dk_kp_math)

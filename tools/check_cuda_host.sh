@@ -53,6 +53,9 @@ run tc DEVKIT_CUDA_PROMPT_TC=1
 launched tc dk_gemm_tc_f16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
 launched tc dk_gemm_tc_bf16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
 launched tc dk_dequant_rows "DEVKIT_CUDA_PROMPT_TC=1"
+# prompt attention on tensor cores (off by default until it runs on a GPU)
+run flash DEVKIT_CUDA_FLASH=1
+launched flash dk_attn_flash_f16 "DEVKIT_CUDA_FLASH=1"
 cat "$LOG"
 if grep -q "libcuda_mock:" "$LOG"; then echo "[check_cuda_host] the mock driver complained (above)"; status=1; fi
 if grep -q "ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer" "$LOG"; then echo "[check_cuda_host] sanitizer report (above)"; status=1; fi

@@ -142,12 +142,13 @@ if has verify; then
   # times the 1B model of type T instead of f16), and the tests that cover
   # it, e.g.
   #   VERIFY="DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy models_;DEVKIT_VULKAN_FUSED 1 0 @vulkan:0 ops_fused_linear_vec"
-  # Waiting today: the prompt product of f32 x on tensor cores without
+  # Waiting today: prompt attention on tensor cores (DEVKIT_CUDA_FLASH), the
+  # prompt product of f32 x on tensor cores without
   # cuBLAS (hence DEVKIT_CUBLAS=off; its K-quant slabs too), Vulkan's
   # vector decode product for q8_0/q4_0 weights, and Vulkan's prompt product
   # on cooperative matrices (ops_linear_coop runs the real shader when the
   # device has VK_NV_cooperative_matrix, whatever the switch).
-  VERIFY=${VERIFY:-"DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_"}
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_"}
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"
   IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do

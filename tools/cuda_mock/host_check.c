@@ -175,6 +175,14 @@ static void check_ops(void) {
     }
     OKS(dk_attention(ao, q, k, v, 0.25f, 4)); OKS(dk_attention(ao, q, k, v, 0.25f, -1));
     if (p) OKS(dk_attention_pos(ao, q, k, v, p, 0.25f));
+    {
+      /* a prompt with heads of 64 over an f16 cache (DEVKIT_CUDA_FLASH's kernel) */
+      int64_t sq2[3] = {70, 4, 64}, skv2[3] = {80, 2, 64};
+      dk_tensor *q2 = make(d, t, 3, sq2, "q64"), *k2 = make(d, DK_F16, 3, skv2, "k64");
+      dk_tensor *v2 = make(d, DK_F16, 3, skv2, "v64"), *o2 = make(d, t, 3, sq2, "attn_out64");
+      OKS(dk_attention(o2, q2, k2, v2, 0.125f, 10));
+      dk_tensor_free(q2); dk_tensor_free(k2); dk_tensor_free(v2); dk_tensor_free(o2);
+    }
     OKS(dk_tensor_new(d, DK_I32, 2, sid, "ids", &ii));
     if (ii) OKS(dk_tensor_upload(ii, ids, sizeof ids));
     for (j = 0; j < 5 && ii; j++) {

@@ -350,8 +350,13 @@ static CUresult check_params(const char *k, void *param) {
     const dk_kp_attn_split *p = (const dk_kp_attn_split *)param;
     if (p->pos) RANGE("pos", p->pos, p->T * 4);
     if (p->nsplit > 1) RANGE("part", p->part, p->T * p->Hq * p->nsplit * (p->Dv + 2) * 4);
-  } else if (!strncmp(k, "dk_attention_", 13)) {
+  } else if (!strncmp(k, "dk_attention_", 13) || !strcmp(k, "dk_attn_flash_f16")) {
     const dk_kp_attention *p = (const dk_kp_attention *)param;
+    /* the tensor-core prompt kernel: heads of DK_ATTN_FLASH_D, an f16 cache
+     * (16-byte rows); its grid is checked in m_launch */
+    if (!strcmp(k, "dk_attn_flash_f16") &&
+        (p->D != DK_ATTN_FLASH_D || p->Dv != DK_ATTN_FLASH_D || p->kdt != DK_KT_F16 || p->T < 2 || (p->k | p->v) % 16))
+      r = bad(k, "flash attention launched outside its shapes (D = Dv = 64, f16 k/v, T > 1, 16-byte rows)", E_INVALID_VALUE);
     if (p->pos) RANGE("pos", p->pos, p->T * 4);
     RANGE("q", p->q, p->T * p->Hq * p->D * (int64_t)es_of(p->qdt));
     RANGE("k", p->k, p->S * p->Hkv * p->D * (int64_t)es_of(p->kdt));
@@ -591,6 +596,12 @@ static CUresult m_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsign
   if (g_verbose) fprintf(stderr, "libcuda_mock: launch %s grid %u,%u,%u block %u\n", f->name, gx, gy, gz, bx);
   if (fail && !strcmp(fail, f->name)) return E_LAUNCH_OUT_OF_RESOURCES;
   if ((r = check_params(f->name, params[0])) != OK) return r;
+  if (!strcmp(f->name, "dk_attn_flash_f16")) {
+    /* a 64-row tile of one head per block of 128 threads */
+    const dk_kp_attention *p = (const dk_kp_attention *)params[0];
+    if (gx != (unsigned)((p->T + 63) / 64) || gy != (unsigned)p->Hq || gz != 1 || bx != 128)
+      return bad(f->name, "flash attention's grid must be (ceil(T / 64), Hq, 1), 128 threads", E_INVALID_VALUE);
+  }
   if (((mock_stream *)stream)->cap) return capture_node(((mock_stream *)stream)->cap, f->name, params[0], 0, 0, 0);
   emulate(f->name, params[0]);
   if (fault && !strcmp(fault, f->name)) g_faulted = 1;   /* reported by the next call, like an asynchronous fault */
