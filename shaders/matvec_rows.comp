@@ -75,6 +75,26 @@ layout(push_constant) uniform P {
 
 float acc[MMAX];
 
+#ifdef TEXW
+/* words of texels (the _t variants) */
+#define HALF(u, h) ((u[(h) >> 1] >> (16u * ((h) & 1u))) & 0xffffu)
+#define HW(u, h) (((h) & 1u) == 0u ? u[(h) >> 1] : (u[(h) >> 1] >> 16) | (u[((h) >> 1) + 1u] << 16))
+/* u[4i .. 4i+3] = texel AT (an expression of i) for i < n */
+#define TEXELS(u, AT, n) \
+  [[unroll]] for (uint i = 0u; i < (n); i++) { \
+    uvec4 t = WV(AT); \
+    u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w; \
+  }
+/* words i < n of u = halves sh + 2i, sh + 2i + 1 (sh < 8, q = sh / 2): the
+ * texels of a lane's row moved to where its blocks start */
+#define SHIFT_HALVES(u, n) \
+  [[unroll]] for (uint i = 0u; i < (n); i++) { \
+    uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u]; \
+    uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u]; \
+    u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0; \
+  }
+#endif
+
 /* One GGUF block of w: its f16 scale and its NW words of quants (q8_0: 17
  * halves, NW = 8; q4_0: 9 halves, NW = 4), from NW 32-bit loads and one
  * 16-bit load instead of 2*NW+1 16-bit ones. Blocks are only 2-byte
@@ -152,22 +172,6 @@ void qblock(float d, float m, uint qh, uint q[8], uint k) {
  * QO of a block on */
 const uint TB = WT == 4 ? 17u : WT == 5 ? 9u : WT == 6 ? 10u : WT == 7 ? 11u : 12u;
 const uint QO = WT <= 5 ? 1u : WT == 6 ? 2u : WT == 7 ? 3u : 4u;
-#define HALF(u, h) ((u[(h) >> 1] >> (16u * ((h) & 1u))) & 0xffffu)
-#define HW(u, h) (((h) & 1u) == 0u ? u[(h) >> 1] : (u[(h) >> 1] >> 16) | (u[((h) >> 1) + 1u] << 16))
-/* u[4i .. 4i+3] = texel AT (an expression of i) for i < n */
-#define TEXELS(u, AT, n) \
-  [[unroll]] for (uint i = 0u; i < (n); i++) { \
-    uvec4 t = WV(AT); \
-    u[4u * i] = t.x; u[4u * i + 1u] = t.y; u[4u * i + 2u] = t.z; u[4u * i + 3u] = t.w; \
-  }
-/* words i < n of u = halves sh + 2i, sh + 2i + 1 (sh < 8, q = sh / 2): the
- * texels of a lane's row moved to where its blocks start */
-#define SHIFT_HALVES(u, n) \
-  [[unroll]] for (uint i = 0u; i < (n); i++) { \
-    uint w0 = q == 0u ? u[i] : q == 1u ? u[i + 1u] : q == 2u ? u[i + 2u] : u[i + 3u]; \
-    uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u]; \
-    u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0; \
-  }
 /* blocks b .. b+nb-1 of the row (nb <= 8, a constant where inlined), block
  * j's first half at half TB*j of the words u */
 void qchunk(uint u[4u * TB + 4u], uint b, uint nb) {
@@ -293,7 +297,38 @@ void row_dot(uint n) {
     }
   } else
 #endif
+#if WT == 13 && defined(TEXW)
+  {
+    /* q6_K super-blocks are 210 bytes, off the 16-byte grid: a lane reads
+     * the 14 texels its super-block spans, shifts the words to where it
+     * starts (as q8_0's rows off the grid do) and decodes its 256 values
+     * from registers, where dkq_group8 spends about one 16-bit texel read a
+     * value. Bytes: ql 0..127, qh 128..191, the int8 scales 192..207, d at
+     * 208; each value as dkq_group8 computes it */
+    uint nbk = p.K / 256u, last = uint(textureSize(WTX)) - 1u;
+    for (uint b = 0u; b < nbk; b++) {
+      uint hb = p.w_off + (row * nbk + b) * 105u, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
+      uint u[60];
+      TEXELS(u, min(t0 + i, last), 14u);
+      [[unroll]] for (uint i = 56u; i < 60u; i++) u[i] = 0u;
+      SHIFT_HALVES(u, 53u);
+      float d = dk_h2f(u[52] & 0xffffu);
+#define Q6_BYTE(o) ((u[(o) >> 2] >> (8u * ((o) & 3u))) & 255u)
+      [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
+        uint lo = (j >> 7) * 64u + (j & 63u), ho = 128u + (j >> 7) * 32u + (j & 31u);
+        uint ls = 4u * ((j >> 6) & 1u), hs = 2u * ((j >> 5) & 3u);
+        float dl = d * float(int(Q6_BYTE(192u + (j >> 4)) << 24) >> 24);
+        float v[8];
+        [[unroll]] for (uint i = 0u; i < 8u; i++)
+          v[i] = dl * float(int(((Q6_BYTE(lo + i) >> ls) & 15u) | (((Q6_BYTE(ho + i) >> hs) & 3u) << 4)) - 32);
+        dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * 256u + j);
+      }
+#undef Q6_BYTE
+    }
+  }
+#else
   generic_blocks(row);
+#endif
 #elif WT >= 4
   uint nbk = p.K / 32u, b = 0u;
   for (; b < nbk; b++) {
