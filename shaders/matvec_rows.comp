@@ -370,7 +370,77 @@ void row_dot(uint n) {
   }
 }
 
+#if defined(TEXW) && WT >= 4 && WT <= 8
+/* One row of x (f32, on the 16-byte grid) against a lane's RPL > 1 rows of
+ * a 32-value block format, block by block: the block's 32 values of x are
+ * read once (8 texels) for all RPL rows. Row by row (row_dot) a software
+ * device reads them again for each row, each read a per-lane texel fetch:
+ * 30 % of Gemma 3's 262144 x 640 q8_0 classifier. Each row's block comes
+ * from the TT texels it spans, shifted to its start (row_dot's tail); the
+ * scale is applied to the block's sum, and the min of q4_1/q5_1 to x's. */
+void rows_blockwise(uint lane) {
+  const uint TT = (TB + 14u) / 8u, NS = (TB + 1u) / 2u;
+  uint nbk = p.K / 32u, last = uint(textureSize(WTX)) - 1u, r0 = lane * RPL;
+  float ar[8];   /* RPL <= 8 (dk_vk_rows_per_lane) */
+  [[unroll]] for (uint r = 0u; r < 8u; r++) ar[r] = 0.0;
+  for (uint b = 0u; b < nbk; b++) {
+    float xv[32], xs = 0.0;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+      uvec4 t = XV(p.x_off / 4u + b * 8u + i);
+      xv[4u * i] = uintBitsToFloat(t.x); xv[4u * i + 1u] = uintBitsToFloat(t.y);
+      xv[4u * i + 2u] = uintBitsToFloat(t.z); xv[4u * i + 3u] = uintBitsToFloat(t.w);
+    }
+    if (WT == 6 || WT == 8) [[unroll]] for (uint i = 0u; i < 32u; i++) xs += xv[i];
+    [[unroll]] for (uint r = 0u; r < 8u; r++) {
+      if (r >= RPL) break;
+      uint row = min(r0 + r, p.N - 1u);
+      uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
+      uint u[4u * TT + 4u];
+      TEXELS(u, min(t0 + i, last), TT);
+      [[unroll]] for (uint i = 4u * TT; i < 4u * TT + 4u; i++) u[i] = 0u;
+      SHIFT_HALVES(u, NS);
+      float d = dk_h2f(HALF(u, 0u)), sum = 0.0;
+#if WT == 7 || WT == 8
+      uint qh = HW(u, QO - 2u);
+#else
+      uint qh = 0u;
+#endif
+      [[unroll]] for (uint i = 0u; i < NW; i++) {
+        uint w = HW(u, QO + 2u * i);
+#if WT == 4
+        [[unroll]] for (uint e = 0u; e < 4u; e++) sum += float(int(w << (24u - 8u * e)) >> 24) * xv[4u * i + e];
+#else
+        /* byte 4i+e: value 4i+e in the low nibble, 16+4i+e in the high;
+         * q5_0/q5_1: bit j of qh is value j's fifth */
+        [[unroll]] for (uint e = 0u; e < 4u; e++) {
+          uint c = (w >> (8u * e)) & 255u, j = 4u * i + e;
+          uint lo = (c & 15u) | (((qh >> j) & 1u) << 4), hi = (c >> 4) | (((qh >> (16u + j)) & 1u) << 4);
+          int z = WT == 5 ? 8 : WT == 7 ? 16 : 0;
+          sum += float(int(lo) - z) * xv[j] + float(int(hi) - z) * xv[16u + j];
+        }
+#endif
+      }
+      ar[r] += d * sum;
+      if (WT == 6 || WT == 8) ar[r] += dk_h2f(HALF(u, 1u)) * xs;
+    }
+  }
+  [[unroll]] for (uint r = 0u; r < 8u; r++) {
+    uint n = r0 + r;
+    if (r >= RPL || n >= p.N) break;
+    float v = ar[r];
+    if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
+    O_st(DTO, p.o_off + n, v);
+  }
+}
+#endif
+
 void main() {
   uint lane = dk_group() * WG + gl_LocalInvocationID.x;
+#if defined(TEXW) && WT >= 4 && WT <= 8
+  if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u) {
+    rows_blockwise(lane);
+    return;
+  }
+#endif
   for (uint r = 0u; r < RPL; r++) row_dot(lane * RPL + r);
 }

@@ -445,6 +445,13 @@ DKT_TEST(ops_linear_quant, 0) {
       linear_case(t, dkt_float_types[xd], q[wd], 33, 65, 160, 1, 0);
       linear_case(t, dkt_float_types[xd], q[wd], 4, 31, 4096, 0, 1);
     }
+  /* decode rows of Gemma 3's width (K = 640: rows off the 16-byte grid)
+   * in numbers that give lavapipe's row kernel 2 and 8 rows a lane (its
+   * block-by-block form); the last lane's rows partly past N */
+  for (wd = 0; wd < 2; wd++) {
+    linear_case(t, DK_F32, q[wd], 1, 1100, 640, 1, 0);
+    linear_case(t, DK_F32, q[wd], 1, 4200, 640, 0, 0);
+  }
 }
 
 DKT_TEST(ops_linear_large, 0) {

@@ -225,6 +225,9 @@ DKT_TEST(quant_linear, 0) {
     qt_linear_case(t, DK_F16, wdt, 3, 20, big ? 256 : 160);
     qt_linear_case(t, DK_F32, wdt, 19, 45, big ? 768 : 288);   /* the matrix-matrix path */
     qt_linear_case(t, DK_BF16, wdt, 6, 9, big ? 256 : 32);
+    /* decode over many rows (lavapipe's row kernel: 2 and 8 rows a lane) */
+    qt_linear_case(t, DK_F32, wdt, 1, 1100, big ? 512 : 640);
+    if (!big) qt_linear_case(t, DK_F32, wdt, 1, 4200, 640);
   }
 }
 
