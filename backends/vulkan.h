@@ -3232,14 +3232,14 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   VkDeviceSize R = dk_vk_window_cap(d);
   /* the block formats beyond q8_0/q4_0 have only the row kernel, on every device */
   int more = (DK_QUANTS_MORE >> w->dtype) & 1;
-  /* CPU devices, more rows than the row kernel takes at once: register-tiled
-   * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
-   * value; 10-80x slower here) */
   int quant = dk_dtype_is_quant(w->dtype);
   /* DEVKIT_VULKAN_COOPMAT: gemm_coop.comp for every weight dtype whose
    * products may round x to f16 (dk__cuda_prompt_type's rule) */
   int coop = d->coop_spv >= 0 && M > DK_VK_MV_MAXM && (x->dtype == DK_F32 || x->dtype == DK_F16) &&
              (w->dtype == DK_F16 || quant) && !w->precise;
+  /* CPU devices, more rows than the row kernel takes at once: register-tiled
+   * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
+   * value; 10-80x slower here) */
   int gemm = !coop && d->gemm_rows && M > DK_VK_MV_MAXM;
   int mv = !gemm && !coop && (M <= DK_VK_MV_MAXM || d->rows_mv || more);
   int64_t mcap = M;
