@@ -59,9 +59,11 @@
  *                                direct (host-mapped transfers), robust.
  *   DEVKIT_VULKAN_MATVEC=rows|split   pick the linear strategy (default:
  *                                rows on CPU devices, split on GPUs).
- *   DEVKIT_VULKAN_GEMM=0         CPU devices: linear with more than 8 rows of
- *                                x through the row kernel, as before
- *                                gemm_rows.comp (for comparisons).
+ *   DEVKIT_VULKAN_GEMM=0         linear with more than 8 rows of x through
+ *                                the row kernel, 8 rows a dispatch, as before
+ *                                gemm_rows.comp (CPU devices) and matmul_qk
+ *                                (GPUs, the formats beyond q8_0/q4_0), for
+ *                                comparisons.
  *   DEVKIT_VULKAN_WG_ROWS=N      workgroup of the row reductions (power of 2;
  *                                default 256, or the subgroup size on CPUs).
  *   DEVKIT_VULKAN_FUSED=0|1      dk_rmsnorm_linear / dk_swiglu_linear as two
@@ -233,6 +235,7 @@ typedef struct {
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
   int tex;                        /* the row kernels read w and x through texel views (bindings DK_VK_MAX_BIND..) */
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
+  int gemm_off;                   /* DEVKIT_VULKAN_GEMM=0: such products through the row kernel everywhere */
   int vec_mv;                     /* decode linear with float weights: matvec_vec.comp (GPUs; DEVKIT_VULKAN_MATVEC=split: not) */
   int fused;                      /* matvec_vec.comp folds dk_rmsnorm/dk_swiglu into the product (GPUs; DEVKIT_VULKAN_FUSED) */
   int vec_q;                      /* DEVKIT_VULKAN_VECQ=1: matvec_vec.comp takes q8_0/q4_0 weights too */
@@ -2415,10 +2418,12 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
    * kernel (H200, 2026-11-28); not yet timed on a GPU, so asked for */
   e = getenv("DEVKIT_VULKAN_VECQ");
   d->vec_q = d->vec_mv && e && e[0] == '1';
-  /* prompts on CPU devices: gemm_rows.comp; DEVKIT_VULKAN_GEMM=0 keeps the
-   * row kernel (8 rows of x per dispatch), for comparisons */
+  /* prompts on CPU devices: gemm_rows.comp; on GPUs the formats beyond
+   * q8_0/q4_0 take matmul.comp's matmul_qk; DEVKIT_VULKAN_GEMM=0 keeps the
+   * row kernel (8 rows of x per dispatch) for both, for comparisons */
   e = getenv("DEVKIT_VULKAN_GEMM");
-  d->gemm_rows = d->rows_mv && !(e && !strcmp(e, "0"));
+  d->gemm_off = e && !strcmp(e, "0");
+  d->gemm_rows = d->rows_mv && !d->gemm_off;
   /* llvmpipe runs a barrier as a switch between the workgroup's SIMD
    * slices: on a CPU device a reduction wants few of them */
   d->wg_rows = 256;
@@ -3230,7 +3235,8 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
   int64_t M = c->i[0], N = c->i[1], K = c->i[2], n0, m0;
   VkDeviceSize rb = dk__row_bytes(w->dtype, K), xsz = dk_vk_esize(x->dtype), osz = dk_vk_esize(o->dtype);
   VkDeviceSize R = dk_vk_window_cap(d);
-  /* the block formats beyond q8_0/q4_0 have only the row kernel, on every device */
+  /* the block formats beyond q8_0/q4_0: the row kernel's generic variants
+   * at decode, matmul.comp's matmul_qk for prompts on GPUs */
   int more = (DK_QUANTS_MORE >> w->dtype) & 1;
   int quant = dk_dtype_is_quant(w->dtype);
   /* DEVKIT_VULKAN_COOPMAT: gemm_coop.comp for every weight dtype whose
@@ -3241,7 +3247,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
    * gemm_rows.comp for every weight dtype (the row kernel re-reads x per w
    * value; 10-80x slower here) */
   int gemm = !coop && d->gemm_rows && M > DK_VK_MV_MAXM;
-  int mv = !gemm && !coop && (M <= DK_VK_MV_MAXM || d->rows_mv || more);
+  int mv = !gemm && !coop && (M <= DK_VK_MV_MAXM || d->rows_mv || (more && d->gemm_off));
   int64_t mcap = M;
   dk_status s;
   if (M == 0 || N == 0) return DK_OK;
@@ -3361,8 +3367,8 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
           if (gx > 65535) return dk_vk_too_big(c, w, "w", rb);
           s = dk_vk_run(d, d->coop_spv, spec, &args, &pc, sizeof pc, gx, gy, 1);
         } else {
-          s = dk_vk_mm_dispatch(d, !quant ? DK_SPV_MATMUL : w->dtype == DK_Q8_0 ? DK_SPV_MATMUL_Q8_0 : DK_SPV_MATMUL_Q4_0,
-                                spec, &args, &pc, 1);
+          s = dk_vk_mm_dispatch(d, !quant ? DK_SPV_MATMUL : w->dtype == DK_Q8_0 ? DK_SPV_MATMUL_Q8_0
+                                   : w->dtype == DK_Q4_0 ? DK_SPV_MATMUL_Q4_0 : DK_SPV_MATMUL_QK, spec, &args, &pc, 1);
         }
         if (s != DK_OK) return s;
       }

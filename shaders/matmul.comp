@@ -3,10 +3,12 @@
  * tiles, BK deep, 4x4 outputs per thread, f32 accumulation. Serves dk_matmul
  * (B dense, b_cs = 1; batches broadcast through per-dim batch strides, the
  * batch index in z) and dk_linear for prompts (B(k,n) = W[n][k]: floats with
- * b_rs = 1, or GGUF blocks dequantized while a tile is loaded: variant BT). */
+ * b_rs = 1, or GGUF blocks dequantized while a tile is loaded: variant BT;
+ * BT = 6 takes every other block format, DTB, through quants.glsl). */
 //!variant matmul -DBT=0
 //!variant matmul_q8_0 -DBT=4
 //!variant matmul_q4_0 -DBT=5
+//!variant matmul_qk -DBT=6
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
 #define BM 64
@@ -19,6 +21,10 @@ DK_OUT(0, O)
 DK_IN(1, A)
 DK_IN(2, B)
 DK_IN(3, Bias)
+#if BT == 6
+#define DKQ_BUF B16
+#include "quants.glsl"
+#endif
 
 layout(constant_id = 0) const uint DTA = 0u;
 layout(constant_id = 1) const uint DTB = 0u;
@@ -86,6 +92,12 @@ void main() {
           v[2u * q] = d * float(int(w << 24) >> 24);
           v[2u * q + 1u] = d * float(int(w << 16) >> 24);
         }
+        [[unroll]] for (uint q = 0u; q < 8u; q++) Bs[part * 8u + q][nn] = v[q];
+#elif BT == 6
+        /* values k0 + 8 part ... of the row's block (K is a multiple of
+         * the block: 32 or 256) */
+        uint blk = dkq_block(DTB), k = k0 + part * 8u;
+        dkq_group8(DTB, bb + (gn * (p.K / blk) + k / blk) * dkq_halves(DTB), k % blk, v);
         [[unroll]] for (uint q = 0u; q < 8u; q++) Bs[part * 8u + q][nn] = v[q];
 #else
         uint hb = bb + (gn * (p.K / 32u) + k0 / 32u) * 9u;

@@ -231,6 +231,32 @@ DKT_TEST(quant_linear, 0) {
   }
 }
 
+/* Vulkan's GPU kernels for these formats, forced onto any Vulkan device
+ * (DEVKIT_VULKAN_MATVEC=split, lavapipe included): matvec.comp at decode,
+ * matmul.comp's matmul_qk for prompts (rows of x past one 64-row tile,
+ * f16 x and out, a 768-wide K of three super-blocks) */
+DKT_TEST(quant_linear_gpu_kernels, 0) {
+  const char *e = getenv("DEVKIT_VULKAN_MATVEC");
+  char *was = e ? strdup(e) : NULL;
+  int k;
+  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_MATVEC=split)"); free(was); return; }
+  dk_shutdown();
+  setenv("DEVKIT_VULKAN_MATVEC", "split", 1);
+  DKT_OK(t, dk_init());
+  for (k = 0; k < 8; k++) {
+    dk_dtype wdt = qt_more[k];
+    int big = dk_dtype_block(wdt) == 256;
+    qt_linear_case(t, DK_F32, wdt, 2, 37, big ? 512 : 96);
+    qt_linear_case(t, DK_F32, wdt, 70, 45, big ? 768 : 288);
+    qt_linear_case(t, DK_F16, wdt, 12, 65, big ? 256 : 160);
+  }
+  dk_shutdown();
+  if (was) setenv("DEVKIT_VULKAN_MATVEC", was, 1);
+  else unsetenv("DEVKIT_VULKAN_MATVEC");
+  free(was);
+  DKT_OK(t, dk_init());
+}
+
 /* Prompt-sized and one-row products of the same weights and activations.
  * On the CPU both round x to q8 in 32-value blocks the same way (the
  * integer prompt product of backends/cpu_igemm.h, the decode dot), so each

@@ -147,8 +147,11 @@ if has verify; then
   # cuBLAS (hence DEVKIT_CUBLAS=off; its K-quant slabs too), Vulkan's
   # vector decode product for q8_0/q4_0 weights, and Vulkan's prompt product
   # on cooperative matrices (ops_linear_coop runs the real shader when the
-  # device has VK_NV_cooperative_matrix, whatever the switch).
-  VERIFY=${VERIFY:-"DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_"}
+  # device has VK_NV_cooperative_matrix, whatever the switch). Also timed:
+  # matmul_qk, on by default (checked on lavapipe through
+  # quant_linear_gpu_kernels), against the row kernel it replaced for
+  # K-quant prompts on GPUs (DEVKIT_VULKAN_GEMM=0).
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"
   IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do
