@@ -67,6 +67,19 @@ void dkt_skip(dkt *t, const char *fmt, ...) {
   t->skipped = 1;
 }
 
+char *dkt_reinit_env(dkt *t, const char *name, const char *value) {
+  const char *e = getenv(name);
+  char *was = e ? strdup(e) : NULL;
+  dk_status s;
+  dk_shutdown();
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+  if ((s = dk_init()) != DK_OK)
+    dkt_fail_at(t, __FILE__, __LINE__, "dk_init with %s=%s -> %s:\n%s", name, value ? value : "(unset)", dk_status_name(s),
+                dk_last_error());
+  return was;
+}
+
 void dkt_note(dkt *t, const char *fmt, ...) {
   va_list ap;
   (void)t;

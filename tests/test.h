@@ -50,6 +50,11 @@ void dkt_register(const char *name, const char *file, int line, dkt_fn fn, int f
 void dkt_fail_at(dkt *t, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void dkt_skip(dkt *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dkt_note(dkt *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* devkit shut down and initialized again with the environment variable name
+ * set to value (NULL: unset), since the backends read their switches when a
+ * device opens; returns the previous value (malloc'd, or NULL) to restore
+ * with the same call: free(dkt_reinit_env(t, name, was)); free(was); */
+char *dkt_reinit_env(dkt *t, const char *name, const char *value);
 double dkt_now(void);   /* seconds, monotonic */
 
 #define DKT_CHECK(t, cond, ...)                                                \

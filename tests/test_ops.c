@@ -615,12 +615,11 @@ DKT_TEST(ops_fused_linear_vec, 0) {
   static const dk_dtype wts[] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0};
   size_t i;
   int swiglu;
+  char *w1, *w2, *w3;
   if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_MATVEC=vec)"); return; }
-  dk_shutdown();
-  setenv("DEVKIT_VULKAN_MATVEC", "vec", 1);
-  setenv("DEVKIT_VULKAN_FUSED", "1", 1);
-  setenv("DEVKIT_VULKAN_VECQ", "1", 1);
-  DKT_OK(t, dk_init());
+  w1 = dkt_reinit_env(t, "DEVKIT_VULKAN_MATVEC", "vec");
+  w2 = dkt_reinit_env(t, "DEVKIT_VULKAN_FUSED", "1");
+  w3 = dkt_reinit_env(t, "DEVKIT_VULKAN_VECQ", "1");
   for (swiglu = 0; swiglu < 2; swiglu++)
     for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
       int q = dk_dtype_is_quant(wts[i]);
@@ -637,11 +636,10 @@ DKT_TEST(ops_fused_linear_vec, 0) {
     linear_case(t, DK_F32, wts[i], 3, 41, 192, 1, 0);
     linear_case(t, DK_F32, wts[i], 8, 33, 64, 0, 1);
   }
-  dk_shutdown();
-  unsetenv("DEVKIT_VULKAN_MATVEC");
-  unsetenv("DEVKIT_VULKAN_FUSED");
-  unsetenv("DEVKIT_VULKAN_VECQ");
-  DKT_OK(t, dk_init());
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_MATVEC", w1));
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_FUSED", w2));
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_VECQ", w3));
+  free(w1); free(w2); free(w3);
 }
 
 /* Vulkan's prompt product on cooperative matrices (gemm_coop.comp,
@@ -672,24 +670,16 @@ static void coop_cases(dkt *t) {
  * any Vulkan device, then on the real one (=1) where the device has
  * VK_NV_cooperative_matrix; DEVKIT_VULKAN_COOPMAT is restored after */
 DKT_TEST(ops_linear_coop, 0) {
-  const char *e = getenv("DEVKIT_VULKAN_COOPMAT");
-  char *was = e ? strdup(e) : NULL;
   dk_device_props pr;
-  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_COOPMAT)"); free(was); return; }
-  dk_shutdown();
-  setenv("DEVKIT_VULKAN_COOPMAT", "emu", 1);
-  DKT_OK(t, dk_init());
+  char *was;
+  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_COOPMAT)"); return; }
+  was = dkt_reinit_env(t, "DEVKIT_VULKAN_COOPMAT", "emu");
   coop_cases(t);
-  dk_shutdown();
-  setenv("DEVKIT_VULKAN_COOPMAT", "1", 1);
-  DKT_OK(t, dk_init());
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_COOPMAT", "1"));
   if (dk_device_properties(t->dev, &pr) == DK_OK && pr.prompt_x16) coop_cases(t);
   else dkt_note(t, "%s has no VK_NV_cooperative_matrix: the emulated variant only", dk_device_name(t->dev));
-  dk_shutdown();
-  if (was) setenv("DEVKIT_VULKAN_COOPMAT", was, 1);
-  else unsetenv("DEVKIT_VULKAN_COOPMAT");
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_COOPMAT", was));
   free(was);
-  DKT_OK(t, dk_init());
 }
 
 /* the ops' own checks: the linear's shapes, the norm weight's length, eps,

@@ -236,13 +236,10 @@ DKT_TEST(quant_linear, 0) {
  * matmul.comp's matmul_qk for prompts (rows of x past one 64-row tile,
  * f16 x and out, a 768-wide K of three super-blocks) */
 DKT_TEST(quant_linear_gpu_kernels, 0) {
-  const char *e = getenv("DEVKIT_VULKAN_MATVEC");
-  char *was = e ? strdup(e) : NULL;
+  char *was;
   int k;
-  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_MATVEC=split)"); free(was); return; }
-  dk_shutdown();
-  setenv("DEVKIT_VULKAN_MATVEC", "split", 1);
-  DKT_OK(t, dk_init());
+  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_MATVEC=split)"); return; }
+  was = dkt_reinit_env(t, "DEVKIT_VULKAN_MATVEC", "split");
   for (k = 0; k < 8; k++) {
     dk_dtype wdt = qt_more[k];
     int big = dk_dtype_block(wdt) == 256;
@@ -250,11 +247,8 @@ DKT_TEST(quant_linear_gpu_kernels, 0) {
     qt_linear_case(t, DK_F32, wdt, 70, 45, big ? 768 : 288);
     qt_linear_case(t, DK_F16, wdt, 12, 65, big ? 256 : 160);
   }
-  dk_shutdown();
-  if (was) setenv("DEVKIT_VULKAN_MATVEC", was, 1);
-  else unsetenv("DEVKIT_VULKAN_MATVEC");
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_MATVEC", was));
   free(was);
-  DKT_OK(t, dk_init());
 }
 
 /* Prompt-sized and one-row products of the same weights and activations.
