@@ -2324,8 +2324,9 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   }
   /* prompt products on cooperative matrices (gemm_coop.comp) only when asked
    * for: not yet run on a GPU; they round x to f16 as CUDA's prompt path does */
-  d->coop_spv = dk_vk_coop_asked() == 2 ? DK_SPV_GEMM_COOP_EMU : dk_vk_coop_asked() != 1 || !ph->coop_tn ? -1
-               : ph->coop_tn == 16 ? DK_SPV_GEMM_COOP : DK_SPV_GEMM_COOP_N8;
+  d->coop_spv = -1;
+  if (dk_vk_coop_asked() == 2) d->coop_spv = DK_SPV_GEMM_COOP_EMU;
+  else if (dk_vk_coop_asked() == 1 && ph->coop_tn) d->coop_spv = ph->coop_tn == 16 ? DK_SPV_GEMM_COOP : DK_SPV_GEMM_COOP_N8;
   if (d->coop_spv == DK_SPV_GEMM_COOP || d->coop_spv == DK_SPV_GEMM_COOP_N8) {
     memset(&f12, 0, sizeof f12);
     memset(&fcm, 0, sizeof fcm);

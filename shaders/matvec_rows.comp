@@ -93,6 +93,16 @@ float acc[MMAX];
     uint w1 = q == 0u ? u[i + 1u] : q == 1u ? u[i + 2u] : q == 2u ? u[i + 3u] : u[i + 4u]; \
     u[i] = (sh & 1u) != 0u ? (w0 >> 16) | (w1 << 16) : w0; \
   }
+/* words i < ns of u = halves hb + 2i, hb + 2i + 1: the nt texels from the
+ * one half hb is in (clamped to the binding's last texel, `last`; zeros
+ * after them), shifted to hb. u holds at least 4 nt + 4 words */
+#define SPAN_WORDS(u, hb, nt, ns) \
+  { \
+    uint t0 = (hb) >> 3, sh = (hb) & 7u, q = sh >> 1; \
+    TEXELS(u, min(t0 + i, last), nt); \
+    [[unroll]] for (uint i = 4u * (nt); i < 4u * (nt) + 4u; i++) u[i] = 0u; \
+    SHIFT_HALVES(u, ns); \
+  }
 #endif
 
 /* One GGUF block of w: its f16 scale and its NW words of quants (q8_0: 17
@@ -245,11 +255,8 @@ void row_dot(uint n) {
    * words after the shift */
   const uint TT = (TB + 14u) / 8u, NS = (TB + 1u) / 2u;
   for (; b < nbk; b++) {
-    uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
     uint u[4u * TB + 4u];
-    TEXELS(u, min(t0 + i, last), TT);
-    [[unroll]] for (uint i = 4u * TT; i < NS + 4u; i++) u[i] = 0u;
-    SHIFT_HALVES(u, NS);
+    SPAN_WORDS(u, p.w_off + (row * nbk + b) * TB, TT, NS);
     qchunk(u, b, 1u);
   }
 #endif
@@ -307,11 +314,8 @@ void row_dot(uint n) {
      * 208; each value as dkq_group8 computes it */
     uint nbk = p.K / 256u, last = uint(textureSize(WTX)) - 1u;
     for (uint b = 0u; b < nbk; b++) {
-      uint hb = p.w_off + (row * nbk + b) * 105u, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
       uint u[60];
-      TEXELS(u, min(t0 + i, last), 14u);
-      [[unroll]] for (uint i = 56u; i < 60u; i++) u[i] = 0u;
-      SHIFT_HALVES(u, 53u);
+      SPAN_WORDS(u, p.w_off + (row * nbk + b) * 105u, 14u, 53u);
       float d = dk_h2f(u[52] & 0xffffu);
 #define Q6_BYTE(o) ((u[(o) >> 2] >> (8u * ((o) & 3u))) & 255u)
       [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
@@ -394,11 +398,8 @@ void rows_blockwise(uint lane) {
     [[unroll]] for (uint r = 0u; r < 8u; r++) {
       if (r >= RPL) break;
       uint row = min(r0 + r, p.N - 1u);
-      uint hb = p.w_off + (row * nbk + b) * TB, t0 = hb >> 3, sh = hb & 7u, q = sh >> 1;
       uint u[4u * TT + 4u];
-      TEXELS(u, min(t0 + i, last), TT);
-      [[unroll]] for (uint i = 4u * TT; i < 4u * TT + 4u; i++) u[i] = 0u;
-      SHIFT_HALVES(u, NS);
+      SPAN_WORDS(u, p.w_off + (row * nbk + b) * TB, TT, NS);
       float d = dk_h2f(HALF(u, 0u)), sum = 0.0;
 #if WT == 7 || WT == 8
       uint qh = HW(u, QO - 2u);

@@ -1059,45 +1059,76 @@ DKT_TEST(ops_sample_distribution, 0) {
 
 /* ---- attention --------------------------------------------------------------------- */
 
-/* Prompt attention on tensor cores (dk_device_props.attn_x16, T > 1, an f16
- * cache): each score s = scale q.k carries |ds| <= scale 2^-11 sum |q k|
- * from q's rounding to f16, which moves a normalized probability by a
- * factor within exp(+-2 max|ds|); each probability meets V rounded by 2^-11
- * more. So |error| <= (2 max|ds| + 2^-11) sum p |v| (+ a quarter for the
- * exponentials and f32 sums); the largest over the rows and columns. */
-static double dkt_attn_half_bound(dk_device dev, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
-                                  int off, const int32_t *pos, dk_dtype qdt, dk_dtype kdt, const double *qv,
-                                  const double *kv, const double *vv, double scale) {
+/* One attention case against the double-precision reference: with pos
+ * NULL dk_attention at causal offset off, else dk_attention_pos with these
+ * positions (query t sees keys s <= pos[t]).
+ * Prompt attention on tensor cores (dk_device_props.attn_x16, T > 1, an f16
+ * cache) widens the bound: each score s = scale q.k carries |ds| <= scale
+ * 2^-11 sum |q k| from q's rounding to f16, which moves a normalized
+ * probability by a factor within exp(+-2 max|ds|); each probability meets V
+ * rounded by 2^-11 more. So |error| <= (2 max|ds| + 2^-11) sum p |v| (+ a
+ * quarter for the exponentials and f32 sums), the largest over the rows. */
+static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                               int64_t Dv, int off, const int32_t *pos, dk_dtype qdt, dk_dtype kdt) {
+  int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
+  double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv), *sc = dkt_alloc(S > 0 ? S : 1);
+  dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
+  dk_tensor *k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
+  dk_tensor *v = dkt_random(t, t->dev, kdt, 3, vs, "v", -1, 1, &vv);
+  dk_tensor *o = out_tensor(t, qdt, 3, os, "out");
+  dk_tensor *pt = NULL;
+  double scale = 1.0 / sqrt((double)D), half_bound = 0;
   dk_device_props pr;
-  double worst = 0, *p;
-  int64_t tt, h, s, j;
-  if (T <= 1 || kdt != DK_F16 || dk_device_properties(dev, &pr) != DK_OK || !pr.attn_x16) return 0;
-  (void)qdt;
-  p = dkt_alloc(S > 0 ? S : 1);
-  for (tt = 0; tt < T; tt++)
-    for (h = 0; h < Hq; h++) {
-      int64_t g = h / (Hq / Hkv), lim = off < 0 ? S : (tt + off + 1 < S ? tt + off + 1 : S);
-      double m = -INFINITY, z = 0, ds = 0;
-      if (pos) lim = pos[tt] < 0 ? 0 : pos[tt] + 1 < S ? pos[tt] + 1 : S;
-      for (s = 0; s < lim; s++) {
-        double dot = 0, mag = 0;
-        for (j = 0; j < D; j++) {
-          dot += qv[(tt * Hq + h) * D + j] * kv[(s * Hkv + g) * D + j];
-          mag += fabs(qv[(tt * Hq + h) * D + j] * kv[(s * Hkv + g) * D + j]);
+  int half = T > 1 && kdt == DK_F16 && dk_device_properties(t->dev, &pr) == DK_OK && pr.attn_x16;
+  if (pos) {
+    int64_t ps[1] = {T};
+    pt = dkt_ids(t, t->dev, 1, ps, "positions", pos);
+  }
+  if (q && k && v && o && (pt || !pos)) {
+    int64_t tt, h, s2, j;
+    if (pos) DKT_OK(t, dk_attention_pos(o, q, k, v, pt, (float)scale));
+    else DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
+    for (tt = 0; tt < T; tt++)
+      for (h = 0; h < Hq; h++) {
+        int64_t g = h / (Hq / Hkv), lim = off < 0 ? S : (tt + off + 1 < S ? tt + off + 1 : S);
+        if (pos) lim = pos[tt] < 0 ? 0 : pos[tt] + 1 < S ? pos[tt] + 1 : S;
+        double m = -INFINITY, z = 0, ds = 0;
+        for (s2 = 0; s2 < lim; s2++) {
+          double dot = 0, mag = 0;
+          for (j = 0; j < D; j++) {
+            dot += qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j];
+            mag += fabs(qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j]);
+          }
+          sc[s2] = dot * (double)(float)scale;
+          m = fmax(m, sc[s2]);
+          ds = fmax(ds, scale * mag / 2048.0);
         }
-        p[s] = dot * scale;
-        m = fmax(m, p[s]);
-        ds = fmax(ds, scale * mag / 2048.0);
+        for (s2 = 0; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
+        for (j = 0; j < Dv; j++) {
+          double acc = 0, e = 0;
+          for (s2 = 0; s2 < lim; s2++) {
+            acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
+            e += sc[s2] / z * fabs(vv[(s2 * Hkv + g) * Dv + j]);
+          }
+          want[(tt * Hq + h) * Dv + j] = acc;   /* no key: 0 */
+          if (half) half_bound = fmax(half_bound, 1.25 * (2 * ds + 1.0 / 2048) * e);
+        }
       }
-      for (s = 0; s < lim; s++) { p[s] = exp(p[s] - m); z += p[s]; }
-      for (j = 0; j < Dv; j++) {
-        double e = 0;
-        for (s = 0; s < lim; s++) e += p[s] / z * fabs(vv[(s * Hkv + g) * Dv + j]);
-        worst = fmax(worst, 1.25 * (2 * ds + 1.0 / 2048) * e);
-      }
+    if (dkt_read(t, o, got)) {
+      char what[160];
+      double atol = dkt_tol(qdt, D) * 2 + half_bound;
+      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d%s q %s kv %s", tag,
+               (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D, (long long)Dv, off,
+               pos ? " (positions)" : "", dk_dtype_name(qdt), dk_dtype_name(kdt));
+      dkt_close(t, what, got, want, T * Hq * Dv, atol, dkt_tol(qdt, D) * 2);
     }
-  free(p);
-  return worst;
+  }
+  dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o); dk_tensor_free(pt);
+  free(qv); free(kv); free(vv); free(got); free(want); free(sc);
+}
+static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
+                           int off, dk_dtype qdt, dk_dtype kdt) {
+  attention_case_pos(t, tag, T, S, Hq, Hkv, D, Dv, off, NULL, qdt, kdt);
 }
 
 DKT_TEST(ops_attention, 0) {
@@ -1120,105 +1151,9 @@ DKT_TEST(ops_attention, 0) {
   int qd, kd;
   for (c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (qd = 0; qd < 3; qd++)
-      for (kd = 0; kd < 3; kd += 1) {
-        int64_t T = cases[c].T, S = cases[c].S, Hq = cases[c].Hq, Hkv = cases[c].Hkv, D = cases[c].D, Dv = cases[c].Dv;
-        int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
-        double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv);
-        dk_dtype qdt = dkt_float_types[qd], kdt = dkt_float_types[kd];
-        dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
-        dk_tensor *k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
-        dk_tensor *v = dkt_random(t, t->dev, kdt, 3, vs, "v", -1, 1, &vv);
-        dk_tensor *o = out_tensor(t, qdt, 3, os, "out");
-        double scale = 1.0 / sqrt((double)D);
-        if (q && k && v && o) {
-          int64_t tt, h, s2, j;
-          DKT_OK(t, dk_attention(o, q, k, v, (float)scale, cases[c].off));
-          for (tt = 0; tt < T; tt++)
-            for (h = 0; h < Hq; h++) {
-              int64_t g = h / (Hq / Hkv), lim = cases[c].off < 0 ? S : (tt + cases[c].off + 1 < S ? tt + cases[c].off + 1 : S);
-              double m = -INFINITY, z = 0, *sc = dkt_alloc(S);
-              for (s2 = 0; s2 < lim; s2++) {
-                double dot = 0;
-                for (j = 0; j < D; j++) dot += qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j];
-                sc[s2] = dot * (double)(float)scale;
-                m = fmax(m, sc[s2]);
-              }
-              for (s2 = 0; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
-              for (j = 0; j < Dv; j++) {
-                double acc = 0;
-                for (s2 = 0; s2 < lim; s2++) acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
-                want[(tt * Hq + h) * Dv + j] = acc;
-              }
-              free(sc);
-            }
-          if (dkt_read(t, o, got)) {
-            char what[96];
-            snprintf(what, sizeof what, "attention case %d q %s kv %s", (int)c, dk_dtype_name(qdt), dk_dtype_name(kdt));
-            dkt_close(t, what, got, want, T * Hq * Dv,
-                      dkt_tol(qdt, D) * 2 +
-                          dkt_attn_half_bound(t->dev, T, S, Hq, Hkv, D, Dv, cases[c].off, NULL, qdt, kdt, qv, kv, vv, scale),
-                      dkt_tol(qdt, D) * 2);
-          }
-        }
-        dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o);
-        free(qv); free(kv); free(vv); free(got); free(want);
-      }
-}
-
-/* One attention case against the double-precision reference: with pos
- * NULL dk_attention at causal offset off, else dk_attention_pos with these
- * positions (query t sees keys s <= pos[t]) */
-static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                               int64_t Dv, int off, const int32_t *pos, dk_dtype qdt, dk_dtype kdt) {
-  int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
-  double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv), *sc = dkt_alloc(S > 0 ? S : 1);
-  dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
-  dk_tensor *k = dkt_random(t, t->dev, kdt, 3, ks, "k", -1, 1, &kv);
-  dk_tensor *v = dkt_random(t, t->dev, kdt, 3, vs, "v", -1, 1, &vv);
-  dk_tensor *o = out_tensor(t, qdt, 3, os, "out");
-  dk_tensor *pt = NULL;
-  double scale = 1.0 / sqrt((double)D);
-  if (pos) {
-    int64_t ps[1] = {T};
-    pt = dkt_ids(t, t->dev, 1, ps, "positions", pos);
-  }
-  if (q && k && v && o && (pt || !pos)) {
-    int64_t tt, h, s2, j;
-    if (pos) DKT_OK(t, dk_attention_pos(o, q, k, v, pt, (float)scale));
-    else DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
-    for (tt = 0; tt < T; tt++)
-      for (h = 0; h < Hq; h++) {
-        int64_t g = h / (Hq / Hkv), lim = off < 0 ? S : (tt + off + 1 < S ? tt + off + 1 : S);
-        if (pos) lim = pos[tt] < 0 ? 0 : pos[tt] + 1 < S ? pos[tt] + 1 : S;
-        double m = -INFINITY, z = 0;
-        for (s2 = 0; s2 < lim; s2++) {
-          double dot = 0;
-          for (j = 0; j < D; j++) dot += qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j];
-          sc[s2] = dot * (double)(float)scale;
-          m = fmax(m, sc[s2]);
-        }
-        for (s2 = 0; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
-        for (j = 0; j < Dv; j++) {
-          double acc = 0;
-          for (s2 = 0; s2 < lim; s2++) acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
-          want[(tt * Hq + h) * Dv + j] = acc;   /* no key: 0 */
-        }
-      }
-    if (dkt_read(t, o, got)) {
-      char what[160];
-      double atol = dkt_tol(qdt, D) * 2 + dkt_attn_half_bound(t->dev, T, S, Hq, Hkv, D, Dv, off, pos, qdt, kdt, qv, kv, vv, scale);
-      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d%s q %s kv %s", tag,
-               (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D, (long long)Dv, off,
-               pos ? " (positions)" : "", dk_dtype_name(qdt), dk_dtype_name(kdt));
-      dkt_close(t, what, got, want, T * Hq * Dv, atol, dkt_tol(qdt, D) * 2);
-    }
-  }
-  dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o); dk_tensor_free(pt);
-  free(qv); free(kv); free(vv); free(got); free(want); free(sc);
-}
-static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
-                           int off, dk_dtype qdt, dk_dtype kdt) {
-  attention_case_pos(t, tag, T, S, Hq, Hkv, D, Dv, off, NULL, qdt, kdt);
+      for (kd = 0; kd < 3; kd++)
+        attention_case(t, "case", cases[c].T, cases[c].S, cases[c].Hq, cases[c].Hkv, cases[c].D, cases[c].Dv, cases[c].off,
+                       dkt_float_types[qd], dkt_float_types[kd]);
 }
 
 /* dk_attention_pos: limits from the device. Decode over a whole cache at an
