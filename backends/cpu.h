@@ -1283,6 +1283,19 @@ static dk_status dk__cpu_gemm_run(dk__cpu_gemm *g) {
 
 #define DK_CPU_GEMV_MAXM 4
 
+/* How far ahead of its loads a decode loop prefetches its weight stream,
+ * in bytes (one stream a thread: rows are consecutive, so past a row's end
+ * is the next row's start). Decode reads every weight once from memory; on
+ * the 2-core Intel VM a thread's sequential read of DRAM gets 14-16 GB/s
+ * with the hardware prefetcher alone in a plain loop, but a dot-product
+ * loop over the same stream got 10.6 without a software prefetch, 12.5 at
+ * 1 KB ahead and 14.2 at 2 KB (latency x bandwidth: about 3 KB in flight).
+ * Both threads, the 100M model's 64 products a token from memory
+ * (/tmp bench, GB/s): f16 none 20.2, 1 KB 24.2, 2 KB 26.7, 3-4 KB 26.7;
+ * q8_0 1 KB (the distance before, chosen on AMD Zen 3 against none)
+ * 21.2, 2 KB 24.2, 3 KB 25.6, 4 KB 25.5. */
+#define DK__PF_AHEAD 3072
+
 typedef struct {
   const float *x;        /* M rows of K, f32 */
   int64_t M, N, K;
@@ -1566,12 +1579,18 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
  * sequential stream. Four rows in lockstep, sharing each load of x, were a
  * little faster from L3 but slower from memory, where decode reads its
  * weights: a 100M f16 model 72.6-80.8 -> 85.7-91.0 tok/s (alternating, with
- * llama.cpp's CPU build at 89.0-91.7 beside them). */
+ * llama.cpp's CPU build at 89.0-91.7 beside them). The prefetch
+ * (DK__PF_AHEAD) took it from 91-96 to 118-131 tok/s (Intel VM). */
 #define DK__GEMV1_BODY(T)                                                      \
   for (; r < rows; r++) {                                                      \
     const char *w0 = w + (size_t)r * wrow;                                     \
     __m256 a0 = _mm256_setzero_ps(), b0 = a0, c0 = a0, d0 = a0;                \
     for (k = 0; k + 32 <= K; k += 32) {                                        \
+      /* the line(s) DK__PF_AHEAD on (64 bytes a step, 128 for f32): an     \
+         address, it may lie past the end */                                   \
+      const char *pf = (const char *)((uintptr_t)w0 + (size_t)k * ((T) == DK_F32 ? 4 : 2) + DK__PF_AHEAD); \
+      _mm_prefetch(pf, _MM_HINT_T0);                                           \
+      if ((T) == DK_F32) _mm_prefetch(pf + 64, _MM_HINT_T0);                   \
       a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), _mm256_loadu_ps(x + k), a0); \
       b0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k + 8), _mm256_loadu_ps(x + k + 8), b0); \
       c0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k + 16), _mm256_loadu_ps(x + k + 16), c0); \
@@ -1722,7 +1741,10 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * held a 100M q4_0 model at 146-171 tok/s from memory; a group ahead,
  * 198-251 (alternating; llama.cpp's CPU build 231-261 the same hour).
  * q8_0 does not take it: four rows of it, as 16-byte halves, ran faster from
- * L3 (20 -> 25 GB/s) but slower from memory (98-112 tok/s against 108-150). */
+ * L3 (20 -> 25 GB/s) but slower from memory (98-112 tok/s against 108-150).
+ * DK__PF_GROUP bytes further on still: a 100M q4_0 model 296-419 -> 403-450
+ * tok/s at 1 KB, 434-452 at 2 KB (three alternating rounds, Intel). */
+#define DK__PF_GROUP 2048
 #define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
   if (M == 1 && (T) != DK_Q8_0)                                                \
     for (; r + 4 <= rows; r += 4) {                                            \
@@ -1739,7 +1761,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
         __m128 d4;                                                             \
         /* the next four rows, as one stream at the pace this one is read:  \
            an address, it may lie past the end */                              \
-        _mm_prefetch((const char *)((uintptr_t)w0 + 4 * wrow + 4 * o), _MM_HINT_T0); \
+        _mm_prefetch((const char *)((uintptr_t)w0 + 4 * wrow + 4 * o + DK__PF_GROUP), _MM_HINT_T0); \
         dk__cpu_wpair_i8(T, w0, w1, b, &l01, &h01);                            \
         dk__cpu_wpair_i8(T, w2, w3, b, &l23, &h23);                            \
         p = _mm256_hadd_epi32(I2DOT(l01, xl, h01, xh), I2DOT(l23, xl, h23, xh)); \
@@ -1771,10 +1793,10 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * model from memory: 110-115 tok/s with two rows, 135-147 with one,
  * alternating). The min term (mn * the block's activation sum) is a scalar
  * chain. The K-quants have their own loop (backends/cpu_kdot.h). */
-/* the decode loop prefetches this many bytes ahead in its row: a 100M q8_0
- * model decoded at 83-96 tok/s without it, 103-133 with it (the K-quants'
- * loop has its own, DK__KAHEAD in backends/cpu_kdot.h) */
-#define DK__Q8_PF 1024
+/* the decode loop prefetches DK__PF_AHEAD bytes ahead in its row: a 100M
+ * q8_0 model decoded at 83-96 tok/s without it, 103-133 with 1 KB (AMD);
+ * 193-205 at 1 KB, 221-245 at 3 KB (Intel) */
+#define DK__Q8_PF DK__PF_AHEAD
 #define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                     \
   const dk_dtype wdt = T;                                                      \
   int64_t r = 0, b;                                                            \

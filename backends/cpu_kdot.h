@@ -236,8 +236,10 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
  * each q6_K super-block took 39 % of the product's samples (perf), and a
  * 100M q6_K model decoded at 114-146 tok/s; with this, 136-196 (five
  * alternating pairs, ratio median 1.32; q4_K, q5_K and Q4_K_M 1.05-1.36).
- * Rows are consecutive, so past a row's end is the next row's start. */
-#define DK__KAHEAD 1536
+ * Rows are consecutive, so past a row's end is the next row's start. The
+ * distance was 1536 (AMD); DK__PF_AHEAD's 3072 took a 100M q4_K model from
+ * 297-333 to 343-356 tok/s (Intel, alternating). */
+#define DK__KAHEAD DK__PF_AHEAD
 #define DK__KPREFETCH                                                          \
   {                                                                            \
     const size_t bb = wrow / (size_t)nsb;   /* the super-block's bytes */    \
