@@ -427,6 +427,100 @@ static dk_status copy_run(void *p) {
   return DK_OK;
 }
 
+/* a plain read of n bytes split over nth threads, one load a 64-byte line
+ * (memory moves whole lines): the rate a decode streaming its weights from
+ * memory can reach. memcpy's "read" is lower (its writes share the memory),
+ * and so is a loop loading every 16 bytes (Intel VM: 21 against 28-32 GB/s;
+ * the loads of a line already in flight fill the core's window, so fewer
+ * lines are requested at once) */
+typedef struct { const uint64_t *p; size_t n; uint64_t x; } read_part;
+static void *read_part_run(void *v) {
+  read_part *r = (read_part *)v;
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  size_t i;
+  for (i = 0; i + 32 <= r->n; i += 32) { a ^= r->p[i]; b ^= r->p[i + 8]; c ^= r->p[i + 16]; d ^= r->p[i + 24]; }
+  r->x = a ^ b ^ c ^ d;
+  return NULL;
+}
+typedef struct { const uint64_t *buf; size_t n; int nth; uint64_t sink; } read_ctx;
+static dk_status read_run(void *v) {
+  read_ctx *c = (read_ctx *)v;
+  pthread_t th[64];
+  read_part part[64];
+  size_t words = c->n / 8;
+  int i;
+  for (i = 0; i < c->nth; i++) {
+    size_t b = words / (size_t)c->nth * (size_t)i, e = i + 1 == c->nth ? words : words / (size_t)c->nth * (size_t)(i + 1);
+    part[i].p = c->buf + b; part[i].n = e - b;
+    if (i) pthread_create(&th[i], NULL, read_part_run, &part[i]);
+  }
+  read_part_run(&part[0]);
+  for (i = 1; i < c->nth; i++) pthread_join(th[i], NULL);
+  for (i = 0; i < c->nth; i++) c->sink ^= part[i].x;   /* the loads are used */
+  return DK_OK;
+}
+/* decode against a ring of 4096 x 4096 weights larger than the last-level
+ * cache: every call reads them all from memory, as a model's decode does
+ * (one 4096 x 4096 matrix, 32 MB of f16, fits the 260 MB L3 of some VMs,
+ * where the plain decode rows then read the cache, not memory) */
+typedef struct { dk_tensor *x, *y, *w[64]; int nw; } ring_ctx;
+static dk_status ring_run(void *v) {
+  ring_ctx *r = (ring_ctx *)v;
+  int i;
+  for (i = 0; i < r->nw; i++) {
+    dk_status s = dk_linear(r->y, r->x, r->w[i], NULL);
+    if (s != DK_OK) return s;
+  }
+  return DK_OK;
+}
+static void bench_from_memory(int di, dk_device dev, const char *filter) {
+  static const dk_dtype wt[4] = {DK_F16, DK_Q8_0, DK_Q4_0, DK_Q4_K};
+  static const char *names[4] = {"dk_linear decode from memory w=f16", "dk_linear decode from memory w=q8_0",
+                                 "dk_linear decode from memory w=q4_0", "dk_linear decode from memory w=q4_K"};
+  static char sizes[5][48];
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  /* twice the LLC, 256 MB to 1 GB (512 MB where the LLC is not reported) */
+  size_t n = llc > 0 ? 2 * (size_t)llc : (size_t)512 << 20;
+  int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096};
+  int k, i;
+  if (!want(filter, "linear") && !want(filter, "memory")) return;
+  n = n < ((size_t)256 << 20) ? (size_t)256 << 20 : n > ((size_t)1 << 30) ? (size_t)1 << 30 : n;
+  {
+    read_ctx rc;
+    rc.n = n; rc.nth = ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu; rc.sink = 0;
+    rc.buf = (const uint64_t *)malloc(n);
+    if (rc.buf) {
+      memset((void *)rc.buf, 1, n);
+      snprintf(sizes[4], sizeof sizes[4], "%zu MB", n >> 20);
+      row_for("memory read (all cores)", sizes[4], "GB/s")->value[di] = (double)n / time_op(dev, read_run, &rc, 0.2) / 1e9;
+    }
+    free((void *)rc.buf);
+  }
+  for (k = 0; k < 4; k++) {
+    ring_ctx r;
+    double bytes = 0, t;
+    memset(&r, 0, sizeof r);
+    r.x = mk(dev, DK_F32, 2, xs, "x");
+    r.y = mk(dev, DK_F32, 2, xs, "y");
+    r.w[0] = mk(dev, wt[k], 2, ws, "w");
+    if (!r.x || !r.y || !r.w[0]) goto next;
+    r.nw = 1;
+    bytes = (double)dk_tensor_nbytes(r.w[0]);
+    while (r.nw < 64 && bytes < (double)n) {   /* copies of the first: the same speed, no quantizing */
+      if (dk_tensor_new(dev, wt[k], 2, ws, "w", &r.w[r.nw]) != DK_OK) break;
+      if (dk_copy(r.w[r.nw], r.w[0]) != DK_OK) { dk_tensor_free(r.w[r.nw]); break; }
+      bytes += (double)dk_tensor_nbytes(r.w[r.nw++]);
+    }
+    t = time_op(dev, ring_run, &r, 0.2);
+    if (t != t) fprintf(stderr, "  %s on %s: %s\n", names[k], dk_device_name(dev), dk_last_error());
+    snprintf(sizes[k], sizeof sizes[k], "4096x4096 x%d (%.0f MB)", r.nw, bytes / 1048576.0);
+    row_for(names[k], sizes[k], "GB/s")->value[di] = bytes / t / 1e9;
+  next:
+    dk_tensor_free(r.x); dk_tensor_free(r.y);
+    for (i = 0; i < r.nw; i++) dk_tensor_free(r.w[i]);
+  }
+}
+
 static void bench_cpu_rows(int di, dk_device dev, int quick, const char *filter) {
   bctx c;
   if (dev.backend != DK_CPU) return;
@@ -448,14 +542,14 @@ static void bench_cpu_rows(int di, dk_device dev, int quick, const char *filter)
     }
     free(cc.src); free(cc.dst);
   }
-  /* decode rows at the 100M model's widest shape (hidden 2048 x dim 768 is
-   * small; 4096 x 4096 keeps the weights out of cache) for the dtypes the
-   * generic rows leave out */
+  /* decode rows at 4096 x 4096 for the dtypes the generic rows leave out;
+   * from memory, below */
   if (want(filter, "linear")) {
     int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096};
     c.kind = 6; c.a = mk(dev, DK_F32, 2, xs, "x"); c.b = mk(dev, DK_BF16, 2, ws, "w"); c.c = mk(dev, DK_F32, 2, xs, "y");
     record(di, dev, "dk_linear decode w=bf16", "N=4096 K=4096", &c, 4096.0 * 4096 * 2, 2.0 * 4096 * 4096, 0.1);
   }
+  bench_from_memory(di, dev, filter);
   /* decode attention: the cost per cached position should stay flat */
   if (want(filter, "attention")) {
     static const int64_t lens[3] = {128, 1024, 4096};
