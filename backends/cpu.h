@@ -1580,8 +1580,41 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
  * little faster from L3 but slower from memory, where decode reads its
  * weights: a 100M f16 model 72.6-80.8 -> 85.7-91.0 tok/s (alternating, with
  * llama.cpp's CPU build at 89.0-91.7 beside them). The prefetch
- * (DK__PF_AHEAD) took it from 91-96 to 118-131 tok/s (Intel VM). */
+ * (DK__PF_AHEAD) took it from 91-96 to 118-131 tok/s (Intel VM). Short
+ * rows (K <= DK__GEMV1_SHORT, stories260K's 64 and 172) go eight at a time:
+ * eight adjacent rows are one stream still, one reduction serves eight
+ * where a row's own horizontal sum cost as much as its two steps, and
+ * eight chains hide the FMA latency (stories260K's 512x64 classifier: 2.14
+ * us a call, 1.48-1.56 now; 64x172 0.80 -> 0.64; from L2, at its rate). */
+#define DK__GEMV1_SHORT 256
 #define DK__GEMV1_BODY(T)                                                      \
+  if (K <= DK__GEMV1_SHORT)                                                     \
+    for (; r + 8 <= rows; r += 8) {                                            \
+      const char *w0 = w + (size_t)r * wrow;                                   \
+      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, h0, h1; \
+      int i;                                                                   \
+      for (k = 0; k + 8 <= K; k += 8) {   /* written out: a loop over an array spilled it */ \
+        const __m256 xv = _mm256_loadu_ps(x + k);                              \
+        a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), xv, a0);                 \
+        a1 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + wrow, k), xv, a1);          \
+        a2 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + 2 * wrow, k), xv, a2);      \
+        a3 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + 3 * wrow, k), xv, a3);      \
+        a4 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + 4 * wrow, k), xv, a4);      \
+        a5 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + 5 * wrow, k), xv, a5);      \
+        a6 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + 6 * wrow, k), xv, a6);      \
+        a7 = _mm256_fmadd_ps(dk__cpu_load8(T, w0 + 7 * wrow, k), xv, a7);      \
+      }                                                                        \
+      /* h0: lanes [r0 r1 r2 r3 | r0 r1 r2 r3], h1 rows 4-7, each half a    \
+         partial sum; then the halves added, rows 0-7 in order */             \
+      h0 = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));     \
+      h1 = _mm256_hadd_ps(_mm256_hadd_ps(a4, a5), _mm256_hadd_ps(a6, a7));     \
+      _mm256_storeu_ps(y + r, _mm256_add_ps(_mm256_permute2f128_ps(h0, h1, 0x20), _mm256_permute2f128_ps(h0, h1, 0x31))); \
+      if (k < K)                                                               \
+        for (i = 0; i < 8; i++) {                                              \
+          int64_t kk;                                                          \
+          for (kk = k; kk < K; kk++) y[r + i] += dk__cpu_load1(T, w0 + i * wrow, kk) * x[kk]; \
+        }                                                                      \
+    }                                                                          \
   for (; r < rows; r++) {                                                      \
     const char *w0 = w + (size_t)r * wrow;                                     \
     __m256 a0 = _mm256_setzero_ps(), b0 = a0, c0 = a0, d0 = a0;                \
