@@ -1592,7 +1592,13 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
     for (; r + 8 <= rows; r += 8) {                                            \
       const char *w0 = w + (size_t)r * wrow;                                   \
       __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, h0, h1; \
+      size_t o;                                                                \
       int i;                                                                   \
+      /* the eight rows DK__PF_AHEAD on, as in the long rows below, where   \
+         the range is past L2 (1 MB): a 1048576x256 f16 product from memory \
+         20.3 -> 24.3 GB/s; stories260K's, in L2, 10 % slower with it */      \
+      if ((size_t)rows * wrow > ((size_t)1 << 20))                             \
+        for (o = 0; o < 8 * wrow; o += 64) _mm_prefetch((const char *)((uintptr_t)w0 + o + DK__PF_AHEAD), _MM_HINT_T0); \
       for (k = 0; k + 8 <= K; k += 8) {   /* written out: a loop over an array spilled it */ \
         const __m256 xv = _mm256_loadu_ps(x + k);                              \
         a0 = _mm256_fmadd_ps(dk__cpu_load8(T, w0, k), xv, a0);                 \
