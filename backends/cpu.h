@@ -535,6 +535,7 @@ typedef struct {
   const dk_call *c;
   int64_t rows, cols;                 /* of the output */
   int64_t astr[DEVKIT_MAX_DIMS], bstr[DEVKIT_MAX_DIMS];  /* broadcast strides aligned to out */
+  int64_t pieces;                     /* binary ops: tasks a row (DK_CPU_PIECE columns each) */
 } dk__cpu_ew;
 
 /* C's powf rules for a float exponent (what the GPU backends copy) */
@@ -610,25 +611,32 @@ static int64_t dk__cpu_bcast_off(const dk_tensor *o, const int64_t *str, int64_t
   return off;
 }
 
-static void dk__cpu_binary_task(void *ctx, int64_t r0, int64_t r1) {
+/* Tasks are pieces of DK_CPU_PIECE columns of a row: a few long rows (a
+ * flat tensor is one) still split over the threads, and a piece's
+ * converted operands stay in L1 (one task a row, with its whole row
+ * converted: a 16M-element dk_add ran on one thread through two 64 MB
+ * buffers at 5.2 GB/s) */
+static void dk__cpu_binary_task(void *ctx, int64_t t0, int64_t t1) {
   const dk__cpu_ew *e = (const dk__cpu_ew *)ctx;
   const dk_call *c = e->c;
   const dk_tensor *o = c->t[0], *a = c->t[1], *b = c->t[2];
   int nd = o->ndim;
-  int64_t as = nd ? e->astr[nd - 1] : 0, bs = nd ? e->bstr[nd - 1] : 0, r, j;
-  float *x = dk__cpu_scratch(0, (size_t)e->cols), *y = dk__cpu_scratch(1, (size_t)e->cols);
+  int64_t as = nd ? e->astr[nd - 1] : 0, bs = nd ? e->bstr[nd - 1] : 0, t, j;
+  float *x = dk__cpu_scratch(0, DK_CPU_PIECE), *y = dk__cpu_scratch(1, DK_CPU_PIECE);
   if (!x || !y) return;
-  for (r = r0; r < r1; r++) {
-    dk__cpu_load(a->dtype, dk__cpu_ptr(a), dk__cpu_bcast_off(o, e->astr, r), as, e->cols, x);
-    dk__cpu_load(b->dtype, dk__cpu_ptr(b), dk__cpu_bcast_off(o, e->bstr, r), bs, e->cols, y);
+  for (t = t0; t < t1; t++) {
+    int64_t r = t / e->pieces, c0 = t % e->pieces * DK_CPU_PIECE;
+    int64_t n = e->cols - c0 < DK_CPU_PIECE ? e->cols - c0 : DK_CPU_PIECE;
+    dk__cpu_load(a->dtype, dk__cpu_ptr(a), dk__cpu_bcast_off(o, e->astr, r) + c0 * as, as, n, x);
+    dk__cpu_load(b->dtype, dk__cpu_ptr(b), dk__cpu_bcast_off(o, e->bstr, r) + c0 * bs, bs, n, y);
     switch (c->op) {
-    case DK_OP_ADD: for (j = 0; j < e->cols; j++) x[j] += y[j]; break;
-    case DK_OP_SUB: for (j = 0; j < e->cols; j++) x[j] -= y[j]; break;
-    case DK_OP_MUL: for (j = 0; j < e->cols; j++) x[j] *= y[j]; break;
-    case DK_OP_POW: for (j = 0; j < e->cols; j++) x[j] = dk__cpu_pow(x[j], y[j]); break;
-    default: for (j = 0; j < e->cols; j++) x[j] /= y[j]; break;
+    case DK_OP_ADD: for (j = 0; j < n; j++) x[j] += y[j]; break;
+    case DK_OP_SUB: for (j = 0; j < n; j++) x[j] -= y[j]; break;
+    case DK_OP_MUL: for (j = 0; j < n; j++) x[j] *= y[j]; break;
+    case DK_OP_POW: for (j = 0; j < n; j++) x[j] = dk__cpu_pow(x[j], y[j]); break;
+    default: for (j = 0; j < n; j++) x[j] /= y[j]; break;
     }
-    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * e->cols, e->cols, x);
+    dk__cpu_store(o->dtype, dk__cpu_ptr(o), r * e->cols + c0, n, x);
   }
 }
 
@@ -651,7 +659,8 @@ static dk_status dk__cpu_binary(const dk_call *c) {
   e.rows = dk_tensor_numel(o) / e.cols;
   dk__cpu_bcast_strides(o, c->t[1], e.astr);
   dk__cpu_bcast_strides(o, c->t[2], e.bstr);
-  dk__cpu_parallel(e.rows, 1 + 16384 / e.cols, dk__cpu_binary_task, &e);
+  e.pieces = (e.cols + DK_CPU_PIECE - 1) / DK_CPU_PIECE;
+  dk__cpu_parallel(e.rows * e.pieces, 1 + 16384 / (e.cols < DK_CPU_PIECE ? e.cols : DK_CPU_PIECE), dk__cpu_binary_task, &e);
   return DK_OK;
 }
 
