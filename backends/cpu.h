@@ -1597,16 +1597,18 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
  * us a call, 1.48-1.56 now; 64x172 0.80 -> 0.64; from L2, at its rate). */
 #define DK__GEMV1_SHORT 256
 #define DK__GEMV1_BODY(T)                                                      \
+  /* the short rows' prefetch: only where the range is past L2 (1 MB) */    \
+  pf8 = (size_t)rows * wrow > ((size_t)1 << 20);                               \
   if (K <= DK__GEMV1_SHORT)                                                     \
     for (; r + 8 <= rows; r += 8) {                                            \
       const char *w0 = w + (size_t)r * wrow;                                   \
       __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, h0, h1; \
       size_t o;                                                                \
       int i;                                                                   \
-      /* the eight rows DK__PF_AHEAD on, as in the long rows below, where   \
-         the range is past L2 (1 MB): a 1048576x256 f16 product from memory \
-         20.3 -> 24.3 GB/s; stories260K's, in L2, 10 % slower with it */      \
-      if ((size_t)rows * wrow > ((size_t)1 << 20))                             \
+      /* the eight rows DK__PF_AHEAD on, as in the long rows below: a       \
+         1048576x256 f16 product from memory 20.3 -> 24.3 GB/s; in L2        \
+         (stories260K's) it cost 10 % */                                       \
+      if (pf8)                                                                 \
         for (o = 0; o < 8 * wrow; o += 64) _mm_prefetch((const char *)((uintptr_t)w0 + o + DK__PF_AHEAD), _MM_HINT_T0); \
       for (k = 0; k + 8 <= K; k += 8) {   /* written out: a loop over an array spilled it */ \
         const __m256 xv = _mm256_loadu_ps(x + k);                              \
@@ -1655,6 +1657,7 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
 #define DK__GEMV1_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const float *x, int64_t K, float *y
 #define DK__GEMV1_FN                                                           \
   int64_t r = 0, k;                                                            \
+  int pf8;                                                                     \
   if (dt == DK_F32) { DK__GEMV1_BODY(DK_F32) }                                 \
   else if (dt == DK_F16) { DK__GEMV1_BODY(DK_F16) }                            \
   else { DK__GEMV1_BODY(DK_BF16) }
@@ -1844,7 +1847,6 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
 /* the decode loop prefetches DK__PF_AHEAD bytes ahead in its row: a 100M
  * q8_0 model decoded at 83-96 tok/s without it, 103-133 with 1 KB (AMD);
  * 193-205 at 1 KB, 221-245 at 3 KB (Intel) */
-#define DK__Q8_PF DK__PF_AHEAD
 #define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                     \
   const dk_dtype wdt = T;                                                      \
   int64_t r = 0, b;                                                            \
@@ -1857,7 +1859,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
       float m0 = 0.0f, m1 = 0.0f;                                              \
       for (b = 0; b + 2 <= nb; b += 2) {                                       \
         float d0, d1, mn0, mn1;                                                \
-        _mm_prefetch((const char *)((uintptr_t)w0 + (size_t)b * (wrow / nb) + DK__Q8_PF), _MM_HINT_T0); \
+        _mm_prefetch((const char *)((uintptr_t)w0 + (size_t)b * (wrow / nb) + DK__PF_AHEAD), _MM_HINT_T0); \
         __m256i v0 = dk__cpu_wblock_i8(wdt, w0, b, &d0, &mn0);                 \
         __m256i v1 = dk__cpu_wblock_i8(wdt, w0, b + 1, &d1, &mn1);             \
         a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), _mm256_set1_ps(d0 * xq[b].d), a0); \
@@ -1883,7 +1885,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
       for (b = 0; b + 2 <= nb; b += 2) {                                       \
         float dw0, dw1, mn0, mn1;                                              \
         const dk__cpu_q8x *x0 = xq + b, *x1 = xq + nb + b;                     \
-        _mm_prefetch((const char *)((uintptr_t)wr + (size_t)b * (wrow / nb) + DK__Q8_PF), _MM_HINT_T0); \
+        _mm_prefetch((const char *)((uintptr_t)wr + (size_t)b * (wrow / nb) + DK__PF_AHEAD), _MM_HINT_T0); \
         __m256i v0 = dk__cpu_wblock_i8(wdt, wr, b, &dw0, &mn0);                \
         __m256i v1 = dk__cpu_wblock_i8(wdt, wr, b + 1, &dw1, &mn1);            \
         a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)x0[0].qs)), \

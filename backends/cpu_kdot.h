@@ -231,19 +231,18 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
 #define DK__K23_RUN(h, s, sv)                                                  \
   DK__KGRP(a, dk__cpu_k23_u8(qs, hm, 4 * (h) + (s)), 4 * (h) + (s), _mm256_shuffle_epi8(sv, DK__KW2(2 * (s), 2 * (s) + 1)));
 
-/* the bytes DK__KAHEAD past the super-block, into L1. In a model (weights
+/* the bytes DK__PF_AHEAD past the super-block, into L1. In a model (weights
  * from DRAM, not the cache a 4096x4096 bench fits in) the first load of
  * each q6_K super-block took 39 % of the product's samples (perf), and a
  * 100M q6_K model decoded at 114-146 tok/s; with this, 136-196 (five
  * alternating pairs, ratio median 1.32; q4_K, q5_K and Q4_K_M 1.05-1.36).
  * Rows are consecutive, so past a row's end is the next row's start. The
- * distance was 1536 (AMD); DK__PF_AHEAD's 3072 took a 100M q4_K model from
- * 297-333 to 343-356 tok/s (Intel, alternating). */
-#define DK__KAHEAD DK__PF_AHEAD
+ * distance was 1536 (AMD); 3072 took a 100M q4_K model from 297-333 to
+ * 343-356 tok/s (Intel, alternating). */
 #define DK__KPREFETCH                                                          \
   {                                                                            \
     const size_t bb = wrow / (size_t)nsb;   /* the super-block's bytes */    \
-    const char *pf = wr + (size_t)sb * bb + DK__KAHEAD;                        \
+    const char *pf = wr + (size_t)sb * bb + DK__PF_AHEAD;                        \
     _mm_prefetch(pf, _MM_HINT_T0); _mm_prefetch(pf + 64, _MM_HINT_T0);         \
     _mm_prefetch(pf + 128, _MM_HINT_T0); if (bb > 192) _mm_prefetch(pf + 192, _MM_HINT_T0); \
   }

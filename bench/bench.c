@@ -407,6 +407,25 @@ static void bench_models(dk_device *devs, int ndev, const char *self, int quick,
 #include <pthread.h>
 #include <unistd.h>
 
+/* the threads the memory rows use: one a core, at most 64 */
+static int bench_threads(void) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  return ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu;
+}
+/* [*b, *e): part i of n units split over nth */
+static void split_part(size_t n, int nth, int i, size_t *b, size_t *e) {
+  *b = n / (size_t)nth * (size_t)i;
+  *e = i + 1 == nth ? n : n / (size_t)nth * (size_t)(i + 1);
+}
+/* fn on parts 0 .. nth-1 (size bytes apart), each but the first on a thread of its own */
+static void run_parts(void *(*fn)(void *), void *parts, size_t size, int nth) {
+  pthread_t th[64];
+  int i;
+  for (i = 1; i < nth; i++) pthread_create(&th[i], NULL, fn, (char *)parts + (size_t)i * size);
+  fn(parts);
+  for (i = 1; i < nth; i++) pthread_join(th[i], NULL);
+}
+
 typedef struct { char *dst; const char *src; size_t n; } copy_part;
 static void *copy_part_run(void *p) { copy_part *c = (copy_part *)p; memcpy(c->dst, c->src, c->n); return NULL; }
 typedef struct { char *dst, *src; size_t n; int nth; } copy_ctx;
@@ -414,16 +433,14 @@ typedef struct { char *dst, *src; size_t n; int nth; } copy_ctx;
  * ceiling a weight-streaming decode is measured against */
 static dk_status copy_run(void *p) {
   copy_ctx *c = (copy_ctx *)p;
-  pthread_t th[64];
-  copy_part part[64];
+  copy_part part[64] = {{0}};   /* nth >= 1, which the compiler cannot see */
   int i;
   for (i = 0; i < c->nth; i++) {
-    size_t b = c->n / (size_t)c->nth * (size_t)i, e = i + 1 == c->nth ? c->n : c->n / (size_t)c->nth * (size_t)(i + 1);
+    size_t b, e;
+    split_part(c->n, c->nth, i, &b, &e);
     part[i].dst = c->dst + b; part[i].src = c->src + b; part[i].n = e - b;
-    if (i) pthread_create(&th[i], NULL, copy_part_run, &part[i]);
   }
-  copy_part_run(&part[0]);
-  for (i = 1; i < c->nth; i++) pthread_join(th[i], NULL);
+  run_parts(copy_part_run, part, sizeof part[0], c->nth);
   return DK_OK;
 }
 
@@ -445,17 +462,14 @@ static void *read_part_run(void *v) {
 typedef struct { const uint64_t *buf; size_t n; int nth; uint64_t sink; } read_ctx;
 static dk_status read_run(void *v) {
   read_ctx *c = (read_ctx *)v;
-  pthread_t th[64];
-  read_part part[64];
-  size_t words = c->n / 8;
+  read_part part[64] = {{0}};
   int i;
   for (i = 0; i < c->nth; i++) {
-    size_t b = words / (size_t)c->nth * (size_t)i, e = i + 1 == c->nth ? words : words / (size_t)c->nth * (size_t)(i + 1);
+    size_t b, e;
+    split_part(c->n / 8, c->nth, i, &b, &e);
     part[i].p = c->buf + b; part[i].n = e - b;
-    if (i) pthread_create(&th[i], NULL, read_part_run, &part[i]);
   }
-  read_part_run(&part[0]);
-  for (i = 1; i < c->nth; i++) pthread_join(th[i], NULL);
+  run_parts(read_part_run, part, sizeof part[0], c->nth);
   for (i = 0; i < c->nth; i++) c->sink ^= part[i].x;   /* the loads are used */
   return DK_OK;
 }
@@ -478,7 +492,7 @@ static void bench_from_memory(int di, dk_device dev, const char *filter) {
   static const char *names[4] = {"dk_linear decode from memory w=f16", "dk_linear decode from memory w=q8_0",
                                  "dk_linear decode from memory w=q4_0", "dk_linear decode from memory w=q4_K"};
   static char sizes[5][48];
-  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   /* twice the LLC, 256 MB to 1 GB (512 MB where the LLC is not reported) */
   size_t n = llc > 0 ? 2 * (size_t)llc : (size_t)512 << 20;
   int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096};
@@ -487,7 +501,7 @@ static void bench_from_memory(int di, dk_device dev, const char *filter) {
   n = n < ((size_t)256 << 20) ? (size_t)256 << 20 : n > ((size_t)1 << 30) ? (size_t)1 << 30 : n;
   {
     read_ctx rc;
-    rc.n = n; rc.nth = ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu; rc.sink = 0;
+    rc.n = n; rc.nth = bench_threads(); rc.sink = 0;
     rc.buf = (const uint64_t *)malloc(n);
     if (rc.buf) {
       memset((void *)rc.buf, 1, n);
@@ -529,10 +543,9 @@ static void bench_cpu_rows(int di, dk_device dev, int quick, const char *filter)
       !strcmp(dk_cpu_isa(), "avx512") ? 2 : !strcmp(dk_cpu_isa(), "avx2") ? 1 : 0;
   if (want(filter, "copy bandwidth") || want(filter, "linear")) {
     copy_ctx cc;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     double t;
     cc.n = (size_t)(quick ? 64 : 256) << 20;
-    cc.nth = ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu;
+    cc.nth = bench_threads();
     cc.src = (char *)malloc(cc.n); cc.dst = (char *)malloc(cc.n);
     if (cc.src && cc.dst) {
       memset(cc.src, 1, cc.n); memset(cc.dst, 2, cc.n);
