@@ -232,6 +232,8 @@ typedef struct {
   VkQueue queue;
   dk_vk_dfns fn;
   int push, sg, direct;
+  int cpu_threads;                /* CPU devices: the threads that run a dispatch (LP_NUM_THREADS or the CPUs) */
+  int rows_force;                 /* DEVKIT_VULKAN_ROWS: matvec_rows' rows a lane, 1-8; 0: dk_vk_rows_per_lane picks */
   int rows_mv;                    /* decode linear: a row per lane (CPU devices) or K split across a subgroup */
   int tex;                        /* the row kernels read w and x through texel views (bindings DK_VK_MAX_BIND..) */
   int gemm_rows;                  /* linear with more than 8 rows of x: gemm_rows.comp (CPU devices) */
@@ -2398,6 +2400,13 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->block_size = DK_VK_BLOCK < d->max_alloc ? DK_VK_BLOCK : d->max_alloc - d->max_alloc % ph->align;
   e = getenv("DEVKIT_VULKAN_MATVEC");
   d->rows_mv = e && *e ? !strcmp(e, "rows") : ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  /* llvmpipe's threads for a dispatch: LP_NUM_THREADS, else one a CPU */
+  e = getenv("LP_NUM_THREADS");
+  d->cpu_threads = e && *e ? atoi(e) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (d->cpu_threads < 1) d->cpu_threads = 1;
+  if (d->cpu_threads > 64) d->cpu_threads = 64;
+  e = getenv("DEVKIT_VULKAN_ROWS");
+  d->rows_force = e && atoi(e) >= 1 && atoi(e) <= 8 ? atoi(e) : 0;
   /* the row kernels read w and x as texels on CPU devices (dk_vk_block_view);
    * DEVKIT_VULKAN_TEXEL=0 keeps storage-buffer loads */
   e = getenv("DEVKIT_VULKAN_TEXEL");
@@ -2978,10 +2987,13 @@ static dk_status dk_vk_scratch(dk_vk_device *d, VkDeviceSize n, const dk_tensor 
  * no invocation runs DK_VK_ATT_LOOPS loop iterations, and on GPUs enough
  * workgroups to fill the device when the rows are few (decode). */
 static uint32_t dk_vk_att_splits(const dk_vk_device *d, int64_t rows, int64_t S, int64_t D, int64_t Dv, int64_t hg,
-                                 uint32_t *split_len) {
+                                 int lanes_d, uint32_t *split_len) {
   const int64_t w = d->wg_rows, cpu = d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   const int64_t per_chunk = 1 + D + (Dv + w - 1) / w * (w + 1), fixed = 3 * hg * (D > Dv ? D : Dv) / w + 8;
   int64_t maxlen = (DK_VK_ATT_LOOPS - fixed) / per_chunk * w, n, want, minlen = cpu ? 64 : 256;
+  /* attention_rows: one loop iteration a key, and a key costs ~0.1 us, so
+   * a split (and the merge's dispatch) pays off only on long rows */
+  if (lanes_d) maxlen = DK_VK_ATT_LOOPS - 64, minlen = 512;
   if (maxlen < w) maxlen = w;
   n = (S + maxlen - 1) / maxlen;
   /* spread a step of few rows: a GPU wants some hundreds of workgroups, a
@@ -3006,16 +3018,25 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   uint32_t gx, gy, spec[DK_VK_SPEC];
   int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Dv = v->shape[2];
   int64_t rows = T * Hq, dmax = D > Dv ? D : Dv, grp = k->shape[1] ? Hq / k->shape[1] : 1, hg, piece, t0;
+  int lanes_d;
   VkDeviceSize per_token, cap;
   dk_status s;
   if (rows == 0 || Dv == 0) return DK_OK;
   if (dmax > DK_VK_ATT_QMAX)
     return dk__error(DK_ERR_UNSUPPORTED, "dk_attention on %s: head dims %lld/%lld; the Vulkan kernel takes up to %d",
                      dk_device_name(c->dev), (long long)D, (long long)Dv, DK_VK_ATT_QMAX);
+  /* attention_rows on CPU devices (attention.comp): f32 k and v as texels,
+   * D = Dv in whole texels a lane, at most 16 a lane and 64 for its heads */
+  lanes_d = d->tex && d->one_sg && k->dtype == DK_F32 && v->dtype == DK_F32 && D == Dv && D % (4 * d->wg_rows) == 0 &&
+            D / (4 * d->wg_rows) <= 16;
+retry:
+  part = NULL;
   /* the query heads of one kv head that a workgroup serves: a divisor of the
    * group, as many as fit, so K and V rows are read once for all of them */
   for (hg = DK_VK_ATT_HMAX; hg > 1; hg--)
-    if (grp % hg == 0 && hg * (dmax ? dmax : 1) <= DK_VK_ATT_QMAX) break;
+    if (grp % hg == 0 && hg * (dmax ? dmax : 1) <= DK_VK_ATT_QMAX &&
+        (!lanes_d || hg * D / (4 * d->wg_rows) <= 64))
+      break;
   memset(&pc, 0, sizeof pc);
   pc.T = (uint32_t)T;
   pc.Hq = (uint32_t)Hq;
@@ -3025,11 +3046,12 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   pc.Dv = (uint32_t)Dv;
   pc.scale = c->f[0];
   pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
-  pc.nsplit = dk_vk_att_splits(d, T * (Hq / hg), S, D, Dv, hg, &pc.split_len);
+  pc.nsplit = dk_vk_att_splits(d, T * (Hq / hg), S, D, Dv, hg, lanes_d, &pc.split_len);
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)q->dtype;
   spec[1] = (uint32_t)k->dtype;
   spec[2] = (uint32_t)hg;
+  spec[5] = lanes_d ? (uint32_t)D : 0;
   /* with splits, the records of as many tokens as DK_VK_ATT_PART_BYTES (or
    * one binding) holds at a time */
   per_token = (VkDeviceSize)Hq * pc.nsplit * (VkDeviceSize)(Dv + 2) * 4;
@@ -3056,9 +3078,15 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
     }
     spec[3] = part != NULL;
     spec[4] = c->t[4] != NULL;
+    if (lanes_d && (pc.k_off % 4 || pc.v_off % 4 || !dk_vk_texels(d, &args, 2, 0) || !dk_vk_texels(d, &args, 3, 1))) {
+      /* k or v off the texel grid, or no view of them: the general kernel
+       * (nothing recorded yet: the first piece decides) */
+      lanes_d = 0;
+      goto retry;
+    }
     dk_vk_grid((uint64_t)(n * (Hq / hg)) * pc.nsplit, 65535u * 16u, &gx, &gy);
-    if ((s = dk_vk_run(d, dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec, &args, &pc, sizeof pc, gx, gy,
-                       1)) != DK_OK)
+    if ((s = dk_vk_run(d, lanes_d ? DK_SPV_ATTENTION_ROWS : dk_vk_pick(d, DK_SPV_ATTENTION, DK_SPV_ATTENTION_NOSG), spec,
+                       &args, &pc, sizeof pc, gx, gy, 1)) != DK_OK)
       return s;
     if (part) {
       /* merge: out (binding 0) from the records (binding 1); q_off is the
@@ -3199,17 +3227,28 @@ static uint32_t dk_vk_row_align(dk_dtype wdt, uint64_t w_off, dk_dtype xdt, uint
   return f;
 }
 
-/* rows of w per lane in matvec_rows on CPU devices (its RPL): a lane walks
- * RPL consecutive rows as one stream, so rows shorter than 4 KB (which the
- * prefetchers barely notice before they end) join into runs. Eight where
- * that still leaves eight workgroups of 64 lanes. Gemma 3 270M's q8_0
- * classifier (262144 x 640) and q5_0 gate/up (4096 x 640): 1.4-1.5 and 0.9
- * GB/s with one row, 2.1-2.5 and 1.4 with eight (the machine loaded) */
-static uint32_t dk_vk_rows_per_lane(dk_dtype wdt, int64_t K, int64_t N) {
-  uint32_t r = 8;
+/* rows of w per lane in matvec_rows on CPU devices (its RPL), 1 to 8. A
+ * lane walks RPL consecutive rows as one stream, so rows shorter than 4 KB
+ * (which the prefetchers barely notice before they end) join into runs, and
+ * the block formats read x once for all of them (rows_blockwise,
+ * rows_kquant), where each read is a texel fetch per lane. A workgroup of
+ * 64 lanes is one task for one of the device's `threads` and costs the same
+ * with lanes past N, so the cost counted is the rounds of workgroups a
+ * thread runs times (RPL + 1) (the rows, and x's reads at about the cost of
+ * one row); the cheapest RPL, the largest of a tie. Gemma 3 270M's 640-row
+ * q4_K/q6_K products on two threads (lavapipe, 2026-11-28): RPL 1, 2, 4, 5,
+ * 8 took 415, 299, 266, 240, 396 us (q4_K 640 x 2048) */
+static uint32_t dk_vk_rows_per_lane(const dk_vk_device *d, dk_dtype wdt, int64_t K, int64_t N) {
+  const int threads = d->cpu_threads;
+  uint32_t r, best = 1;
+  int64_t best_cost = -1;
+  if (d->rows_force) return (uint32_t)d->rows_force;
   if (dk__row_bytes(wdt, K) >= 4096) return 1;
-  while (r > 1 && N < (int64_t)r * 64 * 8) r /= 2;
-  return r;
+  for (r = 1; r <= 8; r++) {
+    int64_t groups = (N + 64 * r - 1) / (64 * r), rounds = (groups + threads - 1) / threads, cost = rounds * (r + 1);
+    if (best_cost < 0 || cost <= best_cost) best = r, best_cost = cost;
+  }
+  return best;
 }
 
 /* matvec_vec.comp for f32 x and w of dtype wdt at element offsets x_off,
@@ -3330,7 +3369,7 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
           if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_Q6_K) {
-            uint32_t rpl = d->rows_mv ? dk_vk_rows_per_lane(w->dtype, K, nc) : 1;
+            uint32_t rpl = d->rows_mv ? dk_vk_rows_per_lane(d, w->dtype, K, nc) : 1;
             if (quant && dk_dtype_block(w->dtype) == 32 && (spec[5] & 1u) && (K / 32) % 8 == 0)
               /* every row of w is whole chunks of eight blocks on the 16-byte
                * grid: a constant, so that a software device does not also run

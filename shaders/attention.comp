@@ -21,11 +21,15 @@
  * Both run for tokens t0 .. t0 + T - 1 of the call (the host bounds the
  * records' memory by taking the tokens in pieces).
  *
+ * attention_rows (CPU devices, DK_ROWS_D): the same rows, splits and
+ * records, for f32 k and v with D = Dv a constant: see there.
+ *
  * POSB = 1 (dk_attention_pos): token t sees keys s <= positions[t] (i32,
  * binding 4) instead of s <= t + off, so one recording serves every
  * position of a decode over the whole cache; splits past it are empty. */
 //!variant attention -DDK_SUBGROUPS
 //!variant attention_nosg
+//!variant attention_rows -DDK_SUBGROUPS -DDK_ROWS_D
 //!variant attn_merge -DDK_MERGE
 #extension GL_GOOGLE_include_directive : require
 #define WG 256
@@ -79,6 +83,93 @@ void main() {
       float a = 0.0;
       for (uint j = 0u; j < n; j++) a += wt[j] * Q_ld(DT_F32, rec + j * rs + 2u + d);
       O_st(DTQ, p.o_off + (p.t0 * p.Hq + r) * p.Dv + d, Z > 0.0 ? a / Z : 0.0);
+    }
+  }
+}
+#elif defined(DK_ROWS_D)
+/* A software device (lavapipe) runs a workgroup's lanes as one SIMD
+ * vector and loads shared memory and storage buffers one lane at a time,
+ * each with a branch: the kernel below, a thread per key, spent ~3 us a key
+ * on Gemma 3's decode (4 heads of 256). Here the workgroup is one subgroup
+ * whose lanes split the head dim: lane l holds texels l, l + WGS, ... of
+ * each query head's row (4 values each) in registers, reads the same
+ * texels of each key's and value's row (bindings 5 and 6: texel views of k
+ * and v), and subgroupAdd sums a score. Keys one at a time, an online
+ * softmax per head, no shared memory and no barriers. */
+layout(constant_id = 5) const uint DC = 4u;    /* D = Dv, a multiple of 4 WGS */
+layout(set = 0, binding = 5) uniform usamplerBuffer KTX;
+layout(set = 0, binding = 6) uniform usamplerBuffer VTX;
+const uint NT = DC / (4u * WGS);                /* texels of a row a lane: <= 16 (the host checks) */
+
+void main() {
+  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / HG;
+  for (uint wg = dk_group(); wg < p.T * per_t * p.nsplit; wg += dk_groups()) {
+    uint row = wg / p.nsplit, sp = wg - row * p.nsplit;
+    uint t = p.t0 + row / per_t, h0 = (row % per_t) * HG, g = h0 / grp, lim = p.S;
+    if (POSB != 0u) lim = uint(clamp(pos32[p.pos_off + t] + 1, 0, int(p.S)));
+    else if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
+    uint beg = min(sp * p.split_len, lim);
+    lim = min(beg + p.split_len, lim);
+    /* head h's texel j of this lane: qr[h * NT + j] (HG NT <= 64, the host checks) */
+    vec4 qr[64], ac[64];
+    float m[HMAX], ls[HMAX];
+    [[unroll]] for (uint h = 0u; h < HMAX; h++) {
+      if (h >= HG) break;
+      m[h] = -1.0 / 0.0; ls[h] = 0.0;
+      [[unroll]] for (uint j = 0u; j < 16u; j++) {
+        if (j >= NT) break;
+        uint qb = p.q_off + (t * p.Hq + h0 + h) * DC + 4u * (j * WGS + l);
+        qr[h * NT + j] = vec4(Q_ld(DTQ, qb), Q_ld(DTQ, qb + 1u), Q_ld(DTQ, qb + 2u), Q_ld(DTQ, qb + 3u));
+        ac[h * NT + j] = vec4(0.0);
+      }
+    }
+    for (uint s = beg; s < lim; s++) {
+      uint kt = (p.k_off + (s * p.Hkv + g) * DC) / 4u + l, vt = (p.v_off + (s * p.Hkv + g) * DC) / 4u + l;
+      vec4 kv[16];
+      float pr[HMAX], al[HMAX];
+      [[unroll]] for (uint j = 0u; j < 16u; j++) {
+        if (j >= NT) break;
+        kv[j] = uintBitsToFloat(texelFetch(KTX, int(kt + j * WGS)));
+      }
+      [[unroll]] for (uint h = 0u; h < HMAX; h++) {
+        if (h >= HG) break;
+        float dt = 0.0;
+        [[unroll]] for (uint j = 0u; j < 16u; j++) {
+          if (j >= NT) break;
+          dt += dot(qr[h * NT + j], kv[j]);
+        }
+        float sc = subgroupAdd(dt) * p.scale, mn = max(m[h], sc);
+        al[h] = exp(m[h] - mn);
+        pr[h] = exp(sc - mn);
+        ls[h] = ls[h] * al[h] + pr[h];
+        m[h] = mn;
+      }
+      [[unroll]] for (uint j = 0u; j < 16u; j++) {
+        if (j >= NT) break;
+        vec4 vv = uintBitsToFloat(texelFetch(VTX, int(vt + j * WGS)));
+        [[unroll]] for (uint h = 0u; h < HMAX; h++) {
+          if (h >= HG) break;
+          ac[h * NT + j] = ac[h * NT + j] * al[h] + pr[h] * vv;
+        }
+      }
+    }
+    [[unroll]] for (uint h = 0u; h < HMAX; h++) {
+      if (h >= HG) break;
+      [[unroll]] for (uint j = 0u; j < 16u; j++) {
+        if (j >= NT) break;
+        uint dim = 4u * (j * WGS + l);
+        vec4 a = ac[h * NT + j];
+        if (PART == 0u) {
+          uint ob = p.o_off + (t * p.Hq + h0 + h) * DC + dim;
+          vec4 r = ls[h] > 0.0 ? a / ls[h] : vec4(0.0);
+          O_st(DTQ, ob, r.x); O_st(DTQ, ob + 1u, r.y); O_st(DTQ, ob + 2u, r.z); O_st(DTQ, ob + 3u, r.w);
+        } else {
+          uint rec = p.o_off + (((t - p.t0) * p.Hq + h0 + h) * p.nsplit + sp) * (DC + 2u);
+          if (dim == 0u) { O_st(DT_F32, rec, m[h]); O_st(DT_F32, rec + 1u, ls[h]); }
+          O_st(DT_F32, rec + 2u + dim, a.x); O_st(DT_F32, rec + 3u + dim, a.y);
+          O_st(DT_F32, rec + 4u + dim, a.z); O_st(DT_F32, rec + 5u + dim, a.w);
+        }
+      }
     }
   }
 }

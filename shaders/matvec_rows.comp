@@ -213,6 +213,118 @@ void generic_blocks(uint row) {
 }
 #endif
 
+#if WT == 11 || WT == 12 || (WT == 13 && defined(TEXW))
+/* Super-block b of a row of q4_K/q5_K (rows on the 16-byte grid) or q6_K
+ * (texels): with XS false into acc[] through dot8 (every row of x read
+ * from its binding), with XS true returned as its dot with xv, the
+ * super-block's 256 values of x that rows_kquant reads once for all of a
+ * lane's rows. XS is a constant where inlined. */
+float kq_nox[256];
+float kq_super(uint row, uint b, const bool XS, float xv[256]) {
+  uint nbk = p.K / 256u;
+  float sum = 0.0;
+#define KQ_USE(v, j) \
+  if (XS) sum += v[0] * xv[(j)] + v[1] * xv[(j) + 1u] + v[2] * xv[(j) + 2u] + v[3] * xv[(j) + 3u] + \
+                 v[4] * xv[(j) + 4u] + v[5] * xv[(j) + 5u] + v[6] * xv[(j) + 6u] + v[7] * xv[(j) + 7u]; \
+  else dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * 256u + (j));
+#if WT == 11 || WT == 12
+  /* q4_K/q5_K super-blocks are 144/176 bytes, nine/eleven 16-byte words: on
+   * rows that start on a 16-byte boundary each lane reads its super-block as
+   * whole uvec4s (d, dmin and the scales; q5_K's high bits; the codes), where
+   * dkq_group8 spends about one 16-bit load per value, each a gather of the
+   * subgroup's lanes on a software device */
+  const uint U = WT == 11 ? 9u : 11u, QO = WT == 11 ? 1u : 3u;
+  uint a = p.w_off / 8u + (row * nbk + b) * U;
+  uvec4 h = WV(a), qh0 = uvec4(0u), qh1 = uvec4(0u);
+  float d = dk_h2f(h.x & 0xffffu), dmin = dk_h2f(h.x >> 16);
+  if (WT == 12) { qh0 = WV(a + 1u); qh1 = WV(a + 2u); }
+  [[unroll]] for (uint s = 0u; s < 8u; s++) {
+    /* the 6-bit scale and min of group s (dkq_scale_min, from registers) */
+    uint sc, mn;
+    if (s < 4u) {
+      sc = ((h.y >> (8u * s)) & 63u); mn = ((h.z >> (8u * s)) & 63u);
+    } else {
+      uint bb = (h.w >> (8u * (s - 4u))) & 255u;
+      sc = (bb & 15u) | (((h.y >> (8u * (s - 4u))) >> 6 & 3u) << 4);
+      mn = (bb >> 4) | (((h.z >> (8u * (s - 4u))) >> 6 & 3u) << 4);
+    }
+    float dl = d * float(sc), ml = dmin * float(mn);
+    [[unroll]] for (uint hf = 0u; hf < 2u; hf++) {
+      /* codes of group s: nibble s&1 of bytes 32*(s/2) + 16*hf .. */
+      uvec4 q = WV(a + QO + 2u * (s >> 1) + hf), qh = hf == 0u ? qh0 : qh1;
+      [[unroll]] for (uint wi = 0u; wi < 4u; wi += 2u) {
+        float v[8];
+        [[unroll]] for (uint i = 0u; i < 8u; i++) {
+          uint byte = ((i < 4u ? q[wi] : q[wi + 1u]) >> (8u * (i & 3u))) & 255u;
+          uint c = (byte >> (4u * (s & 1u))) & 15u;
+          if (WT == 12) c |= ((((i < 4u ? qh[wi] : qh[wi + 1u]) >> (8u * (i & 3u))) >> s) & 1u) << 4;
+          v[i] = dkq_affine(dl, float(c), -ml);
+        }
+        KQ_USE(v, 32u * s + 16u * hf + 4u * wi)
+      }
+    }
+  }
+#else
+  /* q6_K super-blocks are 210 bytes, off the 16-byte grid: a lane reads
+   * the 14 texels its super-block spans, shifts the words to where it
+   * starts (as q8_0's rows off the grid do) and decodes its 256 values
+   * from registers, where dkq_group8 spends about one 16-bit texel read a
+   * value. Bytes: ql 0..127, qh 128..191, the int8 scales 192..207, d at
+   * 208; each value as dkq_group8 computes it */
+  uint last = uint(textureSize(WTX)) - 1u, u[60];
+  SPAN_WORDS(u, p.w_off + (row * nbk + b) * 105u, 14u, 53u);
+  float d = dk_h2f(u[52] & 0xffffu);
+#define Q6_BYTE(o) ((u[(o) >> 2] >> (8u * ((o) & 3u))) & 255u)
+  [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
+    uint lo = (j >> 7) * 64u + (j & 63u), ho = 128u + (j >> 7) * 32u + (j & 31u);
+    uint ls = 4u * ((j >> 6) & 1u), hs = 2u * ((j >> 5) & 3u);
+    float dl = d * float(int(Q6_BYTE(192u + (j >> 4)) << 24) >> 24);
+    float v[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+      v[i] = dl * float(int(((Q6_BYTE(lo + i) >> ls) & 15u) | (((Q6_BYTE(ho + i) >> hs) & 3u) << 4)) - 32);
+    KQ_USE(v, j)
+  }
+#undef Q6_BYTE
+#endif
+#undef KQ_USE
+  return sum;
+}
+
+/* One row of x (f32, on the 16-byte grid) against a lane's RPL > 1 rows,
+ * super-block by super-block: x's 256 values of it read once (64 texels)
+ * for all the rows, where row_dot reads them again for each row, each a
+ * per-lane texel fetch on a software device. */
+void rows_kquant(uint lane) {
+  uint r0 = lane * RPL;
+  float ar[8];
+  [[unroll]] for (uint r = 0u; r < 8u; r++) ar[r] = 0.0;
+  for (uint b = 0u; b < p.K / 256u; b++) {
+    float xv[256];
+    [[unroll]] for (uint i = 0u; i < 64u; i++) {
+      uvec4 t = XV(p.x_off / 4u + b * 64u + i);
+      xv[4u * i] = uintBitsToFloat(t.x); xv[4u * i + 1u] = uintBitsToFloat(t.y);
+      xv[4u * i + 2u] = uintBitsToFloat(t.z); xv[4u * i + 3u] = uintBitsToFloat(t.w);
+    }
+    /* one super-block's code for all the rows (a loop, not unrolled: a
+     * software device compiles each copy): row r adds to ar[0], then the
+     * sums turn by one, so that after RPL rows each is back in its place */
+    [[dont_unroll]] for (uint r = 0u; r < RPL; r++) {
+      float a0 = ar[0] + kq_super(min(r0 + r, p.N - 1u), b, true, xv);
+      [[unroll]] for (uint i = 0u; i + 1u < 8u; i++)
+        if (i + 1u < RPL) ar[i] = ar[i + 1u];
+      ar[RPL - 1u] = a0;
+    }
+  }
+  [[unroll]] for (uint r = 0u; r < 8u; r++) {
+    uint n = r0 + r;
+    if (r >= RPL || n >= p.N) break;
+    float v = ar[r];
+    if (HAS_BIAS != 0u) v += Bias_ld(DTB, p.b_off + n);
+    O_st(DTO, p.o_off + n, v);
+  }
+}
+#endif
+
 /* output column n of every row of x */
 void row_dot(uint n) {
   uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
@@ -262,74 +374,12 @@ void row_dot(uint n) {
 #endif
 #elif WT >= 6
 #if WT == 11 || WT == 12
-  uint nbk = p.K / 256u;
-  /* q4_K/q5_K super-blocks are 144/176 bytes, nine/eleven 16-byte words: on
-   * rows that start on a 16-byte boundary each lane reads its super-block as
-   * whole uvec4s (d, dmin and the scales; q5_K's high bits; the codes), where
-   * dkq_group8 spends about one 16-bit load per value, each a gather of the
-   * subgroup's lanes on a software device */
   if ((WIDE & 1u) != 0u) {
-    const uint U = WT == 11 ? 9u : 11u, QO = WT == 11 ? 1u : 3u;
-    for (uint b = 0u; b < nbk; b++) {
-      uint a = p.w_off / 8u + (row * nbk + b) * U;
-      uvec4 h = WV(a), qh0 = uvec4(0u), qh1 = uvec4(0u);
-      float d = dk_h2f(h.x & 0xffffu), dmin = dk_h2f(h.x >> 16);
-      if (WT == 12) { qh0 = WV(a + 1u); qh1 = WV(a + 2u); }
-      [[unroll]] for (uint s = 0u; s < 8u; s++) {
-        /* the 6-bit scale and min of group s (dkq_scale_min, from registers) */
-        uint sc, mn;
-        if (s < 4u) {
-          sc = ((h.y >> (8u * s)) & 63u); mn = ((h.z >> (8u * s)) & 63u);
-        } else {
-          uint bb = (h.w >> (8u * (s - 4u))) & 255u;
-          sc = (bb & 15u) | (((h.y >> (8u * (s - 4u))) >> 6 & 3u) << 4);
-          mn = (bb >> 4) | (((h.z >> (8u * (s - 4u))) >> 6 & 3u) << 4);
-        }
-        float dl = d * float(sc), ml = dmin * float(mn);
-        [[unroll]] for (uint hf = 0u; hf < 2u; hf++) {
-          /* codes of group s: nibble s&1 of bytes 32*(s/2) + 16*hf .. */
-          uvec4 q = WV(a + QO + 2u * (s >> 1) + hf), qh = hf == 0u ? qh0 : qh1;
-          [[unroll]] for (uint wi = 0u; wi < 4u; wi += 2u) {
-            float v[8];
-            [[unroll]] for (uint i = 0u; i < 8u; i++) {
-              uint byte = ((i < 4u ? q[wi] : q[wi + 1u]) >> (8u * (i & 3u))) & 255u;
-              uint c = (byte >> (4u * (s & 1u))) & 15u;
-              if (WT == 12) c |= ((((i < 4u ? qh[wi] : qh[wi + 1u]) >> (8u * (i & 3u))) >> s) & 1u) << 4;
-              v[i] = dkq_affine(dl, float(c), -ml);
-            }
-            dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * 256u + 32u * s + 16u * hf + 4u * wi);
-          }
-        }
-      }
-    }
+    for (uint b = 0u; b < p.K / 256u; b++) kq_super(row, b, false, kq_nox);
   } else
 #endif
 #if WT == 13 && defined(TEXW)
-  {
-    /* q6_K super-blocks are 210 bytes, off the 16-byte grid: a lane reads
-     * the 14 texels its super-block spans, shifts the words to where it
-     * starts (as q8_0's rows off the grid do) and decodes its 256 values
-     * from registers, where dkq_group8 spends about one 16-bit texel read a
-     * value. Bytes: ql 0..127, qh 128..191, the int8 scales 192..207, d at
-     * 208; each value as dkq_group8 computes it */
-    uint nbk = p.K / 256u, last = uint(textureSize(WTX)) - 1u;
-    for (uint b = 0u; b < nbk; b++) {
-      uint u[60];
-      SPAN_WORDS(u, p.w_off + (row * nbk + b) * 105u, 14u, 53u);
-      float d = dk_h2f(u[52] & 0xffffu);
-#define Q6_BYTE(o) ((u[(o) >> 2] >> (8u * ((o) & 3u))) & 255u)
-      [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
-        uint lo = (j >> 7) * 64u + (j & 63u), ho = 128u + (j >> 7) * 32u + (j & 31u);
-        uint ls = 4u * ((j >> 6) & 1u), hs = 2u * ((j >> 5) & 3u);
-        float dl = d * float(int(Q6_BYTE(192u + (j >> 4)) << 24) >> 24);
-        float v[8];
-        [[unroll]] for (uint i = 0u; i < 8u; i++)
-          v[i] = dl * float(int(((Q6_BYTE(lo + i) >> ls) & 15u) | (((Q6_BYTE(ho + i) >> hs) & 3u) << 4)) - 32);
-        dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], b * 256u + j);
-      }
-#undef Q6_BYTE
-    }
-  }
+  for (uint b = 0u; b < p.K / 256u; b++) kq_super(row, b, false, kq_nox);
 #else
   generic_blocks(row);
 #endif
@@ -440,6 +490,12 @@ void main() {
 #if defined(TEXW) && WT >= 4 && WT <= 8
   if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u) {
     rows_blockwise(lane);
+    return;
+  }
+#endif
+#if WT == 11 || WT == 12 || (WT == 13 && defined(TEXW))
+  if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u && (WT == 13 || (WIDE & 1u) != 0u)) {
+    rows_kquant(lane);
     return;
   }
 #endif

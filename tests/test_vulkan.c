@@ -530,18 +530,19 @@ DKT_TEST(vulkan_properties, 0) {
  * devices), and K split over a subgroup for decode with the tiled kernel for
  * prompts (GPUs); M = 37 takes the prompt path of each ---- */
 
-static void decode_kernels_round(dkt *t, int64_t kf, int64_t kq, int64_t N) {
-  dk_dtype wd[8] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1};
+static void decode_kernels_round(dkt *t, int64_t kf, int64_t kq, int64_t kk, int64_t N) {
+  dk_dtype wd[13] = {DK_F32, DK_F16, DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1,
+                     DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
   /* many rows only in the row kernel's reach (M <= 8): the reference's time */
   int64_t Ms[4] = {1, 3, 8, 37}, nm = N > 1000 ? 2 : 4;
   int k, m;
-  for (k = 0; k < 8; k++) {
+  for (k = 0; k < (kk ? 13 : 8); k++) {
     /* K = 196 (float) leaves a tail past the 8-wide loads, kq = 288 (nine
      * blocks) rows off the 16-byte grid and one block past the eight-block
-     * chunks; w starts a row in, a narrow view. N in the thousands makes
-     * matvec_rows walk several rows a lane (dk_vk_rows_per_lane), the last
-     * lanes past N */
-    int64_t K = k < 3 ? kf : kq;
+     * chunks; kk the K of the 256-value formats (0: none); w starts a row
+     * in, a narrow view. N in the thousands makes matvec_rows walk several
+     * rows a lane (dk_vk_rows_per_lane), the last lanes past N */
+    int64_t K = k < 3 ? kf : k < 8 ? kq : kk;
     dk_tensor *base = big_table(t, wd[k], N + 1, K, "w_base"), *w = NULL;
     if (!base) return;
     if (dk_narrow(base, 0, 1, N, &w) != DK_OK) { dkt_fail_at(t, __FILE__, __LINE__, "%s", dk_last_error()); return; }
@@ -582,19 +583,39 @@ DKT_TEST(vulkan_decode_kernels, 0) {
    * a time where rows sit on 16 bytes (K = 200, 256), eight rows a lane
    * where N = 4100; then as storage buffers, the path of GPUs and of
    * DEVKIT_VULKAN_TEXEL=0 */
-  decode_kernels_round(t, 196, 256, 70);
-  decode_kernels_round(t, 200, 288, 70);
-  decode_kernels_round(t, 196, 288, 4100);
+  decode_kernels_round(t, 196, 256, 0, 70);
+  decode_kernels_round(t, 200, 288, 0, 70);
+  decode_kernels_round(t, 196, 288, 0, 4100);
   if (!reopen(t, "DEVKIT_VULKAN_TEXEL", "0")) return;
-  decode_kernels_round(t, 196, 256, 70);
+  decode_kernels_round(t, 196, 256, 0, 70);
   if (!reopen(t, "DEVKIT_VULKAN_TEXEL", NULL)) return;
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "split")) return;
-  decode_kernels_round(t, 196, 256, 70);
+  decode_kernels_round(t, 196, 256, 0, 70);
   /* matvec_vec.comp, a GPU's default, forced on any device: K = 200 keeps
    * the narrowed rows on 16 bytes (its path), 196 does not (the fallback) */
   if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "vec")) return;
-  decode_kernels_round(t, 200, 256, 70);
-  decode_kernels_round(t, 196, 256, 70);
+  decode_kernels_round(t, 200, 256, 0, 70);
+  decode_kernels_round(t, 196, 256, 0, 70);
+}
+
+/* matvec_rows with the rows a lane forced (DEVKIT_VULKAN_ROWS), as
+ * dk_vk_rows_per_lane picks them by the device's threads: one row of x
+ * against several rows a lane reads x once for all of them, block by block
+ * (rows_blockwise: K = 640, 20 blocks, and 512) and super-block by super-
+ * block (rows_kquant: K = 512, 768), each row's sum kept in its place as
+ * the sums turn; N = 300 leaves lanes past N */
+DKT_TEST(vulkan_decode_rows_per_lane, 0) {
+  static const char *rows[3] = {"2", "5", "8"};
+  int i;
+  VK_ONLY(t);
+  if (!reopen(t, "DEVKIT_VULKAN_MATVEC", "rows")) return;
+  for (i = 0; i < 3; i++) {
+    if (!reopen(t, "DEVKIT_VULKAN_ROWS", rows[i])) return;
+    decode_kernels_round(t, 200, 640, 512, 300);
+  }
+  decode_kernels_round(t, 200, 512, 768, 300);
+  if (!reopen(t, "DEVKIT_VULKAN_ROWS", NULL)) return;
+  reopen(t, "DEVKIT_VULKAN_MATVEC", NULL);
 }
 
 /* ---- opt-in int8 dot products: x rounded to int8 per block of 32 ------------------------ */
