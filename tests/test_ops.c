@@ -1290,6 +1290,45 @@ DKT_TEST(ops_attention_cache_view, 0) {
   free(kv); free(vv); free(qv);
 }
 
+/* k and v one element past the 16-byte grid (views of flat buffers): CPU
+ * Vulkan devices read k and v as texels in attention_rows and fall back to
+ * the general kernel here; every backend gives the same answer */
+DKT_TEST(ops_attention_off_grid, 0) {
+  enum { S = 9, D = 32, H = 2 };
+  int64_t fs[1] = {1 + S * D}, ks[3] = {S, 1, D}, qs[3] = {1, H, D};
+  double *kv, *vv, *qv, got[H * D], want[H * D];
+  dk_tensor *kf = dkt_random(t, t->dev, DK_F32, 1, fs, "k_flat", -1, 1, &kv);
+  dk_tensor *vf = dkt_random(t, t->dev, DK_F32, 1, fs, "v_flat", -1, 1, &vv);
+  dk_tensor *q = dkt_random(t, t->dev, DK_F32, 3, qs, "q", -1, 1, &qv);
+  dk_tensor *o = out_tensor(t, DK_F32, 3, qs, "out"), *kn = NULL, *vn = NULL, *k = NULL, *v = NULL;
+  int64_t h, s, j;
+  if (!kf || !vf || !q || !o) return;
+  DKT_OK(t, dk_narrow(kf, 0, 1, S * D, &kn));
+  DKT_OK(t, dk_narrow(vf, 0, 1, S * D, &vn));
+  DKT_OK(t, dk_reshape(kn, 3, ks, &k));
+  DKT_OK(t, dk_reshape(vn, 3, ks, &v));
+  DKT_OK(t, dk_attention(o, q, k, v, 0.2f, S - 1));
+  for (h = 0; h < H; h++) {
+    double sc[S], m = -INFINITY, z = 0;
+    for (s = 0; s < S; s++) {
+      double d = 0;
+      for (j = 0; j < D; j++) d += qv[h * D + j] * kv[1 + s * D + j];
+      sc[s] = d * (double)0.2f;
+      m = fmax(m, sc[s]);
+    }
+    for (s = 0; s < S; s++) { sc[s] = exp(sc[s] - m); z += sc[s]; }
+    for (j = 0; j < D; j++) {
+      double acc = 0;
+      for (s = 0; s < S; s++) acc += sc[s] / z * vv[1 + s * D + j];
+      want[h * D + j] = acc;
+    }
+  }
+  if (dkt_read(t, o, got)) dkt_close(t, "attention over k and v off the 16-byte grid", got, want, H * D, 1e-5, 1e-5);
+  dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(kn); dk_tensor_free(vn);
+  dk_tensor_free(kf); dk_tensor_free(vf); dk_tensor_free(q); dk_tensor_free(o);
+  free(kv); free(vv); free(qv);
+}
+
 /* ---- dk_profile ------------------------------------------------------------- */
 
 /* one row of the table's part that starts with `part` (up to the next
