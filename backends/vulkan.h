@@ -2991,9 +2991,11 @@ static uint32_t dk_vk_att_splits(const dk_vk_device *d, int64_t rows, int64_t S,
   const int64_t w = d->wg_rows, cpu = d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   const int64_t per_chunk = 1 + D + (Dv + w - 1) / w * (w + 1), fixed = 3 * hg * (D > Dv ? D : Dv) / w + 8;
   int64_t maxlen = (DK_VK_ATT_LOOPS - fixed) / per_chunk * w, n, want, minlen = cpu ? 64 : 256;
-  /* attention_rows: one loop iteration a key, and a key costs ~0.1 us, so
-   * a split (and the merge's dispatch) pays off only on long rows */
-  if (lanes_d) maxlen = DK_VK_ATT_LOOPS - 64, minlen = 512;
+  /* attention_rows: its loops over a row's texels and heads are unrolled
+   * where the compiler can (Mesa 22.3's can), but counted as loops in case
+   * they are not; a key costs ~0.1 us, so a split (and the merge's
+   * dispatch) pays off for parallelism only on long rows */
+  if (lanes_d) maxlen = (DK_VK_ATT_LOOPS - 64) / (1 + D / (4 * w) * (1 + 2 * hg)), minlen = 512;
   if (maxlen < w) maxlen = w;
   n = (S + maxlen - 1) / maxlen;
   /* spread a step of few rows: a GPU wants some hundreds of workgroups, a
