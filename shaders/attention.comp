@@ -61,6 +61,21 @@ layout(push_constant) uniform P {
   uint t0, nsplit, split_len, pos_off;
 } p;
 
+/* workgroup task wg's split sp, token t, first query head h0, kv head g
+ * and positions [beg, lim): the split of the causal (or positions') limit */
+void att_work(uint wg, out uint sp, out uint t, out uint h0, out uint g, out uint beg, out uint lim) {
+  uint per_t = p.Hq / HG, row = wg / p.nsplit;
+  sp = wg - row * p.nsplit;
+  t = p.t0 + row / per_t;
+  h0 = (row % per_t) * HG;
+  g = h0 / (p.Hq / p.Hkv);
+  lim = p.S;
+  if (POSB != 0u) lim = uint(clamp(pos32[p.pos_off + t] + 1, 0, int(p.S)));
+  else if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
+  beg = min(sp * p.split_len, lim);
+  lim = min(beg + p.split_len, lim);
+}
+
 #ifdef DK_MERGE
 /* a workgroup per (t, h) row: its nsplit records (binding 1, f32) into out */
 #define MAXN 256u      /* nsplit at most (the host's DK_VK_ATT_MAXN) */
@@ -102,14 +117,10 @@ layout(set = 0, binding = 6) uniform usamplerBuffer VTX;
 const uint NT = DC / (4u * WGS);                /* texels of a row a lane: <= 16 (the host checks) */
 
 void main() {
-  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / HG;
+  uint l = gl_LocalInvocationID.x, per_t = p.Hq / HG;
   for (uint wg = dk_group(); wg < p.T * per_t * p.nsplit; wg += dk_groups()) {
-    uint row = wg / p.nsplit, sp = wg - row * p.nsplit;
-    uint t = p.t0 + row / per_t, h0 = (row % per_t) * HG, g = h0 / grp, lim = p.S;
-    if (POSB != 0u) lim = uint(clamp(pos32[p.pos_off + t] + 1, 0, int(p.S)));
-    else if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
-    uint beg = min(sp * p.split_len, lim);
-    lim = min(beg + p.split_len, lim);
+    uint sp, t, h0, g, beg, lim;
+    att_work(wg, sp, t, h0, g, beg, lim);
     /* head h's texel j of this lane: qr[h * NT + j] (HG NT <= 64, the host checks) */
     vec4 qr[64], ac[64];
     float m[HMAX], ls[HMAX];
@@ -180,14 +191,10 @@ shared float acc[QMAX];
 shared float ps[HMAX * WG];
 
 void main() {
-  uint l = gl_LocalInvocationID.x, grp = p.Hq / p.Hkv, per_t = p.Hq / HG;
+  uint l = gl_LocalInvocationID.x, per_t = p.Hq / HG;
   for (uint wg = dk_group(); wg < p.T * per_t * p.nsplit; wg += dk_groups()) {
-    uint row = wg / p.nsplit, sp = wg - row * p.nsplit;
-    uint t = p.t0 + row / per_t, h0 = (row % per_t) * HG, g = h0 / grp, lim = p.S;
-    if (POSB != 0u) lim = uint(clamp(pos32[p.pos_off + t] + 1, 0, int(p.S)));
-    else if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
-    uint beg = min(sp * p.split_len, lim);
-    lim = min(beg + p.split_len, lim);
+    uint sp, t, h0, g, beg, lim;
+    att_work(wg, sp, t, h0, g, beg, lim);
     DK_BARRIER();
     for (uint i = l; i < HG * p.D; i += WGS) qs[i] = Q_ld(DTQ, p.q_off + (t * p.Hq + h0) * p.D + i);
     for (uint i = l; i < HG * p.Dv; i += WGS) acc[i] = 0.0;
