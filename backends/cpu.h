@@ -25,6 +25,8 @@
 #define DK_CPU_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define DK_CPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define DK_CPU_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+#define DK_CPU_AVX512VNNI_INLINE \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"), always_inline)) static inline
 #define DK_CPU_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
 #define DK_CPU_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
 #endif
@@ -361,7 +363,7 @@ typedef struct {
   /* 32 activations to int8 codes, as dk__cpu_round32 (NULL: its scalar loop) */
   float (*round32)(const float *v, int8_t *q, float *res);
   /* the integer prompt product of the 4/5-bit block formats (backends/cpu_igemm.h):
-   * weight panels of codes, and the 4x8 micro-kernel (NULL: the f32 GEMM runs) */
+   * weight panels of codes, and the imr x inr micro-kernel (NULL: the f32 GEMM runs) */
   void (*ipack)(dk_dtype dt, const char *w, size_t wrow, int rows, int64_t b0, int64_t nblk, uint8_t *dst);
   void (*imicro)(int five, int64_t nblk, const dk__cpu_q8x *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
   /* the row-form prompt product of f16/bf16 and block-format weights
@@ -372,6 +374,8 @@ typedef struct {
   dk__cpu_wsum_fn wsum;
   /* 1: the row form takes any M (AVX-512); 0: M <= DK_CPU_FGEMM_MAXM */
   int fgemm_any;
+  /* imicro's activation rows (<= DK_CPU_IMR) and ipack's panel rows (8 or 16) */
+  int imr, inr;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1664,6 +1668,31 @@ DK_CPU_AVX512 static void dk__cpu_rowdot_avx512(dk_dtype wdt, const char *w, con
 DK_CPU_AVX2 static void dk__cpu_gemv1_avx2(DK__GEMV1_ARGS) { DK__GEMV1_FN }
 DK_CPU_AVX512 static void dk__cpu_gemv1_avx512(DK__GEMV1_ARGS) { DK__GEMV1_FN }
 
+/* q4_K/q5_K: the codes of 32-value group g (0-7) of super-block sb, 0-31 */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_k45_codes(dk_dtype wdt, const char *w, int64_t sb, int g) {
+  const __m256i lo = _mm256_set1_epi8(15);
+  const uint8_t *qs = wdt == DK_Q4_K ? ((const dk_block_q4_K *)w + sb)->qs : ((const dk_block_q5_K *)w + sb)->qs;
+  __m256i v = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1))), 4 * (g & 1)), lo);
+  if (wdt == DK_Q5_K) {
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)((const dk_block_q5_K *)w + sb)->qh);
+    v = _mm256_or_si256(v, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, g), _mm256_set1_epi8(1)), 4));
+  }
+  return v;
+}
+
+/* q4_K/q5_K: the 8 groups' d (scale x d) and mn (-min x dmin) of super-block
+ * sb, as dk__cpu_wblock_i8 gives them one group at a time */
+DK_CPU_AVX2_INLINE void dk__cpu_k45_dm(dk_dtype wdt, const char *w, int64_t sb, float *d, float *mn) {
+  const dk_block_q4_K *p4 = (const dk_block_q4_K *)w + sb;
+  const dk_block_q5_K *p5 = (const dk_block_q5_K *)w + sb;
+  uint64_t sc, mi;
+  dk__cpu_k45_scales(wdt == DK_Q4_K ? p4->scales : p5->scales, &sc, &mi);
+  _mm256_storeu_ps(d, _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(wdt == DK_Q4_K ? p4->d : p5->d)),
+                                    _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)sc)))));
+  _mm256_storeu_ps(mn, _mm256_mul_ps(_mm256_set1_ps(-_cvtsh_ss(wdt == DK_Q4_K ? p4->dmin : p5->dmin)),
+                                     _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mi)))));
+}
+
 /* A 32-value weight block in a register as w = d*q + mn*(1 per value): q8_0
  * signed bytes (mn 0); every other format unsigned codes 0-31 with its offset
  * in the min (q4_0: -8d, q5_0: -16d), since maddubs takes unsigned codes
@@ -1677,24 +1706,11 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
   uint32_t h;
   *mn = 0.0f;
   if (wdt == DK_Q4_K || wdt == DK_Q5_K) {
-    const int g = (int)(b & 7);
-    const __m256i lo = _mm256_set1_epi8(15);
-    uint64_t sc, mi;
-    uint16_t d16, m16;
-    if (wdt == DK_Q4_K) {
-      const dk_block_q4_K *p = (const dk_block_q4_K *)w + b / 8;
-      dk__cpu_k45_scales(p->scales, &sc, &mi); qs = p->qs; d16 = p->d; m16 = p->dmin;
-      v = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1))), 4 * (g & 1)), lo);
-    } else {
-      const dk_block_q5_K *p = (const dk_block_q5_K *)w + b / 8;
-      __m256i hb = _mm256_loadu_si256((const __m256i *)p->qh);
-      dk__cpu_k45_scales(p->scales, &sc, &mi); qs = p->qs; d16 = p->d; m16 = p->dmin;
-      v = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * (g >> 1))), 4 * (g & 1)), lo);
-      v = _mm256_or_si256(v, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, g), _mm256_set1_epi8(1)), 4));
-    }
-    *d = _cvtsh_ss(d16) * (float)((sc >> (8 * g)) & 255);
-    *mn = -_cvtsh_ss(m16) * (float)((mi >> (8 * g)) & 255);
-    return v;
+    float d8[8], m8[8];
+    dk__cpu_k45_dm(wdt, w, b / 8, d8, m8);
+    *d = d8[b & 7];
+    *mn = m8[b & 7];
+    return dk__cpu_k45_codes(wdt, w, b / 8, (int)(b & 7));
   }
   switch (wdt) {
   case DK_Q8_0: {
@@ -2150,7 +2166,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2158,7 +2174,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2166,7 +2182,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2197,6 +2213,8 @@ static int dk__cpu_best_class(void) {
     /* and the integer prompt product (a pair: the kernel reads the packing's layout) */
     dk__cpu_avx512.ipack = dk__cpu_ipack_avx512vnni;
     dk__cpu_avx512.imicro = dk__cpu_imicro_avx512vnni;
+    dk__cpu_avx512.imr = 8;
+    dk__cpu_avx512.inr = 16;
   }
   (void)hi;
   return best;

@@ -260,14 +260,15 @@ DKT_TEST(quant_linear_gpu_kernels, 0) {
  * (and in the portable kernel class, DEVKIT_CPU_ISA=portable, which has no
  * integer prompt product) the two differ by at most the activations'
  * rounding. Shapes: N not a
- * multiple of the 8-row panel, more 32-value blocks than one packed k slice
- * (16), M not a multiple of the 4-row micro-kernel. */
+ * multiple of the 8- or 16-row panel, one panel's second half empty (150 =
+ * 128 + 16 + 6), more than one 128-column tile, more 32-value blocks than
+ * one packed k slice (16), M not a multiple of the 4- or 8-row micro-kernel. */
 DKT_TEST(quant_prompt_rows_match_decode, 0) {
   static const dk_dtype types[6] = {DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q4_K, DK_Q5_K};
   int k;
-  for (k = 0; k < 6; k++) {
-    const dk_dtype wdt = types[k];
-    const int64_t M = 13, N = 21, K = dk_dtype_block(wdt) == 256 ? 768 : 608;
+  for (k = 0; k < 12; k++) {
+    const dk_dtype wdt = types[k % 6];
+    const int64_t M = k < 6 ? 13 : 21, N = k < 6 ? 21 : 150, K = dk_dtype_block(wdt) == 256 ? 768 : 608;
     int64_t xs[2] = {M, K}, os[2] = {M, N}, x1s[2] = {1, K}, o1s[2] = {1, N}, m;
     double *xv = NULL, *wv = NULL, *got = dkt_alloc(M * N), *one = dkt_alloc(M * N);
     dk_tensor *x = dkt_random(t, t->dev, DK_F32, 2, xs, "x", -1, 1, &xv), *w = qt_weights(t, wdt, N, K, &wv);
