@@ -213,9 +213,9 @@ void generic_blocks(uint row) {
 }
 #endif
 
-#if WT == 11 || WT == 12 || (WT == 13 && defined(TEXW))
-/* Super-block b of a row of q4_K/q5_K (rows on the 16-byte grid) or q6_K
- * (texels): with XS false into acc[] through dot8 (every row of x read
+#if WT == 11 || WT == 12 || ((WT == 9 || WT == 10 || WT == 13) && defined(TEXW))
+/* Super-block b of a row of q4_K/q5_K (rows on the 16-byte grid) or
+ * q2_K/q3_K/q6_K (texels): with XS false into acc[] through dot8 (every row of x read
  * from its binding), with XS true returned as its dot with xv, the
  * super-block's 256 values of x that rows_kquant reads once for all of a
  * lane's rows. XS is a constant where inlined. */
@@ -265,26 +265,54 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
     }
   }
 #else
-  /* q6_K super-blocks are 210 bytes, off the 16-byte grid: a lane reads
-   * the 14 texels its super-block spans, shifts the words to where it
-   * starts (as q8_0's rows off the grid do) and decodes its 256 values
-   * from registers, where dkq_group8 spends about one 16-bit texel read a
-   * value. Bytes: ql 0..127, qh 128..191, the int8 scales 192..207, d at
-   * 208; each value as dkq_group8 computes it */
-  uint last = uint(textureSize(WTX)) - 1u, u[60];
-  SPAN_WORDS(u, p.w_off + (row * nbk + b) * 105u, 14u, 53u);
+  /* q2_K/q3_K/q6_K super-blocks are 84/110/210 bytes, off the 16-byte grid:
+   * a lane reads the 7/8/14 texels its super-block spans, shifts the words
+   * to where it starts (as q8_0's rows off the grid do) and decodes its 256
+   * values from registers, where dkq_group8 spends about one 16-bit texel
+   * read a value (q2_K/q3_K 4096 x 4096 on lavapipe: 0.4-0.5 GB/s, a tenth
+   * of q4_K's). Each value as dkq_group8 computes it. */
+  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : 105u;   /* halves a super-block */
+  const uint NT = (BH + 14u) / 8u, NSW = (BH + 1u) / 2u;
+  uint last = uint(textureSize(WTX)) - 1u, u[4u * NT + 4u];
+  SPAN_WORDS(u, p.w_off + (row * nbk + b) * BH, NT, NSW);
+#define KQ_BYTE(o) ((u[(o) >> 2] >> (8u * ((o) & 3u))) & 255u)
+#if WT == 9
+  /* scales[16] (scale | min << 4), qs[64] at 16, d at 80, dmin at 82 */
+  float d = dk_h2f(u[20] & 0xffffu), dmin = dk_h2f(u[20] >> 16);
+  [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
+    uint sc = KQ_BYTE(j >> 4), o = 16u + (j >> 7) * 32u + (j & 31u), sh = 2u * ((j >> 5) & 3u);
+    float dl = d * float(sc & 15u), ml = dmin * float(sc >> 4), v[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dkq_affine(dl, float((KQ_BYTE(o + i) >> sh) & 3u), -ml);
+    KQ_USE(v, j)
+  }
+#elif WT == 10
+  /* hmask[32], qs[64] at 32, the 6-bit scales' 12 bytes at 96, d at 108 */
+  float d = dk_h2f(u[27] & 0xffffu);
+  [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
+    uint g = j >> 4, o = 32u + (j >> 7) * 32u + (j & 31u), sh = 2u * ((j >> 5) & 3u);
+    uint lo = g < 8u ? KQ_BYTE(96u + g) & 15u : KQ_BYTE(88u + g) >> 4;
+    uint hi = (KQ_BYTE(104u + (g & 3u)) >> (2u * (g >> 2))) & 3u;
+    float dl = d * float(int(lo | (hi << 4)) - 32), v[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+      uint q2 = (KQ_BYTE(o + i) >> sh) & 3u, h = (KQ_BYTE((j & 31u) + i) >> (j >> 5)) & 1u;
+      v[i] = dl * float(int(q2) - (h != 0u ? 0 : 4));
+    }
+    KQ_USE(v, j)
+  }
+#else
+  /* ql 0..127, qh 128..191, the int8 scales 192..207, d at 208 */
   float d = dk_h2f(u[52] & 0xffffu);
-#define Q6_BYTE(o) ((u[(o) >> 2] >> (8u * ((o) & 3u))) & 255u)
   [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
     uint lo = (j >> 7) * 64u + (j & 63u), ho = 128u + (j >> 7) * 32u + (j & 31u);
     uint ls = 4u * ((j >> 6) & 1u), hs = 2u * ((j >> 5) & 3u);
-    float dl = d * float(int(Q6_BYTE(192u + (j >> 4)) << 24) >> 24);
+    float dl = d * float(int(KQ_BYTE(192u + (j >> 4)) << 24) >> 24);
     float v[8];
     [[unroll]] for (uint i = 0u; i < 8u; i++)
-      v[i] = dl * float(int(((Q6_BYTE(lo + i) >> ls) & 15u) | (((Q6_BYTE(ho + i) >> hs) & 3u) << 4)) - 32);
+      v[i] = dl * float(int(((KQ_BYTE(lo + i) >> ls) & 15u) | (((KQ_BYTE(ho + i) >> hs) & 3u) << 4)) - 32);
     KQ_USE(v, j)
   }
-#undef Q6_BYTE
+#endif
+#undef KQ_BYTE
 #endif
 #undef KQ_USE
   return sum;
@@ -378,7 +406,7 @@ void row_dot(uint n) {
     for (uint b = 0u; b < p.K / 256u; b++) kq_super(row, b, false, kq_nox);
   } else
 #endif
-#if WT == 13 && defined(TEXW)
+#if (WT == 9 || WT == 10 || WT == 13) && defined(TEXW)
   for (uint b = 0u; b < p.K / 256u; b++) kq_super(row, b, false, kq_nox);
 #else
   generic_blocks(row);
@@ -493,8 +521,8 @@ void main() {
     return;
   }
 #endif
-#if WT == 11 || WT == 12 || (WT == 13 && defined(TEXW))
-  if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u && (WT == 13 || (WIDE & 1u) != 0u)) {
+#if WT == 11 || WT == 12 || ((WT == 9 || WT == 10 || WT == 13) && defined(TEXW))
+  if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u && ((WT != 11 && WT != 12) || (WIDE & 1u) != 0u)) {
     rows_kquant(lane);
     return;
   }
