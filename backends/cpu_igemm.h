@@ -132,8 +132,9 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_k45(dk_dtype T, const char *w, siz
   }
   for (c = 0; c < 2; c++) {   /* d, then mn */
     for (r = 0; r < 8; r++)
-      z[r] = _mm512_maskz_inserti64x4((__mmask8)0xff, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(c ? km[r] : kd[r]))),
-                                _mm256_loadu_si256((const __m256i *)(c ? km[r + 8] : kd[r + 8])), 1);
+      z[r] = _mm512_maskz_inserti64x4((__mmask8)0xff,
+                                      _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(c ? km[r] : kd[r]))),
+                                      _mm256_loadu_si256((const __m256i *)(c ? km[r + 8] : kd[r + 8])), 1);
     dk__cpu_t16x8(z, o);
     for (r = 0; r < 8; r++) _mm512_storeu_si512((void *)(dst + 640 * r + 512 + 64 * c), o[r]);
   }
@@ -192,7 +193,9 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_blocks(dk_dtype T, const char *w, 
   }
 }
 
-/* 16 rows: the K-quants a super-block at a time, the rest a block at a time */
+/* 16 rows: the K-quants a super-block at a time (a k slice of theirs starts
+ * and ends on a super-block: DK_CPU_IKB and their K are multiples of 8
+ * blocks), the rest a block at a time */
 #define DK__IPACK16(T)                                                         \
   if ((T) == DK_Q4_K || (T) == DK_Q5_K) {                                      \
     int64_t s_;                                                                \
