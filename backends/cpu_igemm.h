@@ -33,17 +33,14 @@
 #define DK__IG_BLK 320
 
 #ifdef DK_CPU_X86
-/* blocks [b0, b0+nblk) of `rows` (<= 8; missing rows are zero: codes, d, mn)
- * weight rows to panel blocks BS bytes apart at dst: chunk c (group c of the
- * 8 rows, 32 bytes) at c * CS, their d at DO and mn at DO + MO, as f32. The
- * 8-row panel is (320, 32, 256, 32); the VNNI class's 16-row panel is two of
- * these side by side (640, 64, 512, 64, the second half at dst + 32) */
-#define DK__IPACK_BODY(T, BS, CS, DO, MO)                                      \
+/* blocks [b0, b0+nblk) of `rows` (<= 8) weight rows to panel blocks at dst;
+ * missing rows are zero (codes, d, mn) */
+#define DK__IPACK8(T)                                                          \
   int64_t b;                                                                   \
   int r;                                                                       \
   float kd[8][8], km[8][8];                                                    \
   for (b = 0; b < nblk; b++) {                                                 \
-    uint8_t *o = dst + b * (BS);                                               \
+    uint8_t *o = dst + b * DK__IG_BLK;                                         \
     __m256i v[8], t[8], u[8];                                                  \
     float d[8], mn[8];                                                         \
     /* the K-quants' 8 scales and mins of a super-block, once a row */       \
@@ -72,15 +69,13 @@
       u[r + 3] = _mm256_unpackhi_epi64(t[r + 1], t[r + 3]);                    \
     }                                                                          \
     for (r = 0; r < 4; r++) {                                                  \
-      _mm256_storeu_si256((__m256i *)(o + (CS) * r), _mm256_permute2x128_si256(u[r], u[r + 4], 0x20)); \
-      _mm256_storeu_si256((__m256i *)(o + (CS) * (r + 4)), _mm256_permute2x128_si256(u[r], u[r + 4], 0x31)); \
+      _mm256_storeu_si256((__m256i *)(o + 32 * r), _mm256_permute2x128_si256(u[r], u[r + 4], 0x20)); \
+      _mm256_storeu_si256((__m256i *)(o + 32 * (r + 4)), _mm256_permute2x128_si256(u[r], u[r + 4], 0x31)); \
     }                                                                          \
-    memcpy(o + (DO), d, 32);                                                   \
-    memcpy(o + (DO) + (MO), mn, 32);                                           \
+    memcpy(o + 256, d, 32);                                                    \
+    memcpy(o + 288, mn, 32);                                                   \
   }
 
-#define DK__IPACK_BODY_(...) DK__IPACK_BODY(__VA_ARGS__)
-#define DK__IPACK8(T) DK__IPACK_BODY_(T, 320, 32, 256, 32)
 
 /* A 16x8 transpose of 4-byte words in 24 shuffles: z[r] holds rows r and
  * r + 8 (8 words each, in its low and high halves), o[c] gets word c of
