@@ -1706,11 +1706,16 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
   uint32_t h;
   *mn = 0.0f;
   if (wdt == DK_Q4_K || wdt == DK_Q5_K) {
-    float d8[8], m8[8];
-    dk__cpu_k45_dm(wdt, w, b / 8, d8, m8);
-    *d = d8[b & 7];
-    *mn = m8[b & 7];
-    return dk__cpu_k45_codes(wdt, w, b / 8, (int)(b & 7));
+    /* group g's scale and min alone (the packs take a super-block's eight
+     * at once, dk__cpu_k45_dm) */
+    const int g = (int)(b & 7);
+    const dk_block_q4_K *p4 = (const dk_block_q4_K *)w + b / 8;
+    const dk_block_q5_K *p5 = (const dk_block_q5_K *)w + b / 8;
+    uint64_t sc, mi;
+    dk__cpu_k45_scales(wdt == DK_Q4_K ? p4->scales : p5->scales, &sc, &mi);
+    *d = _cvtsh_ss(wdt == DK_Q4_K ? p4->d : p5->d) * (float)((sc >> (8 * g)) & 255);
+    *mn = -_cvtsh_ss(wdt == DK_Q4_K ? p4->dmin : p5->dmin) * (float)((mi >> (8 * g)) & 255);
+    return dk__cpu_k45_codes(wdt, w, b / 8, g);
   }
   switch (wdt) {
   case DK_Q8_0: {

@@ -105,6 +105,15 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_t16x8(const __m512i *z, __m512i *o) {
   }
 }
 
+/* 32 bytes at byte `off` of rows r and r + 8 (r < 8) in one zmm, zeros for
+ * rows past `rows` (which are not read) */
+DK_CPU_AVX512VNNI_INLINE __m512i dk__cpu_ld2rows(const char *w, size_t wrow, int rows, int r, size_t off) {
+  const __m256i a = r < rows ? _mm256_loadu_si256((const __m256i *)(w + (size_t)r * wrow + off)) : _mm256_setzero_si256();
+  const __m256i b = r + 8 < rows ? _mm256_loadu_si256((const __m256i *)(w + (size_t)(r + 8) * wrow + off))
+                                 : _mm256_setzero_si256();
+  return _mm512_maskz_inserti64x4((__mmask8)0xff, _mm512_castsi256_si512(a), b, 1);
+}
+
 /* q4_K/q5_K super-block sb of `rows` (<= 16) rows to 8 VNNI panel blocks at
  * dst (640 bytes each). A super-block's 32-byte code runs hold two groups
  * (low and high nibbles), so each run of rows r and r + 8 is one zmm load,
@@ -133,23 +142,14 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_k45(dk_dtype T, const char *w, siz
     dk__cpu_t16x8(z, o);
     for (r = 0; r < 8; r++) _mm512_storeu_si512((void *)(dst + 640 * r + 512 + 64 * c), o[r]);
   }
-  /* rows past `rows` read row 0 (in bounds) and are zeroed */
+  /* byte offsets in a row: the super-block, its qh and qs */
+  const size_t sbo = (size_t)sb * (T == DK_Q4_K ? sizeof(dk_block_q4_K) : sizeof(dk_block_q5_K));
+  const size_t qso = sbo + (T == DK_Q4_K ? offsetof(dk_block_q4_K, qs) : offsetof(dk_block_q5_K, qs));
   if (T == DK_Q5_K)
-    for (r = 0; r < 8; r++) {
-      const dk_block_q5_K *pa = (const dk_block_q5_K *)(w + (size_t)(r < rows ? r : 0) * wrow) + sb;
-      const dk_block_q5_K *pb = (const dk_block_q5_K *)(w + (size_t)(r + 8 < rows ? r + 8 : 0) * wrow) + sb;
-      const __m256i a = r < rows ? _mm256_loadu_si256((const __m256i *)pa->qh) : _mm256_setzero_si256();
-      const __m256i b = r + 8 < rows ? _mm256_loadu_si256((const __m256i *)pb->qh) : _mm256_setzero_si256();
-      qh[r] = _mm512_maskz_inserti64x4((__mmask8)0xff, _mm512_castsi256_si512(a), b, 1);
-    }
+    for (r = 0; r < 8; r++) qh[r] = dk__cpu_ld2rows(w, wrow, rows, r, sbo + offsetof(dk_block_q5_K, qh));
   for (j = 0; j < 4; j++) {
     for (r = 0; r < 8; r++) {
-      const char *ra = w + (size_t)(r < rows ? r : 0) * wrow, *rb = w + (size_t)(r + 8 < rows ? r + 8 : 0) * wrow;
-      const uint8_t *qa = T == DK_Q4_K ? ((const dk_block_q4_K *)ra + sb)->qs : ((const dk_block_q5_K *)ra + sb)->qs;
-      const uint8_t *qb = T == DK_Q4_K ? ((const dk_block_q4_K *)rb + sb)->qs : ((const dk_block_q5_K *)rb + sb)->qs;
-      const __m256i a = r < rows ? _mm256_loadu_si256((const __m256i *)(qa + 32 * j)) : _mm256_setzero_si256();
-      const __m256i b = r + 8 < rows ? _mm256_loadu_si256((const __m256i *)(qb + 32 * j)) : _mm256_setzero_si256();
-      const __m512i v = _mm512_maskz_inserti64x4((__mmask8)0xff, _mm512_castsi256_si512(a), b, 1);
+      const __m512i v = dk__cpu_ld2rows(w, wrow, rows, r, qso + 32 * (size_t)j);
       zl[r] = _mm512_and_si512(v, m4);
       zh[r] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
       if (T == DK_Q5_K) {
@@ -357,6 +357,7 @@ static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
   const dk__cpu_igemm *g = (const dk__cpu_igemm *)ctx;
   const int five = g->wdt == DK_Q5_0 || g->wdt == DK_Q5_1 || g->wdt == DK_Q5_K;
   const int imr = dk__cpu_k->imr, inr = dk__cpu_k->inr;
+  const int64_t pblk = inr / 8 * DK__IG_BLK;   /* bytes of a panel block */
   float *cacc = dk__cpu_scratch(1, (size_t)(g->mpad * DK_CPU_NC));
   uint8_t *bp = (uint8_t *)dk__cpu_scratch(2, (size_t)(DK_CPU_NC / DK_CPU_INR * DK_CPU_IKB * DK__IG_BLK / 4));
   float *bias = dk__cpu_scratch(0, DK_CPU_NC);
@@ -372,11 +373,11 @@ static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
       for (jp = 0; jp < npan; jp++) {
         const int rows = (int)(nc - jp * inr < inr ? nc - jp * inr : inr);
         dk__cpu_k->ipack(g->wdt, g->w + (size_t)(n0 + jp * inr) * g->wrow, g->wrow, rows, b0, nblk,
-                         bp + jp * nblk * (inr / 8) * DK__IG_BLK);
+                         bp + jp * nblk * pblk);
       }
       for (ip = 0; ip < g->mpad; ip += imr)
         for (jp = 0; jp < npan; jp++)
-          dk__cpu_k->imicro(five, nblk, g->xq + ip * g->nb + b0, g->nb, bp + jp * nblk * (inr / 8) * DK__IG_BLK,
+          dk__cpu_k->imicro(five, nblk, g->xq + ip * g->nb + b0, g->nb, bp + jp * nblk * pblk,
                             cacc + ip * DK_CPU_NC + jp * inr, DK_CPU_NC);
     }
     dk__cpu_store_cols(cacc, g->M, g->N, n0, nc, g->bias, g->bias_dt, bias, g->odt, g->o);
