@@ -4,8 +4,9 @@
  * core helper. It is the reference the GPU backends are checked against in
  * spirit (the tests have their own double-precision references) and a usable
  * fallback: linear and matmul pack their operands into panels for a register-
- * blocked kernel (prompt-sized linear of the 4/5-bit formats in integers,
- * cpu_igemm.h; of f16/bf16/q8_0 weights as row dot products, cpu_fgemm.h), and
+ * blocked kernel (prompt-sized linear of the 4/5-bit formats, and with VNNI
+ * q2_K/q3_K/q6_K, in integers, cpu_igemm.h; of f16/bf16/q8_0 weights as row
+ * dot products, cpu_fgemm.h), and
  * decode-sized linear streams the weights once with the dequantization in
  * registers. x86-64 gets AVX2/FMA/F16C versions of the hot
  * loops, chosen at run time, so the header still builds with plain `cc -O2`.
@@ -315,6 +316,10 @@ typedef void (*dk__cpu_rowdot_fn)(dk_dtype wdt, const char *w, const float *x, i
 /* 32 activations rounded to int8 with one scale; s = d * (their codes' sum),
  * for the min term of the formats whose weights are d*q + m (q4_1, q5_1) */
 typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
+/* the same with the sum split at 16 values (s[h] = d * the codes' sum of
+ * half h): the prompt product of the formats with a scale per 16 values
+ * (q2_K, q3_K, q6_K; backends/cpu_igemm.h) */
+typedef struct { float d, s[2]; int8_t qs[32]; } dk__cpu_q8h;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
 /* the 32-value weight dtypes whose decode products may round activations to q8 */
 #define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1))
@@ -376,6 +381,9 @@ typedef struct {
   int fgemm_any;
   /* imicro's activation rows (<= DK_CPU_IMR) and ipack's panel rows (8 or 16) */
   int imr, inr;
+  /* the same product of the formats with a scale per 16 values, against
+   * q8h activations (NULL: the row form runs); ipack packs theirs too */
+  void (*imicro16)(int64_t nblk, const dk__cpu_q8h *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1360,6 +1368,19 @@ static void dk__cpu_quantize_x(const float *x, int64_t M, int64_t K, dk__cpu_q8x
   }
 }
 
+/* x rows (M x K, K a multiple of 32) to q8h blocks: q8 blocks with their halves' sums */
+static void dk__cpu_quantize_xh(const float *x, int64_t M, int64_t K, dk__cpu_q8h *xh) {
+  int64_t b;
+  int h, j, sum;
+  for (b = 0; b < M * (K / 32); b++) {
+    xh[b].d = dk__cpu_round32(x + b * 32, xh[b].qs, NULL);
+    for (h = 0; h < 2; h++) {
+      for (sum = 0, j = 16 * h; j < 16 * h + 16; j++) sum += xh[b].qs[j];
+      xh[b].s[h] = xh[b].d * (float)sum;
+    }
+  }
+}
+
 /* x rows (M x K, K a multiple of 256) to q8k super-blocks: 32-value blocks and 16-value sums */
 static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8k *xk, float *res) {
   int64_t b;
@@ -2171,7 +2192,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2179,7 +2200,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2187,7 +2208,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2216,8 +2237,9 @@ static int dk__cpu_best_class(void) {
     for (dt = 0; dt < DK_DTYPE_COUNT; dt++)
       if ((DK__CPU_Q8_DOT >> dt) & 1) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rows_q8_avx512vnni((dk_dtype)dt);
     /* and the integer prompt product (a pair: the kernel reads the packing's layout) */
-    dk__cpu_avx512.ipack = dk__cpu_ipack_avx512vnni;
+    dk__cpu_avx512.ipack = dk__cpu_ipack_avx512vnni_any;
     dk__cpu_avx512.imicro = dk__cpu_imicro_avx512vnni;
+    dk__cpu_avx512.imicro16 = dk__cpu_imicro16_avx512vnni;
     dk__cpu_avx512.imr = 8;
     dk__cpu_avx512.inr = 16;
   }
@@ -2346,8 +2368,8 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     return dk__cpu_bias_store(o, bias, yb, 0, M, N);
   } else {
     dk__cpu_gemm g;
-    /* the 4/5-bit formats in integers, activations rounded to q8 as in decode */
-    if (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> w->dtype) & 1) && !w->precise && !dk__cpu_f32_decode)
+    /* the 4/5-bit formats (and, with VNNI, q2_K/q3_K/q6_K) in integers, activations rounded to q8 as in decode */
+    if (dk__cpu_igemm_takes(w->dtype) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
     /* in row form: f16/bf16 and every block format, up to DK_CPU_FGEMM_MAXM
      * rows on AVX2, at any size on AVX-512 (at 512 rows the panel GEMM ran at

@@ -1,9 +1,9 @@
 /* backends/cpu_igemm.h — the prompt product (dk_linear with more than
- * DK_CPU_GEMV_MAXM rows) of the 4- and 5-bit block formats in integers:
- * q4_0, q4_1, q5_0, q5_1, q4_K, q5_K weights against activations rounded to
- * q8 in 32-value blocks (dk__cpu_q8x, the decode's rounding). Included by
- * backends/cpu.h, which chooses it in dk__cpu_linear and puts the entries in
- * the kernel tables.
+ * DK_CPU_GEMV_MAXM rows) of the block formats in integers: q4_0, q4_1,
+ * q5_0, q5_1, q4_K, q5_K (and with VNNI q2_K, q3_K, q6_K, below) weights
+ * against activations rounded to q8 in 32-value blocks (dk__cpu_q8x, the
+ * decode's rounding). Included by backends/cpu.h, which chooses it in
+ * dk__cpu_linear and puts the entries in the kernel tables.
  *
  * Why: the f32 GEMM decoded every weight to f32 and transposed it into
  * panels (35-45 % of a 64-row q4_0/q4_K product beside the micro-kernel),
@@ -20,17 +20,29 @@
  * [-127, 127]. A maddubs pair is at most 2*31*127 = 7874; an int16 lane
  * gathers one pair per 4-value chunk, so 8 chunks (a whole block) of 4-bit
  * codes stay under 8*3810 = 30480 and 5-bit codes are widened every 4 chunks
- * (4*7874 = 31496). */
+ * (4*7874 = 31496).
+ *
+ * q2_K, q3_K and q6_K have a scale per 16 values, so a 32-value block has
+ * two: with VNNI (imicro16) their panels carry d and mn for each half, the
+ * block's two halves sum into separate int32 registers, and the activation
+ * blocks carry their two halves' sums (dk__cpu_q8h): y = sum over halves of
+ * d_h*d_x*(q . x)_h + mn_h * s_h. The row form they took before decoded
+ * every weight to f32: a 64x2048x768 q2_K product 792 us, q4_K's 403. */
 #ifndef DK_BACKEND_CPU_IGEMM_H
 #define DK_BACKEND_CPU_IGEMM_H
 
 /* the weight dtypes with an integer prompt product */
 #define DK__CPU_IGEMM (DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K))
+/* and those with a scale per 16 values, where the class has imicro16 */
+#define DK__CPU_IGEMM16 (DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | DK_BIT(DK_Q6_K))
 #define DK_CPU_IMR 8          /* the most activation rows a micro-kernel call takes (M pads to it) */
 #define DK_CPU_INR 8          /* weight rows per panel (the VNNI class's: twice, at twice the bytes) */
 #define DK_CPU_IKB 16         /* 32-value blocks per packed k slice (512 values) */
 /* a panel block: 8 chunks of [4 codes x 8 rows], then d[8] and mn[8] as f32 */
 #define DK__IG_BLK 320
+/* the 16-value-scale formats' (16 rows): 8 chunks of [4 codes x 16 rows],
+ * then d[16] and mn[16] of the block's first 16 values, and of its second */
+#define DK__IG_BLK16 768
 
 #ifdef DK_CPU_X86
 /* blocks [b0, b0+nblk) of `rows` (<= 8) weight rows to panel blocks at dst;
@@ -333,11 +345,168 @@ DK_CPU_AVX512VNNI static void dk__cpu_imicro_avx512vnni(int five, DK__IMICRO_ARG
   DK__UNROLL8
   for (r = 0; r < 8; r++) _mm512_storeu_ps(cc + r * ldc, _mm512_add_ps(_mm512_loadu_ps(cc + r * ldc), f[r]));
 }
+
+/* 16 bytes, unsigned or signed (cvt8), to 16 floats */
+#define DK__B16_PS(cvt8, v) _mm512_maskz_cvtepi32_ps((__mmask16)0xffff, cvt8((__mmask16)0xffff, v))
+/* the 16 scales of super-block sb of a q2_K/q3_K/q6_K row as w = d*u + mn
+ * per 16 values (u the unsigned codes of dk__cpu_k23_u8 / dk__cpu_q6k_u8):
+ * q2_K d*sc and -dmin*m; q3_K and q6_K d*sc and their code offset's -4 or
+ * -32 times that */
+DK_CPU_AVX512VNNI_INLINE void dk__cpu_g16_dm(dk_dtype T, const char *row, int64_t sb, float *d, float *mn) {
+  __m512 dv, mv;
+  if (T == DK_Q2_K) {
+    const dk_block_q2_K *p = (const dk_block_q2_K *)row + sb;
+    const __m128i s8 = _mm_loadu_si128((const __m128i *)p->scales), l4 = _mm_set1_epi8(15);
+    dv = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(p->d)), DK__B16_PS(_mm512_maskz_cvtepu8_epi32, _mm_and_si128(s8, l4)));
+    mv = _mm512_mul_ps(_mm512_set1_ps(-_cvtsh_ss(p->dmin)),
+                       DK__B16_PS(_mm512_maskz_cvtepu8_epi32, _mm_and_si128(_mm_srli_epi16(s8, 4), l4)));
+  } else if (T == DK_Q3_K) {
+    const dk_block_q3_K *p = (const dk_block_q3_K *)row + sb;
+    uint64_t lo, hi;
+    dk__cpu_q3k_scales(p->scales, &lo, &hi);
+    dv = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(p->d)),
+                       DK__B16_PS(_mm512_maskz_cvtepi8_epi32,
+                                  _mm_sub_epi8(_mm_set_epi64x((long long)hi, (long long)lo), _mm_set1_epi8(32))));
+    mv = _mm512_mul_ps(_mm512_set1_ps(-4.0f), dv);
+  } else {
+    const dk_block_q6_K *p = (const dk_block_q6_K *)row + sb;
+    dv = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(p->d)),
+                       DK__B16_PS(_mm512_maskz_cvtepi8_epi32, _mm_loadu_si128((const __m128i *)p->scales)));
+    mv = _mm512_mul_ps(_mm512_set1_ps(-32.0f), dv);
+  }
+  _mm512_storeu_ps(d, dv);
+  _mm512_storeu_ps(mn, mv);
+}
+
+/* 32-value block j of super-block sb of a q2_K/q3_K/q6_K row as unsigned codes */
+DK_CPU_AVX512VNNI_INLINE __m256i dk__cpu_g16_codes(dk_dtype T, const char *row, int64_t sb, int j) {
+  if (T == DK_Q6_K) return dk__cpu_q6k_u8((const dk_block_q6_K *)row + sb, j);
+  if (T == DK_Q3_K) return dk__cpu_k23_u8(((const dk_block_q3_K *)row + sb)->qs, ((const dk_block_q3_K *)row + sb)->hmask, j);
+  return dk__cpu_k23_u8(((const dk_block_q2_K *)row + sb)->qs, NULL, j);
+}
+
+/* q2_K/q3_K/q6_K super-block sb of `rows` (<= 16) rows to 8 panel blocks of
+ * DK__IG_BLK16 bytes at dst: codes as the other formats', then the 16
+ * scales of each row transposed like the codes (group g of the super-block
+ * is half g % 2 of block g / 2) */
+DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_g16(dk_dtype T, const char *w, size_t wrow, int rows, int64_t sb,
+                                                  uint8_t *dst) {
+  float kd[16][16], km[16][16];
+  __m512i z[8], o[8];
+  int r, j, c, h;
+  for (r = 0; r < 16; r++) {
+    if (r < rows) {
+      dk__cpu_g16_dm(T, w + (size_t)r * wrow, sb, kd[r], km[r]);
+    } else {
+      _mm512_storeu_ps(kd[r], _mm512_setzero_ps());
+      _mm512_storeu_ps(km[r], _mm512_setzero_ps());
+    }
+  }
+  for (c = 0; c < 2; c++)     /* d, then mn */
+    for (h = 0; h < 2; h++) { /* groups 0-7 (blocks 0-3), then 8-15 */
+      for (r = 0; r < 8; r++)
+        z[r] = _mm512_maskz_inserti64x4(
+            (__mmask8)0xff, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)((c ? km[r] : kd[r]) + 8 * h))),
+            _mm256_loadu_si256((const __m256i *)((c ? km[r + 8] : kd[r + 8]) + 8 * h)), 1);
+      dk__cpu_t16x8(z, o);
+      for (r = 0; r < 8; r++)
+        _mm512_storeu_si512((void *)(dst + DK__IG_BLK16 * (4 * h + r / 2) + 512 + 128 * c + 64 * (r & 1)), o[r]);
+    }
+  for (j = 0; j < 8; j++) {
+    for (r = 0; r < 8; r++) {
+      const __m256i lo = r < rows ? dk__cpu_g16_codes(T, w + (size_t)r * wrow, sb, j) : _mm256_setzero_si256();
+      const __m256i hi = r + 8 < rows ? dk__cpu_g16_codes(T, w + (size_t)(r + 8) * wrow, sb, j) : _mm256_setzero_si256();
+      z[r] = _mm512_maskz_inserti64x4((__mmask8)0xff, _mm512_castsi256_si512(lo), hi, 1);
+    }
+    dk__cpu_t16x8(z, o);
+    for (c = 0; c < 8; c++) _mm512_storeu_si512((void *)(dst + DK__IG_BLK16 * j + 64 * c), o[c]);
+  }
+}
+
+/* the VNNI class's ipack: the 16-value-scale formats a super-block at a
+ * time (their k slices start and end on one, as the K-quants' above), the
+ * rest as dk__cpu_ipack_avx512vnni */
+#define DK__IPACK_G16(T)                                                         {                                                                                int64_t s_;                                                                    for (s_ = 0; s_ < nblk; s_ += 8) dk__cpu_ipack16_g16(T, w, wrow, rows, (b0 + s_) / 8, dst + s_ * DK__IG_BLK16);   }
+DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q2_K(DK__IPACK_ARGS) { DK__IPACK_G16(DK_Q2_K) (void)dt; }
+DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q3_K(DK__IPACK_ARGS) { DK__IPACK_G16(DK_Q3_K) (void)dt; }
+DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q6_K(DK__IPACK_ARGS) { DK__IPACK_G16(DK_Q6_K) (void)dt; }
+DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_any(DK__IPACK_ARGS) {
+  switch (dt) {
+  case DK_Q2_K: dk__cpu_ipack_avx512vnni_q2_K(dt, w, wrow, rows, b0, nblk, dst); break;
+  case DK_Q3_K: dk__cpu_ipack_avx512vnni_q3_K(dt, w, wrow, rows, b0, nblk, dst); break;
+  case DK_Q6_K: dk__cpu_ipack_avx512vnni_q6_K(dt, w, wrow, rows, b0, nblk, dst); break;
+  default: dk__cpu_ipack_avx512vnni(dt, w, wrow, rows, b0, nblk, dst); break;
+  }
+}
+
+/* 8 activation rows against a 16-row panel of a 16-value-scale format:
+ * as dk__cpu_imicro_avx512vnni, with a block's chunks 0-3 and 4-7 (its two
+ * halves) summed apart and scaled by their own d; then the halves' min
+ * terms against the activations' half sums */
+DK_CPU_AVX512VNNI static void dk__cpu_imicro16_avx512vnni(int64_t nblk, const dk__cpu_q8h *a, int64_t lda, const uint8_t *wp,
+                                                          float *cc, int64_t ldc) {
+  __m512 f[8];
+  int64_t b;
+  int r, c;
+  DK__UNROLL8
+  for (r = 0; r < 8; r++) f[r] = _mm512_setzero_ps();
+  for (b = 0; b < nblk; b++) {
+    const uint8_t *wb = wp + b * DK__IG_BLK16;
+    const dk__cpu_q8h *ab = a + b;
+    __m512i i[8];
+    __m512 u[8], dw;
+    DK__UNROLL8
+    for (r = 0; r < 8; r++) i[r] = _mm512_setzero_si512();
+    DK__UNROLL8
+    for (c = 0; c < 4; c++) {
+      const __m512i wv = _mm512_loadu_si512((const void *)(wb + 64 * c));
+      DK__UNROLL8
+      for (r = 0; r < 8; r++) {
+        int32_t g;
+        memcpy(&g, ab[r * lda].qs + 4 * c, 4);
+        i[r] = _mm512_dpbusd_epi32(i[r], wv, _mm512_set1_epi32(g));
+      }
+    }
+    dw = _mm512_loadu_ps((const float *)(wb + 512));
+    DK__UNROLL8
+    for (r = 0; r < 8; r++) {
+      u[r] = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps((__mmask16)0xffff, i[r]), dw);
+      i[r] = _mm512_setzero_si512();
+    }
+    DK__UNROLL8
+    for (c = 4; c < 8; c++) {
+      const __m512i wv = _mm512_loadu_si512((const void *)(wb + 64 * c));
+      DK__UNROLL8
+      for (r = 0; r < 8; r++) {
+        int32_t g;
+        memcpy(&g, ab[r * lda].qs + 4 * c, 4);
+        i[r] = _mm512_dpbusd_epi32(i[r], wv, _mm512_set1_epi32(g));
+      }
+    }
+    dw = _mm512_loadu_ps((const float *)(wb + 576));
+    DK__UNROLL8
+    for (r = 0; r < 8; r++) {
+      const dk__cpu_q8h *x = ab + r * lda;
+      u[r] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps((__mmask16)0xffff, i[r]), dw, u[r]);
+      f[r] = _mm512_fmadd_ps(u[r], _mm512_set1_ps(x->d), f[r]);
+      f[r] = _mm512_fmadd_ps(_mm512_loadu_ps((const float *)(wb + 640)), _mm512_set1_ps(x->s[0]), f[r]);
+      f[r] = _mm512_fmadd_ps(_mm512_loadu_ps((const float *)(wb + 704)), _mm512_set1_ps(x->s[1]), f[r]);
+    }
+  }
+  DK__UNROLL8
+  for (r = 0; r < 8; r++) _mm512_storeu_ps(cc + r * ldc, _mm512_add_ps(_mm512_loadu_ps(cc + r * ldc), f[r]));
+}
 #endif
+
+/* whether this class's integer prompt product takes weights of dtype dt */
+static int dk__cpu_igemm_takes(dk_dtype dt) {
+  return (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> dt) & 1)) || (dk__cpu_k->imicro16 && ((DK__CPU_IGEMM16 >> dt) & 1));
+}
 
 typedef struct {
   const float *x;            /* M rows of K, f32 (x itself, or a converted copy) */
   dk__cpu_q8x *xq;           /* mpad rows of nb blocks; rows past M zero */
+  dk__cpu_q8h *xh;           /* or so, for a DK__CPU_IGEMM16 weight (xq NULL) */
   int64_t M, mpad, N, K, nb;
   dk_dtype wdt, odt, bias_dt;
   const char *w;
@@ -348,7 +517,8 @@ typedef struct {
 
 static void dk__cpu_igemm_quant_task(void *ctx, int64_t m0, int64_t m1) {
   const dk__cpu_igemm *g = (const dk__cpu_igemm *)ctx;
-  dk__cpu_quantize_x(g->x + m0 * g->K, m1 - m0, g->K, g->xq + m0 * g->nb, NULL);
+  if (g->xh) dk__cpu_quantize_xh(g->x + m0 * g->K, m1 - m0, g->K, g->xh + m0 * g->nb);
+  else dk__cpu_quantize_x(g->x + m0 * g->K, m1 - m0, g->K, g->xq + m0 * g->nb, NULL);
 }
 
 /* output columns [t0 * NC, t1 * NC): per k slice, the slice's panels are
@@ -357,9 +527,10 @@ static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
   const dk__cpu_igemm *g = (const dk__cpu_igemm *)ctx;
   const int five = g->wdt == DK_Q5_0 || g->wdt == DK_Q5_1 || g->wdt == DK_Q5_K;
   const int imr = dk__cpu_k->imr, inr = dk__cpu_k->inr;
-  const int64_t pblk = inr / 8 * DK__IG_BLK;   /* bytes of a panel block */
+  const int64_t pblk = g->xh ? DK__IG_BLK16 : inr / 8 * DK__IG_BLK;   /* bytes of a panel block */
   float *cacc = dk__cpu_scratch(1, (size_t)(g->mpad * DK_CPU_NC));
-  uint8_t *bp = (uint8_t *)dk__cpu_scratch(2, (size_t)(DK_CPU_NC / DK_CPU_INR * DK_CPU_IKB * DK__IG_BLK / 4));
+  /* sized for the largest panel block a row: DK__IG_BLK16 / 16 */
+  uint8_t *bp = (uint8_t *)dk__cpu_scratch(2, (size_t)(DK_CPU_NC / 16 * DK_CPU_IKB * DK__IG_BLK16 / 4));
   float *bias = dk__cpu_scratch(0, DK_CPU_NC);
   int64_t t;
   if (!cacc || !bp || !bias) return;
@@ -377,18 +548,24 @@ static void dk__cpu_igemm_task(void *ctx, int64_t t0, int64_t t1) {
       }
       for (ip = 0; ip < g->mpad; ip += imr)
         for (jp = 0; jp < npan; jp++)
-          dk__cpu_k->imicro(five, nblk, g->xq + ip * g->nb + b0, g->nb, bp + jp * nblk * pblk,
-                            cacc + ip * DK_CPU_NC + jp * inr, DK_CPU_NC);
+          if (g->xh)
+            dk__cpu_k->imicro16(nblk, g->xh + ip * g->nb + b0, g->nb, bp + jp * nblk * pblk,
+                                cacc + ip * DK_CPU_NC + jp * inr, DK_CPU_NC);
+          else
+            dk__cpu_k->imicro(five, nblk, g->xq + ip * g->nb + b0, g->nb, bp + jp * nblk * pblk,
+                              cacc + ip * DK_CPU_NC + jp * inr, DK_CPU_NC);
     }
     dk__cpu_store_cols(cacc, g->M, g->N, n0, nc, g->bias, g->bias_dt, bias, g->odt, g->o);
   }
 }
 
-/* o = x W^T (+ bias) for a weight in DK__CPU_IGEMM, K a multiple of 32 */
+/* o = x W^T (+ bias) for a weight dk__cpu_igemm_takes, K a multiple of 32 */
 static dk_status dk__cpu_igemm_run(const dk_tensor *o, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                    int64_t M, int64_t N, int64_t K) {
   dk__cpu_igemm g;
   void *p = NULL, *q = NULL;
+  const int half = (DK__CPU_IGEMM16 >> w->dtype) & 1;
+  const size_t bsz = half ? sizeof(dk__cpu_q8h) : sizeof(dk__cpu_q8x);
   size_t qsz;
   if (M == 0 || N == 0) return DK_OK;
   g.M = M; g.N = N; g.K = K; g.nb = K / 32;
@@ -397,7 +574,7 @@ static dk_status dk__cpu_igemm_run(const dk_tensor *o, const dk_tensor *x, const
   g.o = dk__cpu_ptr(o);
   g.bias = bias ? dk__cpu_ptr(bias) : NULL;
   g.bias_dt = bias ? bias->dtype : DK_F32;
-  qsz = (size_t)(g.mpad * g.nb) * sizeof(dk__cpu_q8x);
+  qsz = (size_t)(g.mpad * g.nb) * bsz;
   /* f32 x is rounded where it lies; f16/bf16 x through an f32 copy */
   if ((x->dtype != DK_F32 && posix_memalign(&p, 64, (size_t)(M * K) * sizeof(float)) != 0) ||
       posix_memalign(&q, 64, qsz) != 0) {
@@ -407,8 +584,9 @@ static dk_status dk__cpu_igemm_run(const dk_tensor *o, const dk_tensor *x, const
   }
   if (p) dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, (float *)p);
   g.x = p ? (const float *)p : (const float *)dk__cpu_ptr(x);
-  g.xq = (dk__cpu_q8x *)q;
-  memset(g.xq + M * g.nb, 0, (size_t)((g.mpad - M) * g.nb) * sizeof(dk__cpu_q8x));
+  g.xq = half ? NULL : (dk__cpu_q8x *)q;
+  g.xh = half ? (dk__cpu_q8h *)q : NULL;
+  memset((char *)q + (size_t)(M * g.nb) * bsz, 0, (size_t)((g.mpad - M) * g.nb) * bsz);
   dk__cpu_parallel(M, 1 + 16384 / (K + 1), dk__cpu_igemm_quant_task, &g);
   dk__cpu_parallel((N + DK_CPU_NC - 1) / DK_CPU_NC, 1, dk__cpu_igemm_task, &g);
   free(p);
