@@ -326,6 +326,11 @@ typedef struct { float d, s[2]; int8_t qs[32]; } dk__cpu_q8h;
 /* 256 activations rounded to int8 with a scale per 32 and their 16-value
  * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
 typedef struct { int8_t qs[256]; int16_t bs[16]; float d[8]; } dk__cpu_q8k;
+/* the same for the VNNI class's dot (backends/cpu_kdot.h says why): the
+ * codes in four 64-byte registers, dword lane g of register p holding values
+ * 16g + 4p .. 16g + 4p + 3; each 16-value half's scale (its 32-value block's)
+ * and that times its codes' sum */
+typedef struct { int8_t qs[256]; float d[16], s[16]; } dk__cpu_q8v;
 #define DK__CPU_Q8K_DOT (DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K))
 /* rows [0, rows) of W (wrow bytes apart) against M rows of nb q8 blocks:
  * y[m * ldy + r]; one function per weight dtype */
@@ -333,6 +338,8 @@ typedef void (*dk__cpu_rowdot_q8_fn)(dk_dtype wdt, const char *w, size_t wrow, i
                                      float *y, int64_t ldy);
 /* the same for the K-quants against M rows of nsb q8k super-blocks */
 typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk,
+                                      int64_t nsb, int M, float *y, int64_t ldy);
+typedef void (*dk__cpu_rowdot_q8v_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8v *xv,
                                       int64_t nsb, int M, float *y, int64_t ldy);
 /* c[m][n] = a_m . w_n, m in [0, M), n in [n0, n1) (backends/cpu_fgemm.h) */
 typedef void (*dk__cpu_fgemm_fn)(dk_dtype wdt, const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
@@ -384,6 +391,9 @@ typedef struct {
   /* the same product of the formats with a scale per 16 values, against
    * q8h activations (NULL: the row form runs); ipack packs theirs too */
   void (*imicro16)(int64_t nblk, const dk__cpu_q8h *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
+  /* the K-quants' decode dot against q8v activations; where set, it takes
+   * precedence over rowdot_q8k */
+  dk__cpu_rowdot_q8v_fn rowdot_q8v[DK_DTYPE_COUNT];
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -1326,6 +1336,7 @@ typedef struct {
   float *y;              /* M rows of N, f32 */
   const dk__cpu_q8x *xq; /* x quantized (M rows of K/32 blocks), or NULL */
   const dk__cpu_q8k *xk; /* or in super-blocks (M rows of K/256), K-quant weights */
+  const dk__cpu_q8v *xv; /* or so, for the class's rowdot_q8v */
 } dk__cpu_gemv;
 
 static float dk__cpu_dot_generic(dk_dtype wdt, const char *w, const float *x, int64_t K) {
@@ -1381,6 +1392,22 @@ static void dk__cpu_quantize_xh(const float *x, int64_t M, int64_t K, dk__cpu_q8
   }
 }
 
+/* x rows (M x K, K a multiple of 256) to q8v super-blocks: the q8k rounding, laid out for the VNNI dot */
+static void dk__cpu_quantize_xv(const float *x, int64_t M, int64_t K, dk__cpu_q8v *xv, float *res) {
+  int64_t b;
+  int g, p, j, sum;
+  int8_t q[256];
+  for (b = 0; b < M * (K / 256); b++) {
+    for (g = 0; g < 8; g++)
+      xv[b].d[2 * g] = xv[b].d[2 * g + 1] = dk__cpu_round32(x + b * 256 + 32 * g, q + 32 * g, res ? res + b * 256 + 32 * g : NULL);
+    for (g = 0; g < 16; g++) {
+      for (sum = 0, j = 0; j < 16; j++) sum += q[16 * g + j];
+      xv[b].s[g] = xv[b].d[g] * (float)sum;
+      for (p = 0; p < 4; p++) memcpy(xv[b].qs + 64 * p + 4 * g, q + 16 * g + 4 * p, 4);
+    }
+  }
+}
+
 /* x rows (M x K, K a multiple of 256) to q8k super-blocks: 32-value blocks and 16-value sums */
 static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8k *xk, float *res) {
   int64_t b;
@@ -1393,6 +1420,13 @@ static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8
       xk[b].bs[g] = (int16_t)sum;
     }
   }
+}
+
+/* x rows to the decode dot's activations: form 0 q8x, 1 q8k, 2 q8v */
+static void dk__cpu_quantize_acts(int form, const float *x, int64_t M, int64_t K, void *dst, float *res) {
+  if (form == 2) dk__cpu_quantize_xv(x, M, K, (dk__cpu_q8v *)dst, res);
+  else if (form == 1) dk__cpu_quantize_xk(x, M, K, (dk__cpu_q8k *)dst, res);
+  else dk__cpu_quantize_x(x, M, K, (dk__cpu_q8x *)dst, res);
 }
 
 /* the 8 six-bit scales and the 8 mins of a q4_K/q5_K super-block, one byte
@@ -2022,6 +2056,17 @@ DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2)
 DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_vnni)
 #endif
 
+/* the integer kernels' short loops unrolled (cpu_kdot.h, cpu_igemm.h): GCC -O2
+ * kept the prompt product's chunk loops rolled, with register copies
+ * between iterations: 64x4096x4096 w=q5_0 117-141 -> 162-193 GFLOP/s; q4_0/q4_K
+ * (one int16 widening per block) within noise */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DK__UNROLL8 _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define DK__UNROLL8 _Pragma("unroll 8")
+#else
+#define DK__UNROLL8
+#endif
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
 #include "cpu_igemm.h"  /* the 4/5-bit block formats' integer prompt product */
 #include "cpu_fgemm.h"  /* the float formats' row-form prompt product */
@@ -2151,6 +2196,11 @@ static void dk__cpu_gemv_task(void *ctx, int64_t n0, int64_t n1) {
     idot(g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xq, g->K / 32, (int)g->M, g->y + n0, g->N);
     return;
   }
+  if (g->xv) {
+    dk__cpu_k->rowdot_q8v[g->wdt](g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xv, g->K / 256, (int)g->M,
+                                  g->y + n0, g->N);
+    return;
+  }
   if (g->xk) {
     dk__cpu_k->rowdot_q8k[g->wdt](g->wdt, g->w + (size_t)n0 * g->wrow, g->wrow, n1 - n0, g->xk, g->K / 256, (int)g->M,
                                   g->y + n0, g->N);
@@ -2192,7 +2242,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2200,7 +2250,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2208,7 +2258,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2237,6 +2287,8 @@ static int dk__cpu_best_class(void) {
     for (dt = 0; dt < DK_DTYPE_COUNT; dt++)
       if ((DK__CPU_Q8_DOT >> dt) & 1) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rows_q8_avx512vnni((dk_dtype)dt);
     /* and the integer prompt product (a pair: the kernel reads the packing's layout) */
+    for (dt = 0; dt < DK_DTYPE_COUNT; dt++)
+      if ((DK__CPU_Q8K_DOT >> dt) & 1) dk__cpu_avx512.rowdot_q8v[dt] = dk__cpu_rows_q8v_avx512vnni((dk_dtype)dt);
     dk__cpu_avx512.ipack = dk__cpu_ipack_avx512vnni_any;
     dk__cpu_avx512.imicro = dk__cpu_imicro_avx512vnni;
     dk__cpu_avx512.imicro16 = dk__cpu_imicro16_avx512vnni;
@@ -2337,7 +2389,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     if (!xb || !yb) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
     dk__cpu_load(x->dtype, dk__cpu_ptr(x), 0, 1, M * K, xb);
     g.x = xb; g.M = M; g.N = N; g.K = K; g.wdt = w->dtype; g.w = (const char *)dk__cpu_ptr(w);
-    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL; g.xk = NULL;
+    g.wrow = dk__row_bytes(w->dtype, K); g.y = yb; g.xq = NULL; g.xk = NULL; g.xv = NULL;
     if ((dk__cpu_k->rowdot_q8[w->dtype] || dk__cpu_k->rowdot_q8k[w->dtype]) && !dk__cpu_f32_decode &&
         (!w->precise || 2 * M <= DK_CPU_GEMV_MAXM)) {
       /* x to q8 once for all N rows (slot 4: the tasks do not touch it): in
@@ -2347,18 +2399,17 @@ static dk_status dk__cpu_linear(const dk_call *c) {
        * the two products add up to x carried to ~15 bits (error <= amax /
        * 64516 per block, 254 times below one level's), at the integer dot's
        * speed: Gemma 3's f32-activation classifier was 63 % of its decode */
-      const int kq = dk__cpu_k->rowdot_q8[w->dtype] == NULL;
-      const size_t bsz = kq ? sizeof(dk__cpu_q8k) : sizeof(dk__cpu_q8x);
+      const int kq = dk__cpu_k->rowdot_q8[w->dtype] == NULL, form = kq && dk__cpu_k->rowdot_q8v[w->dtype] ? 2 : kq;
+      const size_t bsz = form == 2 ? sizeof(dk__cpu_q8v) : kq ? sizeof(dk__cpu_q8k) : sizeof(dk__cpu_q8x);
       int64_t MQ = w->precise ? 2 * M : M, nb = M * (K / (kq ? 256 : 32));
-      void *xq = dk__cpu_scratch(4, (size_t)(MQ * (K / (kq ? 256 : 32))) * bsz / sizeof(float) + 1);
+      char *xq = (char *)dk__cpu_scratch(4, (size_t)(MQ * (K / (kq ? 256 : 32))) * bsz / sizeof(float) + 1);
       float *yq = w->precise ? dk__cpu_scratch(5, (size_t)(MQ * N + 8)) : yb;
       float *res = w->precise ? dk__cpu_scratch(0, (size_t)(M * K + 8)) : NULL;   /* slot 0 is free until the bias */
       if (!xq || !yq || (w->precise && !res)) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_linear on cpu: no scratch memory");
-      if (kq) dk__cpu_quantize_xk(xb, M, K, (dk__cpu_q8k *)xq, res);
-      else dk__cpu_quantize_x(xb, M, K, (dk__cpu_q8x *)xq, res);
-      if (res && kq) dk__cpu_quantize_xk(res, M, K, (dk__cpu_q8k *)xq + nb, NULL);
-      else if (res) dk__cpu_quantize_x(res, M, K, (dk__cpu_q8x *)xq + nb, NULL);
-      if (kq) g.xk = (const dk__cpu_q8k *)xq;
+      dk__cpu_quantize_acts(form, xb, M, K, xq, res);
+      if (res) dk__cpu_quantize_acts(form, res, M, K, xq + (size_t)nb * bsz, NULL);
+      if (form == 2) g.xv = (const dk__cpu_q8v *)xq;
+      else if (kq) g.xk = (const dk__cpu_q8k *)xq;
       else g.xq = (const dk__cpu_q8x *)xq;
       g.M = MQ; g.y = yq;
     }

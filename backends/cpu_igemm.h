@@ -229,16 +229,6 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_blocks(dk_dtype T, const char *w, 
     }                                                                                               \
   }
 
-/* the chunk loops unrolled: GCC -O2 kept them rolled, with register copies
- * between iterations: 64x4096x4096 w=q5_0 117-141 -> 162-193 GFLOP/s; q4_0/q4_K
- * (one int16 widening per block) within noise */
-#if defined(__GNUC__) && !defined(__clang__)
-#define DK__UNROLL8 _Pragma("GCC unroll 8")
-#elif defined(__clang__)
-#define DK__UNROLL8 _Pragma("unroll 8")
-#else
-#define DK__UNROLL8
-#endif
 /* c[i][j] += sum over blocks [0, nblk) of activation row i (a + i * lda)
  * against panel row j, i < 4, j < 8; FL: chunks summed in int16 before the
  * widening (8: 4-bit codes, 4: 5-bit) */
@@ -346,38 +336,6 @@ DK_CPU_AVX512VNNI static void dk__cpu_imicro_avx512vnni(int five, DK__IMICRO_ARG
   for (r = 0; r < 8; r++) _mm512_storeu_ps(cc + r * ldc, _mm512_add_ps(_mm512_loadu_ps(cc + r * ldc), f[r]));
 }
 
-/* 16 bytes, unsigned or signed (cvt8), to 16 floats */
-#define DK__B16_PS(cvt8, v) _mm512_maskz_cvtepi32_ps((__mmask16)0xffff, cvt8((__mmask16)0xffff, v))
-/* the 16 scales of super-block sb of a q2_K/q3_K/q6_K row as w = d*u + mn
- * per 16 values (u the unsigned codes of dk__cpu_k23_u8 / dk__cpu_q6k_u8):
- * q2_K d*sc and -dmin*m; q3_K and q6_K d*sc and their code offset's -4 or
- * -32 times that */
-DK_CPU_AVX512VNNI_INLINE void dk__cpu_g16_dm(dk_dtype T, const char *row, int64_t sb, float *d, float *mn) {
-  __m512 dv, mv;
-  if (T == DK_Q2_K) {
-    const dk_block_q2_K *p = (const dk_block_q2_K *)row + sb;
-    const __m128i s8 = _mm_loadu_si128((const __m128i *)p->scales), l4 = _mm_set1_epi8(15);
-    dv = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(p->d)), DK__B16_PS(_mm512_maskz_cvtepu8_epi32, _mm_and_si128(s8, l4)));
-    mv = _mm512_mul_ps(_mm512_set1_ps(-_cvtsh_ss(p->dmin)),
-                       DK__B16_PS(_mm512_maskz_cvtepu8_epi32, _mm_and_si128(_mm_srli_epi16(s8, 4), l4)));
-  } else if (T == DK_Q3_K) {
-    const dk_block_q3_K *p = (const dk_block_q3_K *)row + sb;
-    uint64_t lo, hi;
-    dk__cpu_q3k_scales(p->scales, &lo, &hi);
-    dv = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(p->d)),
-                       DK__B16_PS(_mm512_maskz_cvtepi8_epi32,
-                                  _mm_sub_epi8(_mm_set_epi64x((long long)hi, (long long)lo), _mm_set1_epi8(32))));
-    mv = _mm512_mul_ps(_mm512_set1_ps(-4.0f), dv);
-  } else {
-    const dk_block_q6_K *p = (const dk_block_q6_K *)row + sb;
-    dv = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(p->d)),
-                       DK__B16_PS(_mm512_maskz_cvtepi8_epi32, _mm_loadu_si128((const __m128i *)p->scales)));
-    mv = _mm512_mul_ps(_mm512_set1_ps(-32.0f), dv);
-  }
-  _mm512_storeu_ps(d, dv);
-  _mm512_storeu_ps(mn, mv);
-}
-
 /* 32-value block j of super-block sb of a q2_K/q3_K/q6_K row as unsigned codes */
 DK_CPU_AVX512VNNI_INLINE __m256i dk__cpu_g16_codes(dk_dtype T, const char *row, int64_t sb, int j) {
   if (T == DK_Q6_K) return dk__cpu_q6k_u8((const dk_block_q6_K *)row + sb, j);
@@ -396,7 +354,10 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_g16(dk_dtype T, const char *w, siz
   int r, j, c, h;
   for (r = 0; r < 16; r++) {
     if (r < rows) {
-      dk__cpu_g16_dm(T, w + (size_t)r * wrow, sb, kd[r], km[r]);
+      __m512 d, mn;
+      dk__cpu_kq_dm16(T, w + (size_t)r * wrow, sb, &d, &mn);
+      _mm512_storeu_ps(kd[r], d);
+      _mm512_storeu_ps(km[r], mn);
     } else {
       _mm512_storeu_ps(kd[r], _mm512_setzero_ps());
       _mm512_storeu_ps(km[r], _mm512_setzero_ps());
