@@ -394,6 +394,8 @@ typedef struct {
   /* the K-quants' decode dot against q8v activations; where set, it takes
    * precedence over rowdot_q8k */
   dk__cpu_rowdot_q8v_fn rowdot_q8v[DK_DTYPE_COUNT];
+  /* the weight dtypes (DK_BIT) the integer prompt product takes */
+  unsigned itypes;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -2242,7 +2244,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2250,7 +2252,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2258,7 +2260,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2292,6 +2294,7 @@ static int dk__cpu_best_class(void) {
     dk__cpu_avx512.ipack = dk__cpu_ipack_avx512vnni_any;
     dk__cpu_avx512.imicro = dk__cpu_imicro_avx512vnni;
     dk__cpu_avx512.imicro16 = dk__cpu_imicro16_avx512vnni;
+    dk__cpu_avx512.itypes = DK__CPU_IGEMM_VNNI;
     dk__cpu_avx512.imr = 8;
     dk__cpu_avx512.inr = 16;
   }

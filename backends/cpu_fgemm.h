@@ -198,7 +198,11 @@ DK_CPU_AVX512 static void dk__cpu_fgemm_avx512_any(DK__FGEMM_ARGS) {
         int r;
         /* the group's rows in f32 (missing ones repeat the first: computed, not stored) */
         dk__cpu_wdeq_avx512(t, w + (size_t)n * wrow, wrow, nn, k0, kl, wbuf, kl);
-        for (r = nn; r < DK_CPU_FGROUP512; r++) memcpy(wbuf + r * kl, wbuf, (size_t)kl * sizeof(float));
+        for (r = nn; r < DK_CPU_FGROUP512; r++)   /* in registers: clang made a memcpy a call out of the kernel */
+          for (k = 0; k < kl; k += 16) {
+            const __mmask16 mk = k + 16 <= kl ? (__mmask16)0xffff : tail;
+            _mm512_mask_storeu_ps(wbuf + r * kl + k, mk, _mm512_maskz_loadu_ps(mk, wbuf + k));
+          }
         for (m = mc; m < me; m += 6) {
           const int mm = me - m < 6 ? (int)(me - m) : 6;
           const float *a0 = a + m * K + k0, *a1 = a0 + (mm > 1 ? K : 0), *a2 = a0 + (mm > 2 ? 2 * K : 0),

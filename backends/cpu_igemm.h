@@ -33,8 +33,11 @@
 
 /* the weight dtypes with an integer prompt product */
 #define DK__CPU_IGEMM (DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K))
-/* and those with a scale per 16 values, where the class has imicro16 */
+/* those with a scale per 16 values (imicro16) */
 #define DK__CPU_IGEMM16 (DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | DK_BIT(DK_Q6_K))
+/* the VNNI class's: all of those, and q8_0, whose codes (+128) need
+ * vpdpbusd's int32 sums (a maddubs pair of them overflows int16) */
+#define DK__CPU_IGEMM_VNNI (DK__CPU_IGEMM | DK__CPU_IGEMM16 | DK_BIT(DK_Q8_0))
 #define DK_CPU_IMR 8          /* the most activation rows a micro-kernel call takes (M pads to it) */
 #define DK_CPU_INR 8          /* weight rows per panel (the VNNI class's: twice, at twice the bytes) */
 #define DK_CPU_IKB 16         /* 32-value blocks per packed k slice (512 values) */
@@ -176,6 +179,15 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_k45(dk_dtype T, const char *w, siz
   }
 }
 
+/* block b of a row as unsigned codes for vpdpbusd: q8_0's signed bytes
+ * + 128, the 128 back through the min (mn = -128 d) */
+DK_CPU_AVX512VNNI_INLINE __m256i dk__cpu_wblock_u8(dk_dtype T, const char *w, int64_t b, float *d, float *mn) {
+  const __m256i v = dk__cpu_wblock_i8(T, w, b, d, mn);
+  if (T != DK_Q8_0) return v;
+  *mn = -128.0f * *d;
+  return _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
+}
+
 /* the other formats: blocks [b0, b0+nblk) of `rows` (<= 16) rows to VNNI
  * panel blocks at dst, a block at a time, rows r and r + 8 in one zmm */
 DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_blocks(dk_dtype T, const char *w, size_t wrow, int rows, int64_t b0,
@@ -188,8 +200,8 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_blocks(dk_dtype T, const char *w, 
     float d[16], mn[16];
     for (r = 0; r < 16; r++) d[r] = mn[r] = 0.0f;
     for (r = 0; r < 8; r++) {
-      const __m256i lo = r < rows ? dk__cpu_wblock_i8(T, w + (size_t)r * wrow, b0 + b, &d[r], &mn[r]) : _mm256_setzero_si256();
-      const __m256i hi = r + 8 < rows ? dk__cpu_wblock_i8(T, w + (size_t)(r + 8) * wrow, b0 + b, &d[r + 8], &mn[r + 8])
+      const __m256i lo = r < rows ? dk__cpu_wblock_u8(T, w + (size_t)r * wrow, b0 + b, &d[r], &mn[r]) : _mm256_setzero_si256();
+      const __m256i hi = r + 8 < rows ? dk__cpu_wblock_u8(T, w + (size_t)(r + 8) * wrow, b0 + b, &d[r + 8], &mn[r + 8])
                                       : _mm256_setzero_si256();
       z[r] = _mm512_maskz_inserti64x4((__mmask8)0xff, _mm512_castsi256_si512(lo), hi, 1);
     }
@@ -385,17 +397,26 @@ DK_CPU_AVX512VNNI_INLINE void dk__cpu_ipack16_g16(dk_dtype T, const char *w, siz
 }
 
 /* the VNNI class's ipack: the 16-value-scale formats a super-block at a
- * time (their k slices start and end on one, as the K-quants' above), the
- * rest as dk__cpu_ipack_avx512vnni */
-#define DK__IPACK_G16(T)                                                         {                                                                                int64_t s_;                                                                    for (s_ = 0; s_ < nblk; s_ += 8) dk__cpu_ipack16_g16(T, w, wrow, rows, (b0 + s_) / 8, dst + s_ * DK__IG_BLK16);   }
+ * time (their k slices start and end on one, as the K-quants' above),
+ * q8_0 a block at a time, the rest as dk__cpu_ipack_avx512vnni */
+#define DK__IPACK_G16(T)                                                       \
+  {                                                                            \
+    int64_t s_;                                                                \
+    for (s_ = 0; s_ < nblk; s_ += 8) dk__cpu_ipack16_g16(T, w, wrow, rows, (b0 + s_) / 8, dst + s_ * DK__IG_BLK16); \
+  }
 DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q2_K(DK__IPACK_ARGS) { DK__IPACK_G16(DK_Q2_K) (void)dt; }
 DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q3_K(DK__IPACK_ARGS) { DK__IPACK_G16(DK_Q3_K) (void)dt; }
 DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q6_K(DK__IPACK_ARGS) { DK__IPACK_G16(DK_Q6_K) (void)dt; }
+DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_q8_0(DK__IPACK_ARGS) {
+  dk__cpu_ipack16_blocks(DK_Q8_0, w, wrow, rows, b0, nblk, dst);
+  (void)dt;
+}
 DK_CPU_AVX512VNNI static void dk__cpu_ipack_avx512vnni_any(DK__IPACK_ARGS) {
   switch (dt) {
   case DK_Q2_K: dk__cpu_ipack_avx512vnni_q2_K(dt, w, wrow, rows, b0, nblk, dst); break;
   case DK_Q3_K: dk__cpu_ipack_avx512vnni_q3_K(dt, w, wrow, rows, b0, nblk, dst); break;
   case DK_Q6_K: dk__cpu_ipack_avx512vnni_q6_K(dt, w, wrow, rows, b0, nblk, dst); break;
+  case DK_Q8_0: dk__cpu_ipack_avx512vnni_q8_0(dt, w, wrow, rows, b0, nblk, dst); break;
   default: dk__cpu_ipack_avx512vnni(dt, w, wrow, rows, b0, nblk, dst); break;
   }
 }
@@ -460,9 +481,7 @@ DK_CPU_AVX512VNNI static void dk__cpu_imicro16_avx512vnni(int64_t nblk, const dk
 #endif
 
 /* whether this class's integer prompt product takes weights of dtype dt */
-static int dk__cpu_igemm_takes(dk_dtype dt) {
-  return (dk__cpu_k->imicro && ((DK__CPU_IGEMM >> dt) & 1)) || (dk__cpu_k->imicro16 && ((DK__CPU_IGEMM16 >> dt) & 1));
-}
+static int dk__cpu_igemm_takes(dk_dtype dt) { return (dk__cpu_k->itypes >> dt) & 1; }
 
 typedef struct {
   const float *x;            /* M rows of K, f32 (x itself, or a converted copy) */

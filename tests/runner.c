@@ -284,11 +284,11 @@ double dkt_tol(dk_dtype dt, int64_t k) {
 
 /* whether the CPU's kernel class has the integer prompt product of wdt
  * (backends/cpu_igemm.h): the 4/5-bit formats outside the portable class;
- * q2_K, q3_K and q6_K in the avx512 class on a CPU with VNNI */
+ * q8_0, q2_K, q3_K and q6_K in the avx512 class on a CPU with VNNI */
 int dkt_cpu_integer_prompt(dk_dtype wdt) {
   if (strcmp(dk_cpu_isa(), "portable") == 0) return 0;
   if (wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q4_K || wdt == DK_Q5_K) return 1;
-  if (wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q6_K) return 0;
+  if (wdt != DK_Q8_0 && wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q6_K) return 0;
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
   return strcmp(dk_cpu_isa(), "avx512") == 0 && __builtin_cpu_supports("avx512vnni");
 #else

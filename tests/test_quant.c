@@ -259,18 +259,19 @@ DKT_TEST(quant_linear_gpu_kernels, 0) {
  * panel layout, scale or min that hides in that bound shows here. Elsewhere
  * (and in the portable kernel class, DEVKIT_CPU_ISA=portable, which has no
  * integer prompt product) the two differ by at most the activations'
- * rounding. q2_K, q3_K and q6_K have the integer prompt product only in the
- * avx512 class on a CPU with VNNI; elsewhere they too take the wider bound.
+ * rounding. q8_0, q2_K, q3_K and q6_K have the integer prompt product only
+ * in the avx512 class on a CPU with VNNI; elsewhere they too take the wider
+ * bound.
  * Shapes: N not a
  * multiple of the 8- or 16-row panel, one panel's second half empty (150 =
  * 128 + 16 + 6), more than one 128-column tile, more 32-value blocks than
  * one packed k slice (16), M not a multiple of the 4- or 8-row micro-kernel. */
 DKT_TEST(quant_prompt_rows_match_decode, 0) {
-  static const dk_dtype types[9] = {DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q4_K, DK_Q5_K, DK_Q2_K, DK_Q3_K, DK_Q6_K};
+  static const dk_dtype types[10] = {DK_Q4_0, DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q4_K, DK_Q5_K, DK_Q2_K, DK_Q3_K, DK_Q6_K, DK_Q8_0};
   int k;
-  for (k = 0; k < 18; k++) {
-    const dk_dtype wdt = types[k % 9];
-    const int64_t M = k < 9 ? 13 : 21, N = k < 9 ? 21 : 150, K = dk_dtype_block(wdt) == 256 ? 768 : 608;
+  for (k = 0; k < 20; k++) {
+    const dk_dtype wdt = types[k % 10];
+    const int64_t M = k < 10 ? 13 : 21, N = k < 10 ? 21 : 150, K = dk_dtype_block(wdt) == 256 ? 768 : 608;
     int64_t xs[2] = {M, K}, os[2] = {M, N}, x1s[2] = {1, K}, o1s[2] = {1, N}, m;
     double *xv = NULL, *wv = NULL, *got = dkt_alloc(M * N), *one = dkt_alloc(M * N);
     dk_tensor *x = dkt_random(t, t->dev, DK_F32, 2, xs, "x", -1, 1, &xv), *w = qt_weights(t, wdt, N, K, &wv);
