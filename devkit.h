@@ -209,7 +209,7 @@ DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else 
  * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it.
  * DEVKIT_CPU_F32_DECODE=1 keeps the activations of products against block
  * weights in f32 rather than q8 (decode-sized ones, and prompt-sized ones of
- * the 4/5-bit formats, and with VNNI of q2_K, q3_K, q6_K; slower; for f32
+ * the 4/5-bit formats, and with VNNI of q8_0, q2_K, q3_K, q6_K; slower; for f32
  * reference checks);
  * dk_tensor_set_precise carries one weight's to ~15 bits. */
 DEVKIT_API const char *dk_cpu_isa(void);

@@ -5,7 +5,7 @@
  * spirit (the tests have their own double-precision references) and a usable
  * fallback: linear and matmul pack their operands into panels for a register-
  * blocked kernel (prompt-sized linear of the 4/5-bit formats, and with VNNI
- * q2_K/q3_K/q6_K, in integers, cpu_igemm.h; of f16/bf16/q8_0 weights as row
+ * q8_0/q2_K/q3_K/q6_K, in integers, cpu_igemm.h; of the other weights as row
  * dot products, cpu_fgemm.h), and
  * decode-sized linear streams the weights once with the dequantization in
  * registers. x86-64 gets AVX2/FMA/F16C versions of the hot
@@ -389,7 +389,7 @@ typedef struct {
   /* imicro's activation rows (<= DK_CPU_IMR) and ipack's panel rows (8 or 16) */
   int imr, inr;
   /* the same product of the formats with a scale per 16 values, against
-   * q8h activations (NULL: the row form runs); ipack packs theirs too */
+   * q8h activations, where itypes names them; ipack packs theirs too */
   void (*imicro16)(int64_t nblk, const dk__cpu_q8h *a, int64_t lda, const uint8_t *wp, float *cc, int64_t ldc);
   /* the K-quants' decode dot against q8v activations; where set, it takes
    * precedence over rowdot_q8k */
@@ -2070,7 +2070,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_
 #define DK__UNROLL8
 #endif
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
-#include "cpu_igemm.h"  /* the 4/5-bit block formats' integer prompt product */
+#include "cpu_igemm.h"  /* the block formats' integer prompt product */
 #include "cpu_fgemm.h"  /* the float formats' row-form prompt product */
 
 #ifdef DK_CPU_X86
@@ -2422,7 +2422,7 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     return dk__cpu_bias_store(o, bias, yb, 0, M, N);
   } else {
     dk__cpu_gemm g;
-    /* the 4/5-bit formats (and, with VNNI, q2_K/q3_K/q6_K) in integers, activations rounded to q8 as in decode */
+    /* the 4/5-bit formats (with VNNI q8_0/q2_K/q3_K/q6_K too) in integers, activations rounded to q8 as in decode */
     if (dk__cpu_igemm_takes(w->dtype) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
     /* in row form: f16/bf16 and every block format, up to DK_CPU_FGEMM_MAXM

@@ -1,13 +1,13 @@
 /* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
  * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM; any on AVX-512) of f16,
  * bf16 and every block format the integer GEMM of cpu_igemm.h does not take
- * (q8_0, q6_K, q2_K, q3_K; precise weights), in row form: each output is the
- * dot product of an activation row and a weight row, 4 activation rows by 3
- * weight rows at a time in ymm (AVX2), 6 by 4 in zmm (AVX-512, below). A
- * group's weight rows are decoded to f32 once per chunk of activation rows
- * (by the class's wdeq, the panel GEMM's dequantization) in passes over K,
- * and read from L1 by every tile; a pass after the first adds to what the
- * earlier ones stored. Included by backends/cpu.h, which chooses it in
+ * (q8_0, q6_K, q2_K, q3_K without VNNI; precise weights), in row form: each
+ * output is the dot product of an activation row and a weight row, 4
+ * activation rows by 3 weight rows at a time in ymm (AVX2), 6 by 4 in zmm
+ * (AVX-512, below). A group's weight rows are decoded to f32 once per
+ * chunk of activation rows (by the class's wdeq, the panel GEMM's
+ * dequantization) in passes over K, and read from L1 by every tile; a pass
+ * after the first adds to what the earlier ones stored. Included by backends/cpu.h, which chooses it in
  * dk__cpu_linear and puts the entries in the kernel tables.
  *
  * Why not the panel GEMM (a C tile in registers, B converted and transposed

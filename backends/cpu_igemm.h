@@ -1,6 +1,6 @@
 /* backends/cpu_igemm.h — the prompt product (dk_linear with more than
  * DK_CPU_GEMV_MAXM rows) of the block formats in integers: q4_0, q4_1,
- * q5_0, q5_1, q4_K, q5_K (and with VNNI q2_K, q3_K, q6_K, below) weights
+ * q5_0, q5_1, q4_K, q5_K (and with VNNI q8_0, q2_K, q3_K, q6_K) weights
  * against activations rounded to q8 in 32-value blocks (dk__cpu_q8x, the
  * decode's rounding). Included by backends/cpu.h, which chooses it in
  * dk__cpu_linear and puts the entries in the kernel tables.
