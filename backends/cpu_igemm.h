@@ -311,10 +311,26 @@ DK__IMICRO_FNS(avx512, DK_CPU_AVX512)
  * and narrowed them at every block's end, more instructions than its dot:
  * a 64x2048x768 q4_K product 754 us (267 GOP/s on both cores). */
 DK__IPACK_FNS(avx512vnni, DK_CPU_AVX512VNNI, DK__IPACK16)
+/* i[r] += chunks [c0, c1) of a VNNI panel block wb against activation rows
+ * r = 0-7 (codes at qs + r * rs bytes), each 4-code group broadcast */
+DK_CPU_AVX512VNNI_INLINE void dk__cpu_ichunks(__m512i *i, const uint8_t *wb, const int8_t *qs, size_t rs, int c0, int c1) {
+  int r, c;
+  DK__UNROLL8
+  for (c = c0; c < c1; c++) {
+    const __m512i wv = _mm512_loadu_si512((const void *)(wb + 64 * c));
+    DK__UNROLL8
+    for (r = 0; r < 8; r++) {
+      int32_t g;
+      memcpy(&g, qs + r * rs + 4 * c, 4);
+      i[r] = _mm512_dpbusd_epi32(i[r], wv, _mm512_set1_epi32(g));
+    }
+  }
+}
+
 DK_CPU_AVX512VNNI static void dk__cpu_imicro_avx512vnni(int five, DK__IMICRO_ARGS) {
   __m512 f[8];
   int64_t b;
-  int r, c;
+  int r;
   (void)five;
   DK__UNROLL8
   for (r = 0; r < 8; r++) f[r] = _mm512_setzero_ps();
@@ -325,16 +341,7 @@ DK_CPU_AVX512VNNI static void dk__cpu_imicro_avx512vnni(int five, DK__IMICRO_ARG
     __m512 dw, mw;
     DK__UNROLL8
     for (r = 0; r < 8; r++) i[r] = _mm512_setzero_si512();
-    DK__UNROLL8
-    for (c = 0; c < 8; c++) {
-      const __m512i wv = _mm512_loadu_si512((const void *)(wb + 64 * c));
-      DK__UNROLL8
-      for (r = 0; r < 8; r++) {
-        int32_t g;
-        memcpy(&g, ab[r * lda].qs + 4 * c, 4);
-        i[r] = _mm512_dpbusd_epi32(i[r], wv, _mm512_set1_epi32(g));
-      }
-    }
+    dk__cpu_ichunks(i, wb, ab->qs, (size_t)lda * sizeof *ab, 0, 8);
     dw = _mm512_loadu_ps((const float *)(wb + 512));
     mw = _mm512_loadu_ps((const float *)(wb + 576));
     DK__UNROLL8
@@ -429,7 +436,7 @@ DK_CPU_AVX512VNNI static void dk__cpu_imicro16_avx512vnni(int64_t nblk, const dk
                                                           float *cc, int64_t ldc) {
   __m512 f[8];
   int64_t b;
-  int r, c;
+  int r;
   DK__UNROLL8
   for (r = 0; r < 8; r++) f[r] = _mm512_setzero_ps();
   for (b = 0; b < nblk; b++) {
@@ -439,32 +446,14 @@ DK_CPU_AVX512VNNI static void dk__cpu_imicro16_avx512vnni(int64_t nblk, const dk
     __m512 u[8], dw;
     DK__UNROLL8
     for (r = 0; r < 8; r++) i[r] = _mm512_setzero_si512();
-    DK__UNROLL8
-    for (c = 0; c < 4; c++) {
-      const __m512i wv = _mm512_loadu_si512((const void *)(wb + 64 * c));
-      DK__UNROLL8
-      for (r = 0; r < 8; r++) {
-        int32_t g;
-        memcpy(&g, ab[r * lda].qs + 4 * c, 4);
-        i[r] = _mm512_dpbusd_epi32(i[r], wv, _mm512_set1_epi32(g));
-      }
-    }
+    dk__cpu_ichunks(i, wb, ab->qs, (size_t)lda * sizeof *ab, 0, 4);
     dw = _mm512_loadu_ps((const float *)(wb + 512));
     DK__UNROLL8
     for (r = 0; r < 8; r++) {
       u[r] = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps((__mmask16)0xffff, i[r]), dw);
       i[r] = _mm512_setzero_si512();
     }
-    DK__UNROLL8
-    for (c = 4; c < 8; c++) {
-      const __m512i wv = _mm512_loadu_si512((const void *)(wb + 64 * c));
-      DK__UNROLL8
-      for (r = 0; r < 8; r++) {
-        int32_t g;
-        memcpy(&g, ab[r * lda].qs + 4 * c, 4);
-        i[r] = _mm512_dpbusd_epi32(i[r], wv, _mm512_set1_epi32(g));
-      }
-    }
+    dk__cpu_ichunks(i, wb, ab->qs, (size_t)lda * sizeof *ab, 4, 8);
     dw = _mm512_loadu_ps((const float *)(wb + 576));
     DK__UNROLL8
     for (r = 0; r < 8; r++) {
