@@ -285,9 +285,13 @@ double dkt_tol(dk_dtype dt, int64_t k) {
 /* whether the CPU's kernel class has the integer prompt product of wdt
  * (backends/cpu_igemm.h): the 4/5-bit formats outside the portable class;
  * q8_0, q2_K, q3_K and q6_K in the avx512 class on a CPU with VNNI */
+static int dkt_four_five_bit(dk_dtype wdt) {
+  return wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q4_K || wdt == DK_Q5_K;
+}
+
 int dkt_cpu_integer_prompt(dk_dtype wdt) {
   if (strcmp(dk_cpu_isa(), "portable") == 0) return 0;
-  if (wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q4_K || wdt == DK_Q5_K) return 1;
+  if (dkt_four_five_bit(wdt)) return 1;
   if (wdt != DK_Q8_0 && wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q6_K) return 0;
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
   return strcmp(dk_cpu_isa(), "avx512") == 0 && __builtin_cpu_supports("avx512vnni");
@@ -302,8 +306,7 @@ int dkt_cpu_integer_prompt(dk_dtype wdt) {
  * those dkt_cpu_integer_prompt adds */
 int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M) {
   if (M > 4)
-    return cpu && (wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q4_K ||
-                   wdt == DK_Q5_K || dkt_cpu_integer_prompt(wdt));
+    return cpu && (dkt_four_five_bit(wdt) || dkt_cpu_integer_prompt(wdt));
   return wdt == DK_Q8_0 || wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q2_K ||
          wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K;
 }
