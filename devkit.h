@@ -185,7 +185,7 @@ typedef struct {
   int is_software;         /* lavapipe, the CPU backend */
   int supports_f16, supports_bf16, supports_int8_dot;
   int subgroup_size;       /* 0 where it does not apply */
-  int prompt_x16;          /* prompt-sized dk_linear may run f32 x in f16/bf16 on tensor cores (see dk_linear) */
+  int prompt_x16;          /* prompt-sized dk_linear may run f32 x in f16/bf16 on tensor cores or AMX tiles (see dk_linear) */
   int attn_x16;            /* dk_attention over several query rows may too (see dk_attention) */
 } dk_device_props;
 
@@ -202,9 +202,11 @@ DEVKIT_API const char *dk_backend_note(dk_backend b);    /* why a backend has no
                                                             it runs on where that varies (cuda: cuBLAS or not), or "" */
 DEVKIT_API int         dk_device_list(dk_device *out, int max);  /* every device; returns the count */
 DEVKIT_API dk_status   dk_device_best(dk_device *out);   /* DEVKIT_DEVICE, else the first hardware GPU, else cpu:0 */
-/* The CPU backend's kernel class: "portable", "avx2" (AVX2+FMA+F16C) or
- * "avx512" (F, BW, VL, DQ), chosen once from cpuid at the first CPU op, or by
- * DEVKIT_CPU_ISA=portable|avx2|avx512. dk_cpu_set_isa changes it for the
+/* The CPU backend's kernel class: "portable", "avx2" (AVX2+FMA+F16C),
+ * "avx512" (F, BW, VL, DQ) or "amx" (avx512's, plus prompt products on AMX
+ * tiles: AMX-BF16 and AVX512-BF16, Linux; see dk_linear), chosen once from
+ * cpuid at the first CPU op, or by DEVKIT_CPU_ISA=portable|avx2|avx512|amx
+ * (avx512 on an AMX machine keeps every product off the tiles). dk_cpu_set_isa changes it for the
  * process (NULL: the best one; for tests and benchmarks, between ops, never
  * while another thread runs a CPU op): DK_ERR_UNSUPPORTED if this CPU lacks it.
  * DEVKIT_CPU_F32_DECODE=1 keeps the activations of products against block
@@ -398,7 +400,9 @@ DEVKIT_API dk_status dk_matmul(dk_tensor *out, const dk_tensor *a, const dk_tens
  * formats included. Where dk_device_props.prompt_x16 is set, a prompt-sized
  * product (more than 4 rows of x on cuda, 8 on vulkan) may run on tensor
  * cores: f32 x rounded to f16 (bf16 for bf16 w), block weights' values to
- * f16, f32 accumulation; f32 and precise weights never are. */
+ * f16, f32 accumulation; f32 and precise weights never are. On the CPU's amx
+ * class (16 rows or more, K a multiple of 32; bf16 and block weights only)
+ * x and block weights' values are rounded to bf16 instead. */
 DEVKIT_API dk_status dk_linear(dk_tensor *out, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias);
 /* dk_linear(out, rmsnorm(x, norm_w, eps), w, bias) as one op, with the
  * result of the two calls (the normed x rounded to x's dtype; norm_w and

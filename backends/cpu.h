@@ -32,7 +32,7 @@
 #define DK_CPU_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
 #endif
 
-typedef enum { DK__CPU_PORTABLE, DK__CPU_AVX2, DK__CPU_AVX512, DK__CPU_NCLASS } dk__cpu_class;
+typedef enum { DK__CPU_PORTABLE, DK__CPU_AVX2, DK__CPU_AVX512, DK__CPU_AMX, DK__CPU_NCLASS } dk__cpu_class;
 #include "cpu_quant.h"   /* q4_1, q5_0, q5_1, q2_K..q6_K */
 
 
@@ -222,6 +222,8 @@ static int dk__cpu_probe(char *note, size_t n) {
   return 1;
 }
 
+static void dk__cpu_pick_kernels(void);
+static int dk__cpu_amx_on(void);
 static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
   long av = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   FILE *f = fopen("/proc/cpuinfo", "r");
@@ -246,10 +248,9 @@ static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
   p->memory_free = av > 0 && size > 0 ? (uint64_t)av * (uint64_t)size : 0;
   p->is_software = 1;
   p->supports_f16 = p->supports_bf16 = 1;
+  p->prompt_x16 = dk__cpu_amx_on();   /* the amx class's bf16 tiles (backends/cpu_amx.h) */
   return DK_OK;
 }
-
-static void dk__cpu_pick_kernels(void);
 static dk_status dk__cpu_open(int logical, int physical, int slot) {
   (void)physical; (void)slot;
   dk__cpu_pick_kernels();
@@ -396,6 +397,8 @@ typedef struct {
   dk__cpu_rowdot_q8v_fn rowdot_q8v[DK_DTYPE_COUNT];
   /* the weight dtypes (DK_BIT) the integer prompt product takes */
   unsigned itypes;
+  /* and those the AMX tile product takes (backends/cpu_amx.h; 0: none) */
+  unsigned amxtypes;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -2072,6 +2075,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
 #include "cpu_igemm.h"  /* the block formats' integer prompt product */
 #include "cpu_fgemm.h"  /* the float formats' row-form prompt product */
+#include "cpu_amx.h"    /* the prompt product on AMX tiles */
 
 #ifdef DK_CPU_X86
 
@@ -2244,7 +2248,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0, 0
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2252,7 +2256,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2260,13 +2264,22 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0
+};
+#endif
+#ifdef DK_CPU_X86
+/* the avx512 class (VNNI too) plus the AMX tile product: dk__cpu_pick_kernels
+ * fills it where this CPU and OS run AMX (elsewhere only its name is set,
+ * so dk_cpu_set_isa("amx") is refused as unsupported, not unknown) */
+static dk__cpu_kernels dk__cpu_amxc = {
+  "amx", NULL, NULL, NULL, NULL, NULL, NULL, NULL, {NULL}, {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL,
+  0, 0, 0, NULL, {NULL}, 0, 0
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
   &dk__cpu_portable,
 #ifdef DK_CPU_X86
-  &dk__cpu_avx2, &dk__cpu_avx512
+  &dk__cpu_avx2, &dk__cpu_avx512, &dk__cpu_amxc
 #endif
 };
 
@@ -2298,6 +2311,10 @@ static int dk__cpu_best_class(void) {
     dk__cpu_avx512.imr = 8;
     dk__cpu_avx512.inr = 16;
   }
+#ifdef DK_CPU_HAVE_AMX
+  /* dk__cpu_pick_kernels makes the amx class, once the avx512 table is whole */
+  if (best == DK__CPU_AVX512 && dk__cpu_amx_usable()) best = DK__CPU_AMX;
+#endif
   (void)hi;
   return best;
 #else
@@ -2357,10 +2374,23 @@ static void dk__cpu_pick_kernels(void) {
     if (!dk__cpu_avx512.rowdot_q8[dt]) dk__cpu_avx512.rowdot_q8[dt] = dk__cpu_rows_q8_avx512((dk_dtype)dt);   /* VNNI's stays */
 #endif
   }
+#ifdef DK_CPU_HAVE_AMX
+  if (best == DK__CPU_AMX) {   /* avx512's table with the AMX tile product */
+    dk__cpu_amxc = dk__cpu_avx512;
+    dk__cpu_amxc.name = "amx";
+    dk__cpu_amxc.amxtypes = DK__CPU_AMX_TYPES;
+  }
+#endif
   env = getenv("DEVKIT_CPU_ISA");
   want = env ? dk__cpu_class_named(env) : -1;
   if (getenv("DEVKIT_CPU_NO_SIMD")) want = DK__CPU_PORTABLE;   /* the older switch */
   __atomic_store_n(&dk__cpu_k, dk__cpu_classes[want >= 0 && want <= best ? want : best], __ATOMIC_RELEASE);
+}
+
+/* whether the class in use runs prompt products on AMX tiles */
+static int dk__cpu_amx_on(void) {
+  dk__cpu_pick_kernels();
+  return dk__cpu_k->amxtypes != 0;
 }
 
 DEVKIT_API const char *dk_cpu_isa(void) {
@@ -2369,9 +2399,11 @@ DEVKIT_API const char *dk_cpu_isa(void) {
 }
 
 DEVKIT_API dk_status dk_cpu_set_isa(const char *name) {
-  int c = name ? dk__cpu_class_named(name) : dk__cpu_best_class();
+  int c;
+  dk__cpu_pick_kernels();   /* the tables filled in first (the amx class made) */
+  c = name ? dk__cpu_class_named(name) : dk__cpu_best_class();
   if (c < 0)
-    return dk__error(DK_ERR_INVALID, "dk_cpu_set_isa: unknown kernel class '%s' (portable, avx2 or avx512)", name);
+    return dk__error(DK_ERR_INVALID, "dk_cpu_set_isa: unknown kernel class '%s' (portable, avx2, avx512 or amx)", name);
   if (c > dk__cpu_best_class())
     return dk__error(DK_ERR_UNSUPPORTED, "dk_cpu_set_isa: this CPU cannot run the '%s' kernels (best: %s)", name,
                      dk__cpu_classes[dk__cpu_best_class()]->name);
@@ -2422,6 +2454,12 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     return dk__cpu_bias_store(o, bias, yb, 0, M, N);
   } else {
     dk__cpu_gemm g;
+#ifdef DK_CPU_HAVE_AMX
+    /* bf16 and block weights on AMX tiles, activations rounded to bf16 */
+    if (((dk__cpu_k->amxtypes >> w->dtype) & 1) && M >= DK_CPU_AMX_MINM && K % 32 == 0 && !w->precise &&
+        !dk__cpu_f32_decode)
+      return dk__cpu_amx_run(o, x, w, bias, M, N, K);
+#endif
     /* the 4/5-bit formats (with VNNI q8_0/q2_K/q3_K/q6_K too) in integers, activations rounded to q8 as in decode */
     if (dk__cpu_igemm_takes(w->dtype) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);

@@ -289,10 +289,15 @@ static int dkt_four_five_bit(dk_dtype wdt) {
   return wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q4_K || wdt == DK_Q5_K;
 }
 
-int dkt_cpu_integer_prompt(dk_dtype wdt) {
-  if (strcmp(dk_cpu_isa(), "portable") == 0) return 0;
+int dkt_cpu_amx_prompt(dk_dtype wdt, int64_t M) {
+  return strcmp(dk_cpu_isa(), "amx") == 0 && M >= 16 && (wdt == DK_BF16 || dk_dtype_is_quant(wdt));
+}
+
+int dkt_cpu_integer_prompt(dk_dtype wdt, int64_t M) {
+  if (strcmp(dk_cpu_isa(), "portable") == 0 || dkt_cpu_amx_prompt(wdt, M)) return 0;
   if (dkt_four_five_bit(wdt)) return 1;
   if (wdt != DK_Q8_0 && wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q6_K) return 0;
+  if (strcmp(dk_cpu_isa(), "amx") == 0) return 1;   /* avx512's kernels with VNNI, which AMX CPUs have */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
   return strcmp(dk_cpu_isa(), "avx512") == 0 && __builtin_cpu_supports("avx512vnni");
 #else
@@ -306,7 +311,7 @@ int dkt_cpu_integer_prompt(dk_dtype wdt) {
  * those dkt_cpu_integer_prompt adds */
 int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M) {
   if (M > 4)
-    return cpu && (dkt_four_five_bit(wdt) || dkt_cpu_integer_prompt(wdt));
+    return cpu && (dkt_four_five_bit(wdt) || dkt_cpu_integer_prompt(wdt, M));
   return wdt == DK_Q8_0 || wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q2_K ||
          wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K;
 }
@@ -317,14 +322,21 @@ int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M) {
  * for bf16 weights), unless the weight is f32 or marked precise: each x value
  * carries a relative rounding of at most u = 2^-11 (2^-8), so |error| <= u *
  * sum_k |x_k w_k|. Block weights' values are rounded to f16 too (CUDA's
- * dequantized slab, Vulkan's staged tile): a second rounding, u doubles. */
+ * dequantized slab, Vulkan's staged tile): a second rounding, u doubles. The
+ * CPU's AMX tiles (16 rows or more, bf16 and block weights) round x, f32 or
+ * f16, to bf16 (u = 2^-8), and block weights' values too. */
 double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,
                           int64_t M, int64_t N, int64_t K) {
   double u = wdt == DK_BF16 ? 1.0 / 256 : 1.0 / 2048;
   double worst = 0;
   int64_t m, n, k;
   dk_device_props pr;
-  if (M <= 4 || xdt != DK_F32 || wdt == DK_F32 || precise) return 0;
+  if (dev.backend == DK_CPU) {
+    if (!dkt_cpu_amx_prompt(wdt, M) || xdt == DK_BF16 || precise) return 0;
+    u = 1.0 / 256;
+  } else if (M <= 4 || xdt != DK_F32 || wdt == DK_F32 || precise) {
+    return 0;
+  }
   if (dk_device_properties(dev, &pr) != DK_OK || !pr.prompt_x16) return 0;
   if (dk_dtype_is_quant(wdt)) u *= 2;
   for (m = 0; m < M; m++)

@@ -130,8 +130,11 @@ double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise
  * to q8 (the CPU's decode dot: q8_0, q4_0, q4_1, q5_0, q5_1 and the K-quants
  * q2_K-q6_K, M <= 4; its prompt product, dkt_cpu_integer_prompt) */
 int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M);
-/* whether the CPU's current kernel class has an integer prompt product for wdt */
-int dkt_cpu_integer_prompt(dk_dtype wdt);
+/* whether the CPU's current kernel class runs an M-row product against wdt
+ * weights in integers against q8 activations (M > 4; not on AMX tiles) */
+int dkt_cpu_integer_prompt(dk_dtype wdt, int64_t M);
+/* whether it runs it on AMX tiles, x rounded to bf16 (the amx class, M >= 16) */
+int dkt_cpu_amx_prompt(dk_dtype wdt, int64_t M);
 
 /* float dtypes under test */
 extern const dk_dtype dkt_float_types[3];

@@ -1,5 +1,5 @@
 /* tests/test_cpu_isa.c — every CPU kernel class this machine runs (portable,
- * avx2, avx512) on the same inputs, for every dtype the CPU linear, matmul,
+ * avx2, avx512, amx) on the same inputs, for every dtype the CPU linear, matmul,
  * embedding and attention kernels take: each class against the double
  * reference, and each SIMD class against the portable one (a class that is
  * wrong in a way the reference tolerance hides still shows as a difference
@@ -7,13 +7,21 @@
  * one is a failure, not a skip. */
 #include "test.h"
 
-static const char *const isa_names[3] = {"portable", "avx2", "avx512"};
+#define ISA_N 4
+static const char *const isa_names[ISA_N] = {"portable", "avx2", "avx512", "amx"};
 
-/* which classes this CPU has, from the kernel's view (/proc/cpuinfo), not
- * the library's: the library's choice must agree. Elsewhere: trust it. */
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+/* which classes this CPU has, from the kernel's view (/proc/cpuinfo, and
+ * for amx the tile state Linux supports, ARCH_GET_XCOMP_SUPP), not the
+ * library's: the library's choice must agree. Elsewhere: trust it. */
 static int isa_expected(int i) {
-  static const char *const need[3][4] = {{NULL}, {"avx2", "fma", "f16c", NULL},
-                                         {"avx512f", "avx512bw", "avx512vl", "avx512dq"}};
+  static const char *const need[ISA_N][4] = {{NULL}, {"avx2", "fma", "f16c", NULL},
+                                             {"avx512f", "avx512bw", "avx512vl", "avx512dq"},
+                                             {"amx_tile", "amx_bf16", "avx512_bf16", NULL}};
   char line[8192];
   FILE *f = fopen("/proc/cpuinfo", "r");
   int j, found = -1;
@@ -25,7 +33,7 @@ static int isa_expected(int i) {
       line[strcspn(line, "\n")] = ' ';   /* the last flag ends in a space too */
       for (j = 0; j < 4; j++) {
         char key[32];
-        if (i == 1 && !need[i][j]) break;
+        if (!need[i][j]) break;
         snprintf(key, sizeof key, " %s ", need[i][j]);
         if (!strstr(line, key)) found = 0;
       }
@@ -33,6 +41,13 @@ static int isa_expected(int i) {
     }
   fclose(f);
   if (found && i == 2 && !isa_expected(1)) found = 0;
+  if (found && i == 3) {
+#if defined(__linux__) && defined(__x86_64__)
+    unsigned long long supp = 0;   /* XTILEDATA (bit 18): the kernel saves tile state */
+    if (syscall(SYS_arch_prctl, 0x1021 /* ARCH_GET_XCOMP_SUPP */, &supp) != 0 || !((supp >> 18) & 1)) found = 0;
+#endif
+    if (isa_expected(2) != 1) found = 0;
+  }
   return found;
 }
 
@@ -44,6 +59,7 @@ typedef struct {
   double *want;              /* double reference */
   double atol, rtol;         /* against the reference */
   double patol, prtol;       /* against portable */
+  double amx_atol;           /* added to both in the amx class (x in bf16 on tiles) */
 } isa_case;
 
 typedef dk_status (*isa_run_fn)(void *ctx);
@@ -51,7 +67,7 @@ typedef dk_status (*isa_run_fn)(void *ctx);
 static void isa_compare(dkt *t, isa_case *c, isa_run_fn run, void *ctx) {
   double *portable = dkt_alloc(c->n), *got = dkt_alloc(c->n);
   int i, have_portable = 0;
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < ISA_N; i++) {
     char what[160];
     dk_status s = dk_cpu_set_isa(isa_names[i]);
     if (s != DK_OK) {
@@ -68,13 +84,13 @@ static void isa_compare(dkt *t, isa_case *c, isa_run_fn run, void *ctx) {
     }
     if (!dkt_read(t, c->out, got)) continue;
     snprintf(what, sizeof what, "%s [%s vs double]", c->what, isa_names[i]);
-    dkt_close(t, what, got, c->want, c->n, c->atol, c->rtol);
+    dkt_close(t, what, got, c->want, c->n, c->atol + (i == 3 ? c->amx_atol : 0), c->rtol);
     if (i == 0) {
       memcpy(portable, got, (size_t)c->n * sizeof(double));
       have_portable = 1;
     } else if (have_portable) {
       snprintf(what, sizeof what, "%s [%s vs portable]", c->what, isa_names[i]);
-      dkt_close(t, what, got, portable, c->n, c->patol, c->prtol);
+      dkt_close(t, what, got, portable, c->n, c->patol + (i == 3 ? c->amx_atol : 0), c->prtol);
     }
   }
   dk_cpu_set_isa(NULL);
@@ -82,6 +98,17 @@ static void isa_compare(dkt *t, isa_case *c, isa_run_fn run, void *ctx) {
 }
 
 /* ---- linear (gemv for M <= 4, gemm above) ------------------------------------ */
+
+/* whether any class this CPU runs rounds an M-row product's x to q8 (the
+ * tolerance is shared: the amx class's tiles take prompts off q8, avx512's
+ * VNNI kernels keep them) */
+static int isa_any_q8(dk_dtype wdt, int64_t M) {
+  int i, any = 0;
+  for (i = 0; i < ISA_N; i++)
+    if (dk_cpu_set_isa(isa_names[i]) == DK_OK) any |= dkt_q8_acts(1, wdt, M);
+  dk_cpu_set_isa(NULL);
+  return any;
+}
 
 typedef struct { dk_tensor *o, *x, *w, *b; } lin_ctx;
 static dk_status lin_run(void *p) { lin_ctx *l = (lin_ctx *)p; return dk_linear(l->o, l->x, l->w, l->b); }
@@ -112,10 +139,13 @@ static void isa_linear(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N,
     c.atol = c.rtol * sqrt((double)K) * 1.5;
     c.prtol = c.rtol;
     c.patol = c.atol;   /* decode's q8 activations: exact integer sums in every class, so portable stays this close */
-    if (dkt_q8_acts(1, wdt, M)) {
+    if (isa_any_q8(wdt, M)) {
       c.atol += dkt_q8_act_bound(xv, wv, M, N, K);
       if (M > 4) c.patol = c.atol;   /* a prompt's: portable keeps f32 activations */
     }
+    /* the amx class's bf16 rounding (computed while the best class is in use) */
+    if (dk_cpu_set_isa("amx") == DK_OK) c.amx_atol = dkt_half_act_bound(t->dev, xdt, wdt, 0, xv, wv, M, N, K);
+    dk_cpu_set_isa(NULL);
     isa_compare(t, &c, lin_run, &l);
   }
   dk_tensor_free(l.x); dk_tensor_free(l.w); dk_tensor_free(l.b); dk_tensor_free(l.o);
@@ -297,7 +327,7 @@ DKT_TEST(cpu_isa_select, DKT_ONCE) {
   int i, n = 0;
   DKT_REFUSED(t, dk_cpu_set_isa("sse9"), DK_ERR_INVALID);
   DKT_MSG_HAS(t, "sse9");
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < ISA_N; i++) {
     dk_status s = dk_cpu_set_isa(isa_names[i]);
     int want = isa_expected(i);
     DKT_CHECK(t, want < 0 || (s == DK_OK) == want, "%s: dk_cpu_set_isa -> %s, /proc/cpuinfo says %s", isa_names[i],

@@ -682,6 +682,22 @@ DKT_TEST(ops_linear_coop, 0) {
   free(was);
 }
 
+/* the same cases on the CPU's AMX tiles (the amx class: bf16 and block
+ * weights, 16 rows or more, K a multiple of 32; the rest of the list takes
+ * the other paths beside them): odd N and M, one 16-row activation group
+ * left over (130 = 4 pairs + 2), bias, a 3-D x, f16 x, a precise weight */
+DKT_TEST(ops_linear_amx, 0) {
+  if (t->dev.backend != DK_CPU) { dkt_skip(t, "cpu only (the amx kernel class)"); return; }
+  if (strcmp(dk_cpu_isa(), "amx") != 0) {
+    dkt_skip(t, "this CPU or OS has no AMX-BF16 tiles (kernel class %s)", dk_cpu_isa());
+    return;
+  }
+  coop_cases(t);
+  linear_case(t, DK_F32, DK_Q4_K, 16, 33, 256, 0, 0);    /* the smallest M on tiles: one group */
+  linear_case(t, DK_F32, DK_Q8_0, 47, 200, 1056, 1, 0);  /* K past one 256-value chunk, a short last one */
+  linear_case(t, DK_F32, DK_BF16, 64, 160, 96, 0, 0);    /* more than one group of 4 weight pairs */
+}
+
 /* the ops' own checks: the linear's shapes, the norm weight's length, eps,
  * the up rows' shape */
 DKT_TEST(ops_rmsnorm_linear_refusals, 0) {
