@@ -539,8 +539,8 @@ static void bench_cpu_rows(int di, dk_device dev, int quick, const char *filter)
   bctx c;
   if (dev.backend != DK_CPU) return;
   memset(&c, 0, sizeof c);
-  row_for("cpu kernel class (1 avx2, 2 avx512)", dk_cpu_isa(), "class")->value[di] =
-      !strcmp(dk_cpu_isa(), "avx512") ? 2 : !strcmp(dk_cpu_isa(), "avx2") ? 1 : 0;
+  row_for("cpu kernel class (1 avx2, 2 avx512, 3 amx)", dk_cpu_isa(), "class")->value[di] =
+      !strcmp(dk_cpu_isa(), "amx") ? 3 : !strcmp(dk_cpu_isa(), "avx512") ? 2 : !strcmp(dk_cpu_isa(), "avx2") ? 1 : 0;
   if (want(filter, "copy bandwidth") || want(filter, "linear")) {
     copy_ctx cc;
     double t;
