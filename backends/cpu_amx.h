@@ -275,13 +275,14 @@ DK_CPU_AMX static void dk__cpu_amx_xpack_avx512amx(void *ctx, int64_t g0, int64_
     }
 }
 
-/* rows [k0, k0 + kc) of weight rows n0.. (nr of 32; the rest zeros) to
- * bf16 in a chunk's A tiles: step s's pair at ab + s * 1024, row r at
- * + r * 32 (direct calls, so tools/check_cpu_isa.sh sees every callee) */
+/* values [k0, k0 + kc) of rows [i0, i1) of the 32 weight rows n0.. (nr of
+ * them; the rest zeros) to bf16 in a chunk's A tiles: step s's pair at
+ * ab + s * 1024, row r at + r * 32 (direct calls, so tools/check_cpu_isa.sh
+ * sees every callee) */
 DK_CPU_AMX static void dk__cpu_amx_wrows_avx512amx(const dk__cpu_amx *g, int64_t n0, int64_t nr, int64_t k0, int64_t kc,
-                                                    uint16_t *ab) {
+                                                    uint16_t *ab, int64_t i0, int64_t i1) {
   int64_t i, s;
-  for (i = 0; i < 32; i++) {
+  for (i = i0; i < i1; i++) {
     const char *row;
     if (i >= nr) {
       for (s = 0; s < kc / 32; s++) _mm512_storeu_si512(ab + s * 1024 + i * 32, _mm512_setzero_si512());
@@ -319,65 +320,79 @@ DK_CPU_AMX_INLINE void dk__cpu_amx_prefetch(const dk__cpu_amx *g, int64_t n0, in
 
 /* weight rows [n0, n0 + nc) (ng pairs of 16-row A tiles, nc <= 32 ng)
  * against every activation row, into cacc (rows DK_CPU_NC apart; nnext: the
- * task's rows after these, whose first chunk is prefetched): for each
- * chunk of K, each pair's rows are decoded and meet every activation pair,
- * so a chunk's activations (M x DK_CPU_AMX_KC bf16: 256 KB at M = 512) are
- * read from L2 by every pair of the group. Streaming all of x per weight
- * pair instead (the K loop inside) read it from L3: 512x768x2048 3.1 ms,
- * 2.3x the tiles' time. C waits in cb between chunks. */
+ * task's rows after these, whose first chunk is prefetched). Work item q
+ * is chunk q / ng of K for weight pair q % ng: its rows are decoded to bf16,
+ * then meet every activation pair, so a chunk's activations (M x
+ * DK_CPU_AMX_KC bf16: 256 KB at M = 512) are read from L2 by every pair of
+ * the group. Streaming all of x per weight pair instead (the K loop
+ * inside) read it from L3: 512x768x2048 3.1 ms, 2.3x the tiles' time. C
+ * waits in cb between chunks.
+ *
+ * Software pipelined: item q + 1's rows are decoded between item q's tile
+ * steps (ab holds two items), so the vector decoding overlaps the tiles'
+ * work instead of following it; the rows a step are spread evenly. q4_K on
+ * both cores, decoded then multiplied -> pipelined: 64x768x2048 205 -> 190
+ * us, 64x2048x768 from memory 248 -> 226, 512x768x2048 1242 -> 1177 (the
+ * decoding and the tiles share issue ports, so the overlap is partial). */
 DK_CPU_AMX static void dk__cpu_amx_group_avx512amx(const dk__cpu_amx *g, int64_t n0, int64_t ng, int64_t nc, int64_t nnext,
                                                     uint16_t *ab, float *cb, float *cacc) {
   static const dk__cpu_tilecfg cfg = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
   const int64_t npair = (g->ng + 1) / 2, nstep = g->K / 32;
-  int64_t k0, u, p, s, i, j;
+  const int64_t nq = (g->K + DK_CPU_AMX_KC - 1) / DK_CPU_AMX_KC * ng;
+  int64_t q, p, s, i, j, u;
+#define DK__AMX_K0(q) ((q) / ng * DK_CPU_AMX_KC)
+#define DK__AMX_KC(q) (g->K - DK__AMX_K0(q) < DK_CPU_AMX_KC ? g->K - DK__AMX_K0(q) : DK_CPU_AMX_KC)
+#define DK__AMX_NR(q) (nc - 32 * ((q) % ng) < 32 ? nc - 32 * ((q) % ng) : 32)
+#define DK__AMX_ROWS(q, buf, i0, i1)                                                                                   \
+  dk__cpu_amx_wrows_avx512amx(g, n0 + 32 * ((q) % ng), DK__AMX_NR(q), DK__AMX_K0(q), DK__AMX_KC(q), buf, i0, i1)
   _tile_loadconfig(&cfg);
-  for (k0 = 0; k0 < g->K; k0 += DK_CPU_AMX_KC) {
-    const int64_t kc = g->K - k0 < DK_CPU_AMX_KC ? g->K - k0 : DK_CPU_AMX_KC;
-    for (u = 0; u < ng; u++) {
-      if (u + 1 < ng) dk__cpu_amx_prefetch(g, n0 + 32 * (u + 1), nc - 32 * (u + 1) < 32 ? nc - 32 * (u + 1) : 32, k0, kc);
-      else if (k0 + kc < g->K)
-        dk__cpu_amx_prefetch(g, n0, nc < 32 ? nc : 32, k0 + kc, g->K - k0 - kc < DK_CPU_AMX_KC ? g->K - k0 - kc : DK_CPU_AMX_KC);
-      else if (nnext > 0)   /* the task's next group */
-        dk__cpu_amx_prefetch(g, n0 + nc, nnext < 32 ? nnext : 32, 0, g->K < DK_CPU_AMX_KC ? g->K : DK_CPU_AMX_KC);
-      dk__cpu_amx_wrows_avx512amx(g, n0 + 32 * u, nc - 32 * u < 32 ? nc - 32 * u : 32, k0, kc, ab);
-      for (p = 0; p < npair; p++) {
-        float *cp = cb + (u * npair + p) * 1024;
-        const uint16_t *xb = g->xb + (p * nstep + k0 / 32) * 1024;
-        if (2 * p + 1 < g->ng) {   /* two activation groups: 2x2 tiles */
-          if (k0 == 0) {
-            _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-          } else {
-            _tile_loadd(0, cp, 64); _tile_loadd(1, cp + 256, 64); _tile_loadd(2, cp + 512, 64); _tile_loadd(3, cp + 768, 64);
-          }
-          for (s = 0; s < kc / 32; s++) {
-            _tile_loadd(4, ab + s * 1024, 64);
-            _tile_loadd(5, ab + s * 1024 + 512, 64);
-            _tile_loadd(6, xb + s * 1024, 64);
-            _tile_loadd(7, xb + s * 1024 + 512, 64);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 4, 7);
-            _tile_dpbf16ps(2, 5, 6);
-            _tile_dpbf16ps(3, 5, 7);
-          }
-          _tile_stored(0, cp, 64); _tile_stored(1, cp + 256, 64); _tile_stored(2, cp + 512, 64); _tile_stored(3, cp + 768, 64);
-        } else {   /* the last, single group (M = 16 did twice the work in zeros) */
-          if (k0 == 0) {
-            _tile_zero(0); _tile_zero(2);
-          } else {
-            _tile_loadd(0, cp, 64); _tile_loadd(2, cp + 512, 64);
-          }
-          for (s = 0; s < kc / 32; s++) {
-            _tile_loadd(4, ab + s * 1024, 64);
-            _tile_loadd(5, ab + s * 1024 + 512, 64);
-            _tile_loadd(6, xb + s * 1024, 64);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(2, 5, 6);
-          }
-          _tile_stored(0, cp, 64); _tile_stored(2, cp + 512, 64);
+  if (nq > 1) dk__cpu_amx_prefetch(g, n0 + 32 * (1 % ng), DK__AMX_NR(1), DK__AMX_K0(1), DK__AMX_KC(1));
+  DK__AMX_ROWS(0, ab, 0, 32);
+  for (q = 0; q < nq; q++) {
+    const int64_t k0 = DK__AMX_K0(q), kc = DK__AMX_KC(q), nsteps = npair * (kc / 32);
+    uint16_t *cur = ab + (q & 1) * DK_CPU_AMX_KC * 32, *nxt = ab + ((q + 1) & 1) * DK_CPU_AMX_KC * 32;
+    int64_t done = 0, t = 0;
+    u = q % ng;
+    /* the item after next into L2 (or the task's next group's first) */
+    if (q + 2 < nq) dk__cpu_amx_prefetch(g, n0 + 32 * ((q + 2) % ng), DK__AMX_NR(q + 2), DK__AMX_K0(q + 2), DK__AMX_KC(q + 2));
+    else if ((q + 2 == nq || nq == 1) && nnext > 0) dk__cpu_amx_prefetch(g, n0 + nc, nnext < 32 ? nnext : 32, 0, DK__AMX_KC(0));
+    for (p = 0; p < npair; p++) {
+      float *cp = cb + (u * npair + p) * 1024;
+      const uint16_t *xb = g->xb + (p * nstep + k0 / 32) * 1024;
+      const int two = 2 * p + 1 < g->ng;   /* two activation groups: 2x2 tiles; else the last one alone */
+      if (k0 == 0) {
+        _tile_zero(0); _tile_zero(2);
+        if (two) { _tile_zero(1); _tile_zero(3); }
+      } else {
+        _tile_loadd(0, cp, 64); _tile_loadd(2, cp + 512, 64);
+        if (two) { _tile_loadd(1, cp + 256, 64); _tile_loadd(3, cp + 768, 64); }
+      }
+      for (s = 0; s < kc / 32; s++) {
+        _tile_loadd(4, cur + s * 1024, 64);
+        _tile_loadd(5, cur + s * 1024 + 512, 64);
+        _tile_loadd(6, xb + s * 1024, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        if (two) {   /* (a lone group: M = 16 did twice the work in zeros) */
+          _tile_loadd(7, xb + s * 1024 + 512, 64);
+          _tile_dpbf16ps(1, 4, 7);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+        if (q + 1 < nq) {   /* the next item's share of rows, while the tiles work */
+          const int64_t to = 32 * ++t / nsteps;
+          if (to > done) DK__AMX_ROWS(q + 1, nxt, done, to);
+          done = to;
         }
       }
+      _tile_stored(0, cp, 64); _tile_stored(2, cp + 512, 64);
+      if (two) { _tile_stored(1, cp + 256, 64); _tile_stored(3, cp + 768, 64); }
     }
+    if (q + 1 < nq && done < 32) DK__AMX_ROWS(q + 1, nxt, done, 32);
   }
+#undef DK__AMX_K0
+#undef DK__AMX_KC
+#undef DK__AMX_NR
+#undef DK__AMX_ROWS
   /* C tile c of weight pair u, activation pair p: weight rows 32u + 16 (c >> 1) + r, activation rows 32p + 16 (c & 1) + j */
   for (u = 0; u < ng; u++)
     for (p = 0; p < npair; p++)
@@ -397,7 +412,7 @@ DK_CPU_AMX static void dk__cpu_amx_group_avx512amx(const dk__cpu_amx *g, int64_t
 static void dk__cpu_amx_task(void *ctx, int64_t t0, int64_t t1) {
   dk__cpu_amx *g = (dk__cpu_amx *)ctx;
   const int64_t npair = (g->ng + 1) / 2, mpad = g->ng * 16;
-  uint16_t *ab = (uint16_t *)dk__cpu_scratch(2, DK_CPU_AMX_KC * 32 / 2);   /* a chunk's bf16 weights */
+  uint16_t *ab = (uint16_t *)dk__cpu_scratch(2, DK_CPU_AMX_KC * 32);   /* two chunks' bf16 weights */
   float *cb = dk__cpu_scratch(4, (size_t)(DK_CPU_AMX_G * npair * 1024));   /* the group's C tiles */
   float *cacc = dk__cpu_scratch(1, (size_t)(mpad * DK_CPU_NC));
   float *bias = dk__cpu_scratch(0, DK_CPU_NC);
