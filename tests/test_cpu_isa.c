@@ -6,6 +6,7 @@
  * from portable). The classes this CPU has must all be selectable: a missing
  * one is a failure, not a skip. */
 #include "test.h"
+#include <pthread.h>
 
 #define ISA_N 4
 static const char *const isa_names[ISA_N] = {"portable", "avx2", "avx512", "amx"};
@@ -375,4 +376,73 @@ DKT_TEST(lazy_backends_cpu_only, DKT_ONCE | DKT_MULTI_BACKEND) {
   if (n_vk > 0) DKT_CHECK(t, lib_mapped("libvulkan") == 1, "%d vulkan devices without libvulkan mapped", n_vk);
   else dkt_note(t, "vulkan: %s", dk_backend_note(DK_VULKAN));
   dk_tensor_free(x); dk_tensor_free(y);
+}
+
+/* ---- AMX tiles from two threads ---------------------------------------------- */
+
+/* each thread sets up its own tiles (configuration, the B tiles in its
+ * caller scratch): two threads' products on cpu:0 and cpu:1 at once give
+ * the bits each gives alone */
+typedef struct {
+  dk_tensor *o, *x, *w;
+  float *got;
+  int64_t n;
+  int ok;
+} amx_job;
+
+static void *amx_thread(void *arg) {
+  amx_job *j = (amx_job *)arg;
+  int i;
+  j->ok = 1;
+  for (i = 0; i < 40 && j->ok; i++) {
+    float *cur = (float *)malloc((size_t)j->n * sizeof(float));
+    if (!cur || dk_linear(j->o, j->x, j->w, NULL) != DK_OK || dk_tensor_download(j->o, cur, (size_t)j->n * 4) != DK_OK ||
+        (i > 0 && memcmp(cur, j->got, (size_t)j->n * 4) != 0))
+      j->ok = 0;
+    if (i == 0 && cur) memcpy(j->got, cur, (size_t)j->n * 4);
+    free(cur);
+  }
+  return NULL;
+}
+
+DKT_TEST(cpu_amx_two_threads, 0) {
+  const int64_t M = 40, N = 70, K = 512, xs[2] = {M, K}, ws[2] = {N, K}, os[2] = {M, N};
+  amx_job j[2];
+  pthread_t th[2];
+  float *solo[2];
+  int k;
+  if (t->dev.backend != DK_CPU) { dkt_skip(t, "cpu only (the amx kernel class)"); return; }
+  if (strcmp(dk_cpu_isa(), "amx") != 0) {
+    dkt_skip(t, "this CPU or OS has no AMX-BF16 tiles (kernel class %s)", dk_cpu_isa());
+    return;
+  }
+  if (!t->has_dev2) { dkt_skip(t, "needs a second logical device"); return; }
+  for (k = 0; k < 2; k++) {
+    dk_device d = k ? t->dev2 : t->dev;
+    j[k].x = dkt_random(t, d, DK_F32, 2, xs, "x", -1, 1, NULL);
+    j[k].w = dkt_random(t, d, k ? DK_Q4_K : DK_Q8_0, 2, ws, "w", -1, 1, NULL);
+    j[k].o = dkt_tensor(t, d, DK_F32, 2, os, "out", NULL);
+    j[k].n = M * N;
+    j[k].got = (float *)calloc((size_t)(M * N), sizeof(float));
+    solo[k] = (float *)calloc((size_t)(M * N), sizeof(float));
+  }
+  if (j[0].x && j[0].w && j[0].o && j[1].x && j[1].w && j[1].o && solo[0] && solo[1] && j[0].got && j[1].got) {
+    for (k = 0; k < 2; k++) {
+      amx_thread(&j[k]);
+      DKT_CHECK(t, j[k].ok, "thread %d's products alone differ from run to run or failed: %s", k, dk_last_error());
+      memcpy(solo[k], j[k].got, (size_t)(M * N) * 4);
+    }
+    for (k = 0; k < 2; k++) pthread_create(&th[k], NULL, amx_thread, &j[k]);
+    for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    for (k = 0; k < 2; k++) {
+      DKT_CHECK(t, j[k].ok, "product %d on %s: differs from run to run beside the other thread", k,
+                dk_device_name(k ? t->dev2 : t->dev));
+      DKT_CHECK(t, memcmp(j[k].got, solo[k], (size_t)(M * N) * 4) == 0, "product %d on %s: other bits beside the other thread",
+                k, dk_device_name(k ? t->dev2 : t->dev));
+    }
+  }
+  for (k = 0; k < 2; k++) {
+    dk_tensor_free(j[k].x); dk_tensor_free(j[k].w); dk_tensor_free(j[k].o);
+    free(j[k].got); free(solo[k]);
+  }
 }
