@@ -41,7 +41,10 @@
 #ifndef DK_BACKEND_CPU_AMX_H
 #define DK_BACKEND_CPU_AMX_H
 
-#if defined(DK_CPU_X86) && defined(__linux__)
+/* the compilers with AMX intrinsics (GCC 11, clang 12); with older ones the
+ * amx class is never chosen */
+#if defined(DK_CPU_X86) && defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
 #define DK_CPU_HAVE_AMX 1
 
 #define DK_CPU_AMX_MINM 16   /* activation rows from which the product runs here */

@@ -48,6 +48,9 @@ static int isa_expected(int i) {
     if (syscall(SYS_arch_prctl, 0x1021 /* ARCH_GET_XCOMP_SUPP */, &supp) != 0 || !((supp >> 18) & 1)) found = 0;
 #endif
     if (isa_expected(2) != 1) found = 0;
+#if !((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
+    found = 0;   /* a compiler without AMX intrinsics builds no amx class (backends/cpu_amx.h) */
+#endif
   }
   return found;
 }
