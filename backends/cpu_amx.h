@@ -71,24 +71,23 @@ typedef struct {
  * Linux's per-process permission for the 8 KB of tile data (asked once; a
  * process without it gets SIGILL at the first tile instruction) */
 static int dk__cpu_amx_usable(void) {
-  static int state = -1;   /* benign race: every caller computes the same */
+  static int state = -1;   /* racing first callers compute, and store, the same */
   unsigned a, b, c, d, lo, hi;
-  if (state >= 0) return state;
-  state = 0;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !((d >> 22) & 1) || !((d >> 24) & 1)) return 0;   /* AMX-BF16, -TILE */
-  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d) || !((a >> 5) & 1)) return 0;                         /* AVX512-BF16 */
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if (((lo >> 17) & 3) != 3) return 0;   /* XTILECFG, XTILEDATA */
-  (void)hi;
-  {
-    /* arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) by the syscall
-     * instruction: libc declares syscall() only under _DEFAULT_SOURCE */
-    long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
-    if (ret != 0) return 0;
+  long ret = -1;
+  int known = __atomic_load_n(&state, __ATOMIC_RELAXED);
+  if (known >= 0) return known;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 22) & 1) && ((d >> 24) & 1) &&   /* AMX-BF16, -TILE */
+      __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1)) {                       /* AVX512-BF16 */
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    /* XTILECFG and XTILEDATA in XCR0, then arch_prctl(ARCH_REQ_XCOMP_PERM,
+     * XFEATURE_XTILEDATA) by the syscall instruction: libc declares
+     * syscall() only under _DEFAULT_SOURCE */
+    if (((lo >> 17) & 3) == 3)
+      __asm__ volatile("syscall" : "=a"(ret) : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
   }
-  state = 1;
-  return 1;
+  __atomic_store_n(&state, ret == 0, __ATOMIC_RELAXED);
+  return ret == 0;
 }
 
 /* r[i] (16 dwords each) to r[j] = dword j of every r[i]: four rounds of 16
