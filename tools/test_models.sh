@@ -104,11 +104,12 @@ check_greedy() {
   [ "$n" -gt 0 ] && [ "$same" = "$n" ]
 }
 
-# cpu_default_info MODEL REF DEVICE: on a CPU, the default (q8 activation)
-# paths' teacher-forced figures, prompt (batch) and decode, printed, not a bar
+# cpu_default_info MODEL REF DEVICE: on a CPU, the default paths' teacher-
+# forced figures (activations in q8; a prompt's in bf16 on AMX tiles in the
+# amx kernel class), prompt (batch) and decode, printed, not a bar
 cpu_default_info() {
   case $3 in cpu*) ;; *) return 0 ;; esac
-  say "$3 with its default q8 activations (information, not a bar):"
+  say "$3 with its default activations (q8; bf16 on AMX tiles; information, not a bar):"
   "$BUILD/teacher_force" -m "$1" -d "$3" --ref "$2" --mode both --min-top1 0 --max-ppl-diff 100 || true
 }
 
