@@ -2266,8 +2266,6 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
   dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0
 };
-#endif
-#ifdef DK_CPU_X86
 /* the avx512 class (VNNI too) plus the AMX tile product: dk__cpu_pick_kernels
  * fills it where this CPU and OS run AMX (elsewhere only its name is set,
  * so dk_cpu_set_isa("amx") is refused as unsupported, not unknown) */
