@@ -53,7 +53,14 @@ typedef struct {
   dk_cpu_task fn;
   void *ctx;
   int64_t n, chunk;
+  size_t short_of;       /* atomics: scratch bytes a piece of the current job could not get (0: none) */
 } dk__cpu_pool_t;
+
+/* The largest scratch request this thread could not get since its op began
+ * (0: none). A task has no status to return: it stops, and this carries the
+ * failure to dk__cpu_run_op, which makes it the op's error. */
+static DK_TLS size_t dk__cpu_short;
+static void dk__cpu_note_short(size_t bytes) { if (bytes > dk__cpu_short) dk__cpu_short = bytes; }
 
 static dk__cpu_pool_t dk__cpu_pool;   /* started by the first open_device, under the init lock */
 
@@ -89,6 +96,10 @@ static void dk__cpu_run_chunks(dk__cpu_pool_t *p) {
     if (i >= pieces) break;   /* before any field is read: they may be the next job's, being written */
     b = i * p->chunk;
     p->fn(p->ctx, b, b + p->chunk < p->n ? b + p->chunk : p->n);
+    if (dk__cpu_short) {   /* published by the done count below, read by the caller after it */
+      __atomic_store_n(&p->short_of, dk__cpu_short, __ATOMIC_RELAXED);
+      dk__cpu_short = 0;
+    }
     if (__atomic_add_fetch(&p->done, 1, __ATOMIC_SEQ_CST) == pieces && __atomic_load_n(&p->waiting, __ATOMIC_SEQ_CST)) {
       pthread_mutex_lock(&p->mu);
       pthread_cond_signal(&p->done_cv);
@@ -187,6 +198,7 @@ static void dk__cpu_parallel(int64_t n, int64_t grain, dk_cpu_task fn, void *ctx
   pieces = (n + chunk - 1) / chunk;   /* <= 4 * nthreads, far below the word's 2^24 */
   pthread_mutex_lock(&p->job_lock);
   p->fn = fn; p->ctx = ctx; p->n = n; p->chunk = chunk;
+  __atomic_store_n(&p->short_of, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
   job = ((__atomic_load_n(&p->claim, __ATOMIC_RELAXED) >> 48) + 1) & 0xffff;
   __atomic_store_n(&p->claim, job << 48 | (uint64_t)pieces << 24, __ATOMIC_SEQ_CST);   /* publishes the fields above */
@@ -205,6 +217,7 @@ static void dk__cpu_parallel(int64_t n, int64_t grain, dk_cpu_task fn, void *ctx
     __atomic_store_n(&p->waiting, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&p->mu);
   }
+  dk__cpu_note_short(__atomic_load_n(&p->short_of, __ATOMIC_RELAXED));
   pthread_mutex_unlock(&p->job_lock);
 }
 
@@ -534,7 +547,7 @@ static float *dk__cpu_scratch(int slot, size_t n) {
   s = (dk__cpu_scratch_t *)pthread_getspecific(dk__cpu_key);
   if (!s) {
     s = (dk__cpu_scratch_t *)calloc(1, sizeof *s);
-    if (!s) return NULL;
+    if (!s) { dk__cpu_note_short(sizeof *s); return NULL; }
     pthread_setspecific(dk__cpu_key, s);
   }
   if (s->n[slot] < n) {
@@ -542,7 +555,7 @@ static float *dk__cpu_scratch(int slot, size_t n) {
     free(s->p[slot]);
     s->p[slot] = NULL;
     s->n[slot] = 0;
-    if (posix_memalign(&p, 64, n * sizeof(float) + 64) != 0) return NULL;
+    if (posix_memalign(&p, 64, n * sizeof(float) + 64) != 0) { dk__cpu_note_short(n * sizeof(float) + 64); return NULL; }
     s->p[slot] = (float *)p;
     s->n[slot] = n;
   }
@@ -2874,7 +2887,6 @@ typedef struct {
   const dk_call *c;
   int64_t C, CS;      /* chunks per token, positions per chunk */
   float *part;        /* [T][C][Hq][Dv + 2]: output, max, sum */
-  int failed;
 } dk__cpu_attn_split;
 
 static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
@@ -2886,7 +2898,7 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
   float *qb = dk__cpu_scratch(0, (size_t)(Hq * D)), *rb = dk__cpu_scratch(1, (size_t)(Hkv * (D > Dv ? D : Dv)));
   float *sc = dk__cpu_scratch(2, (size_t)(Hq * CS)), *ob = dk__cpu_scratch(3, (size_t)(Hq * Dv));
   const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
-  if (!qb || !rb || !sc || !ob) { __atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED); return; }
+  if (!qb || !rb || !sc || !ob) return;   /* dk__cpu_run_op reports it */
   for (r = r0; r < r1; r++) {
     int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = dk__cpu_att_lim(c, t, S), s1;
     float *pt = e->part + r * Hq * (Dv + 2);
@@ -2936,7 +2948,6 @@ static dk_status dk__cpu_attention_split(const dk_call *c) {
   e.c = c;
   e.CS = (S + want - 1) / want < 64 ? 64 : (S + want - 1) / want;
   e.C = (S + e.CS - 1) / e.CS;
-  e.failed = 0;
   /* per-thread scratch, not malloc: this runs once per layer per token */
   e.part = dk__cpu_scratch(4, (size_t)(T * e.C * Hq * (Dv + 2)));
   out = dk__cpu_scratch(5, (size_t)(Hq * Dv));
@@ -2945,7 +2956,7 @@ static dk_status dk__cpu_attention_split(const dk_call *c) {
                      (long long)(T * e.C * Hq));
   }
   dk__cpu_parallel(T * e.C, 1, dk__cpu_attention_split_task, &e);
-  for (t = 0; t < T && !e.failed; t++) {
+  for (t = 0; t < T && !dk__cpu_short; t++) {   /* not from partial results a task could not make */
     for (h = 0; h < Hq; h++) {
       float M = -INFINITY, *oh = out + h * Dv;
       double Z = 0.0;
@@ -2966,7 +2977,6 @@ static dk_status dk__cpu_attention_split(const dk_call *c) {
     }
     dk__cpu_store(o->dtype, dk__cpu_ptr(o), t * Hq * Dv, Hq * Dv, out);
   }
-  if (e.failed) return dk__error(DK_ERR_OUT_OF_MEMORY, "dk_attention: no scratch memory for a worker thread");
   return DK_OK;
 }
 
@@ -3264,6 +3274,21 @@ static dk_status dk__cpu_where(const dk_call *c) {
 /* ==== the table =========================================================== */
 
 static dk_backend_impl dk__cpu_impl_table;
+static dk_op_fn dk__cpu_opfn[DK_OP_COUNT];
+
+/* Every CPU op runs through here. A piece of work that finds no scratch
+ * memory stops early (dk__cpu_scratch notes it in dk__cpu_short); the op
+ * then returns out-of-memory instead of an output it did not write. */
+static dk_status dk__cpu_run_op(const dk_call *c) {
+  dk_status s;
+  dk__cpu_short = 0;
+  s = dk__cpu_opfn[c->op](c);
+  if (s == DK_OK && dk__cpu_short)
+    s = dk__call_error(DK_ERR_OUT_OF_MEMORY, "free some tensors, or run the op on fewer rows at a time",
+                       "out of memory on the CPU: a worker thread could not get %zu bytes of scratch; the output is incomplete",
+                       dk__cpu_short);
+  return s;
+}
 
 static const dk_backend_impl *dk__cpu_backend(void) {
   dk_backend_impl *b = &dk__cpu_impl_table;
@@ -3303,6 +3328,8 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_TOPK] = dk__cpu_topk;
   b->ops[DK_OP_INDEX_SELECT] = dk__cpu_gather;
   b->ops[DK_OP_RMSNORM_LINEAR] = b->ops[DK_OP_SWIGLU_LINEAR] = dk__cpu_fused_linear;
+  for (op = 0; op < DK_OP_COUNT; op++)
+    if (b->ops[op]) { dk__cpu_opfn[op] = b->ops[op]; b->ops[op] = dk__cpu_run_op; }
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->dtypes[op] = DK_FLOATS;
     b->wdtypes[op] = DK_FLOATS;

@@ -9,6 +9,8 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 /* ---- canaries --------------------------------------------------------------- */
 
@@ -628,4 +630,102 @@ DKT_TEST(hardening_empty_huge_every_op, 0) {
     dk_tensor_free(o); dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(w);
     dk_tensor_free(ids); dk_tensor_free(m);
   }
+}
+
+/* ---- a worker thread without scratch memory ------------------------------------ */
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define DKT_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DKT_SANITIZED 1
+#endif
+
+/* A CPU product's pieces take per-thread scratch (64 MB here: 128 output
+ * columns of 131072 rows); an address-space limit just above what the
+ * process holds refuses it. The op must then say out-of-memory, not return
+ * DK_OK over an output it never wrote, and the kit must work once memory
+ * is back. Every ISA class this CPU has runs it (each has its own prompt
+ * product); one whose path needs no such buffer passes through the DK_OK
+ * branch, which checks the output. */
+DKT_TEST(hardening_cpu_scratch_out_of_memory, 0) {
+#ifdef DKT_SANITIZED
+  dkt_skip(t, "the sanitizers reserve terabytes of address space; RLIMIT_AS cannot squeeze a process that runs them");
+#else
+  enum { M = 131072, N = 64, K = 64 };
+  static const char *isas[] = {"portable", "avx2", "avx512", "amx"};
+  int64_t ws[2] = {N, K}, xs[2] = {M, K}, ys[2] = {M, N};
+  double *wv = NULL;
+  float *x = NULL, *y = NULL;
+  dk_tensor *W = NULL, *X = NULL, *Y = NULL;
+  int pass, i, c, refused = 0;
+  if (t->dev.backend != DK_CPU) { dkt_skip(t, "scratch memory of worker threads is the CPU backend's"); return; }
+  x = (float *)malloc((size_t)M * K * sizeof(float));
+  y = (float *)malloc((size_t)M * N * sizeof(float));
+  if (!x || !y) goto done;
+  for (i = 0; i < M * K; i++) x[i] = (float)((i * 7 + i / K * 3) % 129 - 64) / 64.0f;
+  for (c = 0; c < 4; c++) {
+    /* scratch grown by earlier ops stays with its thread: start afresh
+     * (which makes every tensor anew) */
+    dk_tensor_free(W); dk_tensor_free(X); dk_tensor_free(Y);
+    W = X = Y = NULL;
+    free(wv);
+    wv = NULL;
+    free(dkt_reinit_env(t, "DEVKIT_TEST_UNUSED", NULL));
+    if (dk_cpu_set_isa(isas[c]) != DK_OK) continue;   /* not on this CPU */
+    if (!(W = dkt_random(t, t->dev, DK_Q8_0, 2, ws, "w", -1, 1, &wv))) goto done;
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, xs, "x", &X));
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 2, ys, "y", &Y));
+    DKT_OK(t, dk_tensor_upload(X, x, (size_t)M * K * sizeof(float)));
+    for (pass = 0; pass < 2; pass++) {   /* 0: squeezed, 1: memory back */
+      struct rlimit was, cap;
+      long pages = 0;
+      FILE *f;
+      dk_status st;
+      for (i = 0; i < M * N; i++) y[i] = 1e30f;
+      DKT_OK(t, dk_tensor_upload(Y, y, (size_t)M * N * sizeof(float)));
+      if (pass == 0) {
+        if (!(f = fopen("/proc/self/statm", "r")) || fscanf(f, "%ld", &pages) != 1) pages = 0;
+        if (f) fclose(f);
+        if (pages <= 0 || getrlimit(RLIMIT_AS, &was) != 0) { dkt_skip(t, "no /proc/self/statm or RLIMIT_AS here"); goto done; }
+        cap = was;
+        cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)40 << 20);
+        if (setrlimit(RLIMIT_AS, &cap) != 0) { dkt_skip(t, "setrlimit(RLIMIT_AS) refused"); goto done; }
+      }
+      st = dk_linear(Y, X, W, NULL);
+      if (pass == 0) setrlimit(RLIMIT_AS, &was);
+      if (st != DK_OK) {
+        DKT_CHECK(t, pass == 0 && st == DK_ERR_OUT_OF_MEMORY, "%s, pass %d: dk_linear -> %s:\n%s", isas[c], pass,
+                  dk_status_name(st), dk_last_error());
+        DKT_MSG_HAS(t, "linear");
+        DKT_MSG_HAS(t, "memory");
+        refused++;
+        continue;
+      }
+      DKT_OK(t, dk_tensor_download(Y, y, (size_t)M * N * sizeof(float)));
+      for (i = 0; i < M; i += 997) {   /* rows across every piece, against f64 on the stored weights */
+        int n, k;
+        for (n = 0; n < N; n++) {
+          double s = 0, a = 0;
+          for (k = 0; k < K; k++) {
+            s += (double)x[(size_t)i * K + k] * wv[n * K + k];
+            a += fabs((double)x[(size_t)i * K + k] * wv[n * K + k]);
+          }
+          if (fabs(y[(size_t)i * N + n] - s) > 1e-2 * a + 1e-5) {
+            dkt_fail_at(t, __FILE__, __LINE__, "%s, pass %d: dk_linear returned DK_OK but y[%d][%d] = %g, want %g", isas[c],
+                        pass, i, n, y[(size_t)i * N + n], s);
+            goto done;
+          }
+        }
+      }
+    }
+  }
+  dkt_note(t, "%d of the ISA classes refused the squeezed product", refused);
+done:
+  dk_cpu_set_isa(NULL);
+  dk_tensor_free(W); dk_tensor_free(X); dk_tensor_free(Y);
+  free(wv); free(x); free(y);
+#endif
 }
