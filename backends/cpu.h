@@ -412,6 +412,13 @@ typedef struct {
   unsigned itypes;
   /* and those the AMX tile product takes (backends/cpu_amx.h; 0: none) */
   unsigned amxtypes;
+  /* prompt attention's micro-kernel, fanr columns wide (backends/cpu_fattn.h;
+   * NULL: the row form runs) */
+  void (*famk)(int mr, int nc, int64_t kn, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+               int64_t ldc, int acc);
+  int famr, fanr;
+  /* its softmax step over a row of a block's scores (dk__cpu_fa_softmax_avx2) */
+  void (*fasm)(float *p, int64_t lr, int64_t np, float *mx, float *l, float *o, int64_t Dv);
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -2089,6 +2096,7 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_
 #include "cpu_igemm.h"  /* the block formats' integer prompt product */
 #include "cpu_fgemm.h"  /* the float formats' row-form prompt product */
 #include "cpu_amx.h"    /* the prompt product on AMX tiles */
+#include "cpu_fattn.h"  /* prompt attention in tiles */
 
 #ifdef DK_CPU_X86
 
@@ -2261,7 +2269,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0, 0
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2269,7 +2277,8 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
+  dk__cpu_famk_avx2, 6, 16, dk__cpu_fa_softmax_avx2
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2277,14 +2286,15 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
+  dk__cpu_famk_avx512, 8, 32, dk__cpu_fa_softmax_avx512
 };
 /* the avx512 class (VNNI too) plus the AMX tile product: dk__cpu_pick_kernels
  * fills it where this CPU and OS run AMX (elsewhere only its name is set,
  * so dk_cpu_set_isa("amx") is refused as unsupported, not unknown) */
 static dk__cpu_kernels dk__cpu_amxc = {
   "amx", NULL, NULL, NULL, NULL, NULL, NULL, NULL, {NULL}, {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL,
-  0, 0, 0, NULL, {NULL}, 0, 0
+  0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -3001,6 +3011,7 @@ static dk_status dk__cpu_attention(const dk_call *c) {
     k = &kn;
   }
   if (q->shape[0] <= 8 && k->shape[0] >= 128) return dk__cpu_attention_split(c);
+  if (dk__cpu_fa_takes(c)) return dk__cpu_fa_run(c);
   e.c = c;
   e.rows = q->shape[0] * k->shape[1];
   e.cols = q->shape[2];

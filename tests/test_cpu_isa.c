@@ -311,7 +311,14 @@ DKT_TEST(cpu_isa_attention, DKT_ONCE) {
     for (kd = 0; kd < 3; kd++) {
       isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 1, 300, 299, 8, 2, 40);   /* decode over a long cache */
       isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 6, 6, 0, 8, 2, 40);       /* a causal prompt */
+      /* a prompt in tiles (backends/cpu_fattn.h): 16 tokens a tile, keys in blocks of 64 */
+      isa_attention(t, dkt_float_types[qd], dkt_float_types[kd], 40, 100, 60, 8, 2, 64);
     }
+  /* tiles of 9 tokens of a group of 7 heads (63 rows: a short micro-kernel
+   * call), heads of 40 (a column tail in either width) after a cache; one
+   * head a group (64 tokens a tile) of 24 */
+  isa_attention(t, DK_F32, DK_F32, 70, 100, 30, 7, 1, 40);
+  isa_attention(t, DK_F32, DK_F32, 130, 130, 0, 3, 3, 24);
   /* the SIMD dots take eight rows at a time and the rest four by four: a
    * group of 19 query heads (two eights and three) with a row tail (D = 20),
    * and stories260K's heads of 8, whose scores take key rows eight at a time

@@ -1162,6 +1162,11 @@ DKT_TEST(ops_attention, 0) {
     /* heads of at most 16 dims (the CPU's per-query score runs over 64
      * positions, the fixed-width sum at Dv 8), per task and split */
     {1, 100, 8, 4, 8, 8, 99}, {2, 300, 8, 4, 8, 8, 290}, {1, 150, 6, 2, 16, 12, 149},
+    /* the CPU's prompt tiles (backends/cpu_fattn.h): a group of 7 heads (9
+     * tokens, 63 rows a tile) with V of 80; one head a group (64 tokens a
+     * tile) with K of 40 and V of 24; 16 heads a group (4 tokens a tile)
+     * after a cache; the fewest tokens that take tiles, heads of 8 */
+    {100, 100, 7, 1, 80, 80, 0}, {66, 90, 2, 2, 40, 24, 24}, {20, 200, 16, 1, 64, 64, 150}, {17, 17, 4, 2, 8, 8, 0},
   };
   size_t c;
   int qd, kd;
@@ -1177,13 +1182,17 @@ DKT_TEST(ops_attention, 0) {
  * negative (zeros), and past the cache (all of it) */
 DKT_TEST(ops_attention_pos, 0) {
   static const int32_t p1[1] = {37}, p1b[1] = {0}, p1c[1] = {4095}, p3[3] = {5, 1, 299}, p4[4] = {-1, 7, 500, 2};
-  static const int32_t p5[5] = {4, 4, 0, 3, 2};
+  static const int32_t p5[5] = {4, 4, 0, 3, 2}, p18[18] = {-1, 3, 3, 0, 70, 11, 2, 5, 400, 1, 9, 30, 64, 63, 65, 17, -5, 79};
   attention_case_pos(t, "pos", 1, 1024, 8, 2, 64, 64, 0, p1, DK_F32, DK_F16);
   attention_case_pos(t, "pos", 1, 1024, 8, 2, 64, 64, 0, p1b, DK_F32, DK_F32);
   attention_case_pos(t, "pos", 1, 4096, 28, 7, 64, 64, 0, p1c, DK_F16, DK_F16);
   attention_case_pos(t, "pos", 3, 300, 4, 1, 72, 72, 0, p3, DK_F32, DK_BF16);
   attention_case_pos(t, "pos", 4, 300, 6, 3, 8, 8, 0, p4, DK_F32, DK_F32);
   attention_case_pos(t, "pos", 5, 5, 4, 4, 32, 32, 0, p5, DK_F16, DK_F32);
+  /* a prompt in the CPU's tiles: a negative position (zeros), repeats, out
+   * of order, past the cache, across key blocks */
+  attention_case_pos(t, "pos", 18, 80, 6, 2, 32, 16, 0, p18, DK_F32, DK_F32);
+  attention_case_pos(t, "pos", 18, 80, 6, 2, 32, 16, 0, p18, DK_F16, DK_BF16);
 }
 
 /* dk_index_copy: rows of src into dst at ids along an axis, the rest of dst
