@@ -90,6 +90,7 @@ static dk_status run_case(void *p) {
   case 7: return dk_matmul(c->c, c->a, c->b);
   case 8: return dk_copy_to(c->c, c->a);
   case 9: return dk_attention(c->c, c->a, c->b, c->d, 0.088f, 4095);
+  case 10: return dk_attention(c->c, c->a, c->b, c->d, 0.125f, 0);
   default: return dk_add(c->c, c->a, c->b);
   }
 }
@@ -250,6 +251,15 @@ static void bench_device(int di, dk_device dev, int quick, int big, const char *
     c.kind = 9; c.a = mk(dev, DK_F32, 3, qs, "q"); c.b = mk(dev, DK_F16, 3, ks, "k"); c.d = mk(dev, DK_F16, 3, ks, "v");
     c.c = mk(dev, DK_F32, 3, qs, "o");
     record(di, dev, "dk_attention decode", "32q/8kv heads, 4096 ctx", &c, 2.0 * 4096 * 8 * 128 * 2, 0, 0.1);
+  }
+  /* a causal prompt (Llama 3.2 1B's heads): the CPU's tiles, CUDA's flash path */
+  if (want(filter, "attention")) {
+    const int64_t T = quick ? 128 : 512;
+    int64_t qs[3] = {T, 32, 64}, ks[3] = {T, 8, 64};
+    c.kind = 10; c.a = mk(dev, DK_F32, 3, qs, "q"); c.b = mk(dev, DK_F16, 3, ks, "k"); c.d = mk(dev, DK_F16, 3, ks, "v");
+    c.c = mk(dev, DK_F32, 3, qs, "o");
+    record(di, dev, "dk_attention prompt", quick ? "32q/8kv heads of 64, 128 tokens" : "32q/8kv heads of 64, 512 tokens", &c, 0,
+           2.0 * 2 * T * (T + 1) / 2 * 32 * 64, 0.1);
   }
   /* a big GEMM: only on hardware GPUs unless asked */
   if ((big || !soft) && dev.backend != DK_CPU && want(filter, "matmul")) {
