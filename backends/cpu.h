@@ -821,6 +821,13 @@ DK_CPU_AVX2_INLINE float dk__cpu_hsum(__m256 v) {
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
 }
+/* the largest of the eight (a NaN lane loses to any number, as maxps goes) */
+DK_CPU_AVX2_INLINE float dk__cpu_hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
 
 /* The sums of four vectors at once, lane i for the i-th: two rounds of
  * pairwise adds and one across the halves, each lane the tree
@@ -1132,7 +1139,7 @@ DK_CPU_AVX2 static double dk__cpu_expsum_avx2(float *row, int64_t n, float *mx) 
   __m256 sv = ninf;
   __m256d z0 = _mm256_setzero_pd(), z1 = z0;
   __m128d h;
-  __m128 t;
+  float t;
   int64_t j;
   /* the max: maxps returns its second operand where the first is NaN, so a
    * NaN is skipped as the scalar compare skips it; lanes past n are -inf */
@@ -1141,13 +1148,11 @@ DK_CPU_AVX2 static double dk__cpu_expsum_avx2(float *row, int64_t n, float *mx) 
     const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     sv = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(row + j, m), _mm256_castsi256_ps(m)), sv);
   }
-  t = _mm_max_ps(_mm256_castps256_ps128(sv), _mm256_extractf128_ps(sv, 1));
-  t = _mm_max_ps(t, _mm_movehl_ps(t, t));
-  t = _mm_max_ss(t, _mm_movehdup_ps(t));
-  if (mx) *mx = _mm_cvtss_f32(t);
+  t = dk__cpu_hmax(sv);
+  if (mx) *mx = t;
   /* nothing above -inf (a fully masked row): shifting by 0 instead makes
    * every numerator 0 (sum 0), or NaN where the row holds a NaN */
-  sv = _mm256_set1_ps(_mm_cvtss_f32(t) == -INFINITY ? 0.0f : _mm_cvtss_f32(t));
+  sv = _mm256_set1_ps(t == -INFINITY ? 0.0f : t);
   for (j = 0; j < n; j += 8) {
     const int left = n - j < 8 ? (int)(n - j) : 8;
     const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -1539,17 +1544,13 @@ DK_CPU_AVX2 static float dk__cpu_round32_avx2(const float *v, int8_t *q, float *
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 x[4], m = _mm256_setzero_ps();
   __m256i c[4], p;
-  __m128 h;
   float amax, id, d;
   int i;
   for (i = 0; i < 4; i++) {
     x[i] = _mm256_loadu_ps(v + 8 * i);
     m = _mm256_max_ps(_mm256_andnot_ps(sign, x[i]), m);   /* a NaN value is skipped, as the scalar compare skips it */
   }
-  h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_max_ss(h, _mm_movehdup_ps(h));
-  amax = _mm_cvtss_f32(h);
+  amax = dk__cpu_hmax(m);
   d = amax / 127.0f;
   id = amax > 0.0f ? 127.0f / amax : 0.0f;
   for (i = 0; i < 4; i++) c[i] = _mm256_cvtps_epi32(_mm256_mul_ps(x[i], _mm256_set1_ps(id)));

@@ -131,7 +131,6 @@ DK_CPU_AVX2 static void dk__cpu_fa_softmax_avx2(float *p, int64_t lr, int64_t np
   const __m256 ninf = _mm256_set1_ps(-INFINITY), lo = _mm256_set1_ps(-87.0f);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256 mv = ninf, sv = _mm256_setzero_ps(), sh;
-  __m128 t;
   float m, alpha;
   int64_t j;
   for (j = 0; j < np; j += 8) {
@@ -140,10 +139,8 @@ DK_CPU_AVX2 static void dk__cpu_fa_softmax_avx2(float *p, int64_t lr, int64_t np
     _mm256_storeu_ps(p + j, x);
     mv = _mm256_max_ps(x, mv);   /* a NaN score is skipped here and comes through the exp */
   }
-  t = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
-  t = _mm_max_ps(t, _mm_movehl_ps(t, t));
-  t = _mm_max_ss(t, _mm_movehdup_ps(t));
-  m = _mm_cvtss_f32(t) > *mx ? _mm_cvtss_f32(t) : *mx;
+  m = dk__cpu_hmax(mv);
+  m = m > *mx ? m : *mx;
   /* the output is still zero where nothing was seen (*mx -inf) */
   alpha = *mx == -INFINITY || *mx == m ? 1.0f : _mm256_cvtss_f32(dk__cpu_exp8(_mm256_set1_ps(*mx - m)));
   if (alpha != 1.0f)
@@ -157,10 +154,7 @@ DK_CPU_AVX2 static void dk__cpu_fa_softmax_avx2(float *p, int64_t lr, int64_t np
     _mm256_storeu_ps(p + j, e);
     sv = _mm256_add_ps(sv, e);
   }
-  t = _mm_add_ps(_mm256_castps256_ps128(sv), _mm256_extractf128_ps(sv, 1));
-  t = _mm_add_ps(t, _mm_movehl_ps(t, t));
-  t = _mm_add_ss(t, _mm_movehdup_ps(t));
-  *l = *l * alpha + _mm_cvtss_f32(t);
+  *l = *l * alpha + dk__cpu_hsum(sv);
   *mx = m;
 }
 
@@ -168,6 +162,7 @@ DK_CPU_AVX2 static void dk__cpu_fa_softmax_avx2(float *p, int64_t lr, int64_t np
 /* (maskz forms with every lane: g++ 12's plain ones read an undefined
  * vector, which its -Werror C++ build refuses) */
 #define DK__FA_ALL ((__mmask16)0xffff)
+#define DK__FA_HALF(v, i) _mm512_maskz_extractf32x8_ps((__mmask8)0xff, v, i)   /* ymm half i of zmm v */
 DK_CPU_AVX512_INLINE __m512 dk__cpu_exp16(__m512 x) {   /* dk__cpu_exp8's polynomial */
   const __m512 l2e = _mm512_set1_ps(1.44269504088896341f), c1 = _mm512_set1_ps(0.693359375f),
                c2 = _mm512_set1_ps(-2.12194440e-4f);
@@ -192,7 +187,7 @@ DK_CPU_AVX512 static void dk__cpu_fa_softmax_avx512(float *p, int64_t lr, int64_
                                                     int64_t Dv) {
   const __m512 ninf = _mm512_set1_ps(-INFINITY), lo = _mm512_set1_ps(-87.0f);
   __m512 mv = ninf, sv = _mm512_setzero_ps(), sh;
-  float m, alpha, bm;
+  float m, alpha;
   int64_t j;
   for (j = 0; j < np; j += 16) {
     const __mmask16 in = (__mmask16)(np - j >= 16 ? 0xffff : 0xff);   /* np is a multiple of 8 */
@@ -201,13 +196,8 @@ DK_CPU_AVX512 static void dk__cpu_fa_softmax_avx512(float *p, int64_t lr, int64_
     _mm512_mask_storeu_ps(p + j, in, x);
     mv = _mm512_maskz_max_ps(DK__FA_ALL, x, mv);   /* a NaN score is skipped here and comes through the exp */
   }
-  {
-    __m256 h = _mm256_max_ps(_mm512_maskz_extractf32x8_ps((__mmask8)0xff, mv, 0), _mm512_maskz_extractf32x8_ps((__mmask8)0xff, mv, 1));
-    __m128 t = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    t = _mm_max_ps(t, _mm_movehl_ps(t, t));
-    bm = _mm_cvtss_f32(_mm_max_ss(t, _mm_movehdup_ps(t)));
-  }
-  m = bm > *mx ? bm : *mx;
+  m = dk__cpu_hmax(_mm256_max_ps(DK__FA_HALF(mv, 0), DK__FA_HALF(mv, 1)));
+  m = m > *mx ? m : *mx;
   alpha = *mx == -INFINITY || *mx == m ? 1.0f : _mm_cvtss_f32(_mm512_maskz_extractf32x4_ps((__mmask8)0xf, dk__cpu_exp16(_mm512_set1_ps(*mx - m)), 0));
   if (alpha != 1.0f)   /* Dv is a multiple of 8 */
     for (j = 0; j < Dv; j += 16) {
@@ -224,15 +214,11 @@ DK_CPU_AVX512 static void dk__cpu_fa_softmax_avx512(float *p, int64_t lr, int64_
     _mm512_mask_storeu_ps(p + j, in, e);
     sv = _mm512_add_ps(sv, e);
   }
-  {
-    __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps((__mmask8)0xff, sv, 0), _mm512_maskz_extractf32x8_ps((__mmask8)0xff, sv, 1));
-    __m128 t = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    t = _mm_add_ps(t, _mm_movehl_ps(t, t));
-    *l = *l * alpha + _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
-  }
+  *l = *l * alpha + dk__cpu_hsum(_mm256_add_ps(DK__FA_HALF(sv, 0), DK__FA_HALF(sv, 1)));
   *mx = m;
 }
 #undef DK__FA_ALL
+#undef DK__FA_HALF
 
 #endif
 
