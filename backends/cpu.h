@@ -1078,8 +1078,8 @@ DK_CPU_AVX2 static void dk__cpu_wsum_avx2(float *ob, int64_t nh, int64_t Dv, con
  * libm's expf/tanhf one value at a time were a tenth of a Gemma 3 prompt.
  * exp: x = n ln2 + r (|r| <= ln2 / 2, ln2 in two parts), e^r by Cephes'
  * expf polynomial (about 1 ulp), 2^n through the exponent bits; x clamped
- * to [-87, 88] so 2^n stays a normal float (the activations below only
- * divide by 1 + e^x, where the clamp changes nothing above f32's noise).
+ * to [-87, 88] so 2^n stays a normal float (the activations below divide
+ * by 1 + e^x, and take the sigmoid as 0 past the upper clamp).
  * The tanh-form GELU is rewritten exactly as x * sigmoid(2y):
  * 0.5 x (1 + tanh y) = x e^{2y} / (1 + e^{2y}). NaN inputs stay NaN. */
 #ifdef DK_CPU_X86
@@ -1123,6 +1123,10 @@ DK_CPU_AVX2 static void dk__cpu_act_avx2(dk_op op, float *x, const float *u, int
       z = _mm256_sub_ps(_mm256_setzero_ps(), v);
     }
     y = _mm256_div_ps(one, _mm256_add_ps(one, dk__cpu_exp8(z)));   /* sigmoid(-z) */
+    /* past exp8's clamp at 88 the sigmoid is 0, as 1 / (1 + expf(z)) is:
+     * x times it is then -0 for a huge negative x, not x e^-88, and NaN at
+     * -inf (what the portable class and the GPUs give) */
+    y = _mm256_andnot_ps(_mm256_cmp_ps(z, _mm256_set1_ps(88.0f), _CMP_GT_OQ), y);
     if (op != DK_OP_SIGMOID) y = _mm256_mul_ps(v, y);
     if (op == DK_OP_SWIGLU) y = _mm256_mul_ps(y, _mm256_maskload_ps(u + j, m));
     y = _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));   /* NaN in, NaN out */

@@ -729,3 +729,46 @@ done:
   free(wv); free(x); free(y);
 #endif
 }
+
+/* ---- activations at the extremes (found by fuzz/api.c, seed 1795930256) ---------
+ * silu, sigmoid, gelu (tanh form) of -inf, +inf, huge and large values,
+ * against the formulas in double: x times a vanishing sigmoid is -0, and
+ * -inf times it NaN, on every device and in every CPU kernel class (the
+ * SIMD exponential clamps its argument at 88, which left 1/(1 + e^88) in
+ * place of 0: gelu_tanh(-1e30) was -6e-9 and gelu_tanh(-inf) -inf on the CPU,
+ * NaN on Vulkan and in the portable class). */
+static double act_ref(int op, double x) {
+  if (op == 0) return x / (1.0 + exp(-x));
+  if (op == 1) return 1.0 / (1.0 + exp(-x));
+  return 0.5 * x * (1.0 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+}
+
+DKT_TEST(hardening_activations_at_the_extremes, 0) {
+  static const float in[16] = {-INFINITY, INFINITY, -1e30f, 1e30f, -1e5f, 1e5f, -100.0f, 100.0f,
+                               -20.0f, -10.0f, -3.0f, 0.0f, -0.0f, 1.5f, 45.0f, -45.0f};
+  static const char *isas[] = {NULL, "portable", "avx2", "avx512", "amx"};
+  static const char *names[3] = {"silu", "sigmoid", "gelu_tanh"};
+  int64_t n = 16;
+  float got[16];
+  dk_tensor *x = NULL, *o = NULL;
+  int c, op, i;
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, &n, "x", &x));
+  DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 1, &n, "o", &o));
+  DKT_OK(t, dk_tensor_upload(x, in, sizeof in));
+  for (c = 0; c < (t->dev.backend == DK_CPU ? 5 : 1); c++) {
+    if (c && dk_cpu_set_isa(isas[c]) != DK_OK) continue;   /* not on this CPU */
+    for (op = 0; op < 3; op++) {
+      DKT_OK(t, op == 0 ? dk_silu(o, x) : op == 1 ? dk_sigmoid(o, x) : dk_gelu_tanh(o, x));
+      DKT_OK(t, dk_tensor_download(o, got, sizeof got));
+      for (i = 0; i < 16; i++) {
+        const double want = act_ref(op, in[i]);
+        const int ok = isnan(want) ? isnan(got[i]) : isinf(want) ? got[i] == want
+                                                   : fabs(got[i] - want) <= 1e-4 * fabs(want) + 1e-30;
+        DKT_CHECK(t, ok, "%s(%g) = %g, want %g (%s)", names[op], in[i], got[i], want, c ? isas[c] : "default class");
+      }
+    }
+  }
+  if (t->dev.backend == DK_CPU) dk_cpu_set_isa(NULL);
+  dk_tensor_free(x);
+  dk_tensor_free(o);
+}
