@@ -2901,6 +2901,7 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
 typedef struct {
   const dk_call *c;
   int64_t C, CS;      /* chunks per token, positions per chunk */
+  int64_t SB;         /* positions per block within a chunk (cache rows converted at once) */
   float *part;        /* [T][C][Hq][Dv + 2]: output, max, sum */
 } dk__cpu_attn_split;
 
@@ -2909,8 +2910,9 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
   const dk_call *c = e->c;
   const dk_tensor *q = c->t[1], *k = c->t[2], *v = c->t[3];
   int64_t Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Hkv = k->shape[1], Dv = v->shape[2];
-  int64_t grp = Hq / Hkv, CS = e->CS, r, s, h, j;
-  float *qb = dk__cpu_scratch(0, (size_t)(Hq * D)), *rb = dk__cpu_scratch(1, (size_t)(Hkv * (D > Dv ? D : Dv)));
+  int64_t grp = Hq / Hkv, CS = e->CS, SB = e->SB, r, s, a, b, h, j;
+  int kf32 = k->dtype == DK_F32, vf32 = v->dtype == DK_F32;
+  float *qb = dk__cpu_scratch(0, (size_t)(Hq * D)), *rb = dk__cpu_scratch(1, (size_t)(SB * Hkv * (D > Dv ? D : Dv)));
   float *sc = dk__cpu_scratch(2, (size_t)(Hq * CS)), *ob = dk__cpu_scratch(3, (size_t)(Hq * Dv));
   const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !rb || !sc || !ob) return;   /* dk__cpu_run_op reports it */
@@ -2920,20 +2922,26 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
     s1 = s0 + CS < lim ? s0 + CS : lim;
     for (j = 0; j < Hq * Dv; j++) ob[j] = 0.0f;
     if (s0 < s1) dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
-    if (s0 < s1 && k->dtype == DK_F32 && D <= DK_CPU_ATTN_SMALL_D) {
-      for (h = 0; h < Hkv; h++)
-        dk__cpu_scores_small(qb + h * grp * D, grp, D, (const float *)dk__cpu_ptr(k) + h * D, Hkv * D, s0, s1, c->f[0],
-                             sc + h * grp * CS, CS);
-    } else if (s0 < s1) {
-      for (s = s0; s < s1; s++) {
-        const float *kr = (const float *)dk__cpu_ptr(k) + s * Hkv * D;
-        if (k->dtype != DK_F32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), s * Hkv * D, 1, Hkv * D, rb); kr = rb; }
+    /* positions [a, b) of the chunk at a time: an f16/bf16 cache is
+     * converted a block of SB rows at once (one vector pass, the block
+     * staying in L2), an f32 one read in place; the same kernels after */
+    for (a = s0; a < s1; a = b) {
+      const float *kr = (const float *)dk__cpu_ptr(k) + a * Hkv * D;
+      b = a + SB < s1 ? a + SB : s1;
+      if (!kf32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), a * Hkv * D, 1, (b - a) * Hkv * D, rb); kr = rb; }
+      if (D <= DK_CPU_ATTN_SMALL_D) {
+        for (h = 0; h < Hkv; h++)
+          dk__cpu_scores_small(qb + h * grp * D, grp, D, kr + h * D, Hkv * D, 0, b - a, c->f[0],
+                               sc + h * grp * CS + a - s0, CS);
+        continue;
+      }
+      for (s = 0; s < b - a; s++) {
         float d[64];
         int nq, i;
         for (h = 0; h < Hq; h += nq) {
           nq = (int)(grp - h % grp < 64 ? grp - h % grp : 64);   /* within one KV head's group */
-          dk__cpu_dots(qb + h * D, D, nq, kr + h / grp * D, D, d);
-          for (i = 0; i < nq; i++) sc[(h + i) * CS + s - s0] = d[i] * c->f[0];
+          dk__cpu_dots(qb + h * D, D, nq, kr + s * Hkv * D + h / grp * D, D, d);
+          for (i = 0; i < nq; i++) sc[(h + i) * CS + a - s0 + s] = d[i] * c->f[0];
         }
       }
     }
@@ -2941,28 +2949,35 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
       float *ph = pt + h * (Dv + 2);
       ph[Dv + 1] = (float)dk__cpu_exp_shift(sc + h * CS, s1 - s0, &ph[Dv]);
     }
-    if (v->dtype == DK_F32 && wsum)
-      for (h = 0; h < Hkv; h++)
-        wsum(ob + h * grp * Dv, grp, Dv, (const float *)dk__cpu_ptr(v) + h * Dv, Hkv * Dv, s0, s1, sc + h * grp * CS, CS);
-    else
-      for (s = s0; s < s1; s++) {
-        const float *vr = (const float *)dk__cpu_ptr(v) + s * Hkv * Dv;
-        if (v->dtype != DK_F32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), s * Hkv * Dv, 1, Hkv * Dv, rb); vr = rb; }
-        for (h = 0; h < Hq; h++) dk__cpu_axpy(ob + h * Dv, sc[h * CS + s - s0], vr + h / grp * Dv, Dv);
-      }
+    for (a = s0; a < s1; a = b) {
+      const float *vr = (const float *)dk__cpu_ptr(v) + a * Hkv * Dv;
+      b = a + SB < s1 ? a + SB : s1;
+      if (!vf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), a * Hkv * Dv, 1, (b - a) * Hkv * Dv, rb); vr = rb; }
+      if (wsum)
+        for (h = 0; h < Hkv; h++)
+          wsum(ob + h * grp * Dv, grp, Dv, vr + h * Dv, Hkv * Dv, 0, b - a, sc + h * grp * CS + a - s0, CS);
+      else
+        for (s = 0; s < b - a; s++)
+          for (h = 0; h < Hq; h++) dk__cpu_axpy(ob + h * Dv, sc[h * CS + a - s0 + s], vr + s * Hkv * Dv + h / grp * Dv, Dv);
+    }
     for (h = 0; h < Hq; h++) memcpy(pt + h * (Dv + 2), ob + h * Dv, (size_t)Dv * sizeof(float));
   }
 }
 
 static dk_status dk__cpu_attention_split(const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
-  int64_t T = q->shape[0], Hq = q->shape[1], S = k->shape[0], Dv = v->shape[2], t, h, ch, j;
+  int64_t T = q->shape[0], Hq = q->shape[1], S = k->shape[0], Dv = v->shape[2], D = q->shape[2], t, h, ch, j;
   int64_t want = (int64_t)(dk__cpu_pool.nthreads > 1 ? dk__cpu_pool.nthreads : 1) * 4;   /* chunks per token */
   dk__cpu_attn_split e;
   float *out;
   e.c = c;
   e.CS = (S + want - 1) / want < 64 ? 64 : (S + want - 1) / want;
   e.C = (S + e.CS - 1) / e.CS;
+  /* 16K floats (64 KB) of cache rows a block: they stay in L2 between
+   * the conversion and the kernels */
+  e.SB = k->shape[1] * (D > Dv ? D : Dv);   /* empty heads pass through */
+  e.SB = e.SB > 0 ? 16384 / e.SB : e.CS;
+  e.SB = e.SB < 8 ? 8 : e.SB > e.CS ? e.CS : e.SB;
   /* per-thread scratch, not malloc: this runs once per layer per token */
   e.part = dk__cpu_scratch(4, (size_t)(T * e.C * Hq * (Dv + 2)));
   out = dk__cpu_scratch(5, (size_t)(Hq * Dv));

@@ -3020,17 +3020,19 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   uint32_t gx, gy, spec[DK_VK_SPEC];
   int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], S = k->shape[0], Dv = v->shape[2];
   int64_t rows = T * Hq, dmax = D > Dv ? D : Dv, grp = k->shape[1] ? Hq / k->shape[1] : 1, hg, piece, t0;
-  int lanes_d;
+  int lanes_d, kvw;
   VkDeviceSize per_token, cap;
   dk_status s;
   if (rows == 0 || Dv == 0) return DK_OK;
   if (dmax > DK_VK_ATT_QMAX)
     return dk__error(DK_ERR_UNSUPPORTED, "dk_attention on %s: head dims %lld/%lld; the Vulkan kernel takes up to %d",
                      dk_device_name(c->dev), (long long)D, (long long)Dv, DK_VK_ATT_QMAX);
-  /* attention_rows on CPU devices (attention.comp): f32 k and v as texels,
-   * D = Dv in whole texels a lane, at most 16 a lane and 64 for its heads */
-  lanes_d = d->tex && d->one_sg && k->dtype == DK_F32 && v->dtype == DK_F32 && D == Dv && D % (4 * d->wg_rows) == 0 &&
-            D / (4 * d->wg_rows) <= 16;
+  /* attention_rows on CPU devices (attention.comp): f32 or f16 k and v
+   * (both the same) as texels, D = Dv in whole texels a lane, at most 16
+   * vec4s a lane and 64 for its heads */
+  kvw = k->dtype == DK_F32 ? 4 : 8;   /* values a texel */
+  lanes_d = d->tex && d->one_sg && (k->dtype == DK_F32 || k->dtype == DK_F16) && v->dtype == k->dtype && D == Dv &&
+            D % (kvw * d->wg_rows) == 0 && D / (4 * d->wg_rows) <= 16;
 retry:
   part = NULL;
   /* the query heads of one kv head that a workgroup serves: a divisor of the
@@ -3080,7 +3082,7 @@ retry:
     }
     spec[3] = part != NULL;
     spec[4] = c->t[4] != NULL;
-    if (lanes_d && (pc.k_off % 4 || pc.v_off % 4 || !dk_vk_texels(d, &args, 2, 0) || !dk_vk_texels(d, &args, 3, 1))) {
+    if (lanes_d && (pc.k_off % kvw || pc.v_off % kvw || !dk_vk_texels(d, &args, 2, 0) || !dk_vk_texels(d, &args, 3, 1))) {
       /* k or v off the texel grid, or no view of them: the general kernel
        * (nothing recorded yet: the first piece decides) */
       lanes_d = 0;

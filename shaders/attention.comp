@@ -22,7 +22,7 @@
  * records' memory by taking the tokens in pieces).
  *
  * attention_rows (CPU devices, DK_ROWS_D): the same rows, splits and
- * records, for f32 k and v with D = Dv a constant: see there.
+ * records, for f32 or f16 k and v with D = Dv a constant: see there.
  *
  * POSB = 1 (dk_attention_pos): token t sees keys s <= positions[t] (i32,
  * binding 4) instead of s <= t + off, so one recording serves every
@@ -111,10 +111,19 @@ void main() {
  * texels of each key's and value's row (bindings 5 and 6: texel views of k
  * and v), and subgroupAdd sums a score. Keys one at a time, an online
  * softmax per head, no shared memory and no barriers. */
-layout(constant_id = 5) const uint DC = 4u;    /* D = Dv, a multiple of 4 WGS */
+layout(constant_id = 5) const uint DC = 4u;    /* D = Dv, a multiple of 4 WGS (f16: 8 WGS) */
 layout(set = 0, binding = 5) uniform usamplerBuffer KTX;
 layout(set = 0, binding = 6) uniform usamplerBuffer VTX;
-const uint NT = DC / (4u * WGS);                /* texels of a row a lane: <= 16 (the host checks) */
+const uint NT = DC / (4u * WGS);                /* vec4s of a row a lane: <= 16 (the host checks) */
+/* An f16 cache (llama.cpp's default and the runner's) in the same shape:
+ * a texel holds 8 values, so lane l's vec4 i is half i & 1 of its texel
+ * i >> 1 (texels l, l + WGS, ...); f32: vec4 i is texel i. */
+const uint HF = DTK == DT_F16 ? 2u : 1u;
+uint unit_dim(uint i, uint l) { return HF == 1u ? 4u * (i * WGS + l) : 8u * ((i >> 1) * WGS + l) + 4u * (i & 1u); }
+vec4 unit_of(uvec4 x, uint i) {
+  if (HF == 1u) return uintBitsToFloat(x);
+  return (i & 1u) == 0u ? vec4(unpackHalf2x16(x.x), unpackHalf2x16(x.y)) : vec4(unpackHalf2x16(x.z), unpackHalf2x16(x.w));
+}
 
 void main() {
   uint l = gl_LocalInvocationID.x, per_t = p.Hq / HG;
@@ -129,18 +138,18 @@ void main() {
       m[h] = -1.0 / 0.0; ls[h] = 0.0;
       [[unroll]] for (uint j = 0u; j < 16u; j++) {
         if (j >= NT) break;
-        uint qb = p.q_off + (t * p.Hq + h0 + h) * DC + 4u * (j * WGS + l);
+        uint qb = p.q_off + (t * p.Hq + h0 + h) * DC + unit_dim(j, l);
         qr[h * NT + j] = vec4(Q_ld(DTQ, qb), Q_ld(DTQ, qb + 1u), Q_ld(DTQ, qb + 2u), Q_ld(DTQ, qb + 3u));
         ac[h * NT + j] = vec4(0.0);
       }
     }
     for (uint s = beg; s < lim; s++) {
-      uint kt = (p.k_off + (s * p.Hkv + g) * DC) / 4u + l, vt = (p.v_off + (s * p.Hkv + g) * DC) / 4u + l;
+      uint kt = (p.k_off + (s * p.Hkv + g) * DC) / (4u * HF) + l, vt = (p.v_off + (s * p.Hkv + g) * DC) / (4u * HF) + l;
       vec4 kv[16];
       float pr[HMAX], al[HMAX];
       [[unroll]] for (uint j = 0u; j < 16u; j++) {
         if (j >= NT) break;
-        kv[j] = uintBitsToFloat(texelFetch(KTX, int(kt + j * WGS)));
+        kv[j] = unit_of(texelFetch(KTX, int(kt + j / HF * WGS)), j);
       }
       [[unroll]] for (uint h = 0u; h < HMAX; h++) {
         if (h >= HG) break;
@@ -157,7 +166,7 @@ void main() {
       }
       [[unroll]] for (uint j = 0u; j < 16u; j++) {
         if (j >= NT) break;
-        vec4 vv = uintBitsToFloat(texelFetch(VTX, int(vt + j * WGS)));
+        vec4 vv = unit_of(texelFetch(VTX, int(vt + j / HF * WGS)), j);
         [[unroll]] for (uint h = 0u; h < HMAX; h++) {
           if (h >= HG) break;
           ac[h * NT + j] = ac[h * NT + j] * al[h] + pr[h] * vv;
@@ -168,7 +177,7 @@ void main() {
       if (h >= HG) break;
       [[unroll]] for (uint j = 0u; j < 16u; j++) {
         if (j >= NT) break;
-        uint dim = 4u * (j * WGS + l);
+        uint dim = unit_dim(j, l);
         vec4 a = ac[h * NT + j];
         if (PART == 0u) {
           uint ob = p.o_off + (t * p.Hq + h0 + h) * DC + dim;
