@@ -151,7 +151,8 @@ typedef struct {
   int n_split;
   int allow_same_gpu;      /* allow two parts on one physical GPU seen through two backends */
   int n_ctx;               /* KV cache length; 0: the file's context length */
-  int kv_f16;              /* keep the KV cache in f16 */
+  int kv_f32;              /* keep the KV cache in f32; by default it is f16, as llama.cpp's: half
+                              the memory, and decode over a long context reads half the bytes */
   int fast_logits;         /* let the classifier round its input for speed (see dk_tensor_set_precise) */
 } dk_llm_options;
 
@@ -834,6 +835,7 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
   dk_device *ldev;
   int l, kvd;
   dk_status s;
+  const dk_dtype kv_dt = o && o->kv_f32 ? DK_F32 : DK_F16;
   uint64_t *wb = &m->weight_bytes;
   dk_device first, last;
   if ((s = dk_llm_read_config(f, c)) || (s = dk_llm_check_config(dk_file_name(f), c)) || (s = dk_llm_rope_setup(f, m)))
@@ -885,9 +887,20 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
     L->swa = c->arch->swa_pattern > 0 && c->swa_window > 0 && (l + 1) % c->arch->swa_pattern != 0;
     kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
     snprintf(nm, sizeof nm, "blk.%d.k_cache", l);
-    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->k_cache))) return s;
-    snprintf(nm, sizeof nm, "blk.%d.v_cache", l);
-    if ((s = dk_tensor_new(L->dev, o && o->kv_f16 ? DK_F16 : DK_F32, 3, kv_shape, nm, &L->v_cache))) return s;
+    if (!(s = dk_tensor_new(L->dev, kv_dt, 3, kv_shape, nm, &L->k_cache))) {
+      snprintf(nm, sizeof nm, "blk.%d.v_cache", l);
+      s = dk_tensor_new(L->dev, kv_dt, 3, kv_shape, nm, &L->v_cache);
+    }
+    /* the context is the usual culprit (a file's own is often 32K-128K
+     * positions): say so, and what one layer's cache costs */
+    if (s == DK_ERR_OUT_OF_MEMORY) {
+      char was[1024];
+      snprintf(was, sizeof was, "%.1000s", dk_last_error());
+      return dk_set_error(s, "%s; the KV cache of a context of %d positions takes %.1f MiB a layer in %s on %s: load "
+                          "with a shorter context (dk_llm_options.n_ctx, llama -c)", was, m->n_ctx,
+                          2.0 * m->n_ctx * kvd * (double)dk_dtype_block_bytes(kv_dt) / 1048576.0, dk_dtype_name(kv_dt), dk_device_name(L->dev));
+    }
+    if (s) return s;
   }
   first = ldev[0];
   last = ldev[c->n_layers - 1];

@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,6 +79,43 @@ char *dkt_reinit_env(dkt *t, const char *name, const char *value) {
     dkt_fail_at(t, __FILE__, __LINE__, "dk_init with %s=%s -> %s:\n%s", name, value ? value : "(unset)", dk_status_name(s),
                 dk_last_error());
   return was;
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define DKT_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DKT_SANITIZED 1
+#endif
+
+static struct rlimit dkt_as_was;
+static int dkt_as_on;
+
+int dkt_squeeze(dkt *t, size_t extra) {
+#ifdef DKT_SANITIZED
+  (void)extra;
+  dkt_skip(t, "the sanitizers reserve terabytes of address space; RLIMIT_AS cannot squeeze a process that runs them");
+  return 0;
+#else
+  struct rlimit cap;
+  long pages = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+  if (f) fclose(f);
+  if (pages <= 0 || getrlimit(RLIMIT_AS, &dkt_as_was) != 0) { dkt_skip(t, "no /proc/self/statm or RLIMIT_AS here"); return 0; }
+  cap = dkt_as_was;
+  cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)extra;
+  if (setrlimit(RLIMIT_AS, &cap) != 0) { dkt_skip(t, "setrlimit(RLIMIT_AS) refused"); return 0; }
+  dkt_as_on = 1;
+  return 1;
+#endif
+}
+
+void dkt_unsqueeze(void) {
+  if (dkt_as_on) setrlimit(RLIMIT_AS, &dkt_as_was);
+  dkt_as_on = 0;
 }
 
 void dkt_note(dkt *t, const char *fmt, ...) {

@@ -55,6 +55,13 @@ void dkt_note(dkt *t, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * device opens; returns the previous value (malloc'd, or NULL) to restore
  * with the same call: free(dkt_reinit_env(t, name, was)); free(was); */
 char *dkt_reinit_env(dkt *t, const char *name, const char *value);
+/* Out of host memory on purpose: dkt_squeeze(extra) limits the address
+ * space (RLIMIT_AS) to what the process holds plus `extra` bytes and
+ * returns 1, or skips the test and returns 0 where it cannot (no
+ * /proc/self/statm or setrlimit; under ASan/TSan, which reserve terabytes);
+ * dkt_unsqueeze() lifts it. */
+int dkt_squeeze(dkt *t, size_t extra);
+void dkt_unsqueeze(void);
 double dkt_now(void);   /* seconds, monotonic */
 
 #define DKT_CHECK(t, cond, ...)                                                \

@@ -1266,6 +1266,35 @@ DKT_TEST(models_bad_input_api, DKT_ONCE) {
   dk_llm_free(m);
 }
 
+/* A context that does not fit (a file's own can be 32K-128K positions):
+ * the load fails with out-of-memory naming the KV cache, what a layer's
+ * cache takes and the fix, leaks nothing, and a load that fits works after.
+ * On the CPU, an address-space limit makes stories260K's cache of 2^24
+ * positions (1 GiB a tensor in f16) fail for certain. */
+DKT_TEST(models_kv_cache_out_of_memory, 0) {
+  char dev[32];
+  dk_llm_model *m = NULL;
+  dk_llm_options o;
+  dk_status s;
+  NEED_MODELS(t, dir);
+  if (t->dev.backend != DK_CPU) { dkt_skip(t, "host memory can be squeezed on purpose; device memory cannot"); return; }
+  snprintf(dev, sizeof dev, "%s", dk_device_name(t->dev));
+  memset(&o, 0, sizeof o);
+  o.devices = dev;
+  o.n_ctx = 1 << 24;
+  if (!dkt_squeeze(t, (size_t)64 << 20)) return;
+  s = dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m);
+  dkt_unsqueeze();
+  DKT_CHECK(t, s == DK_ERR_OUT_OF_MEMORY && !m, "a context of 2^24 under 64 MB: %s, %s", dk_status_name(s), dk_last_error());
+  DKT_MSG_HAS(t, "_cache'");
+  DKT_MSG_HAS(t, "16777216 positions");
+  DKT_MSG_HAS(t, "MiB a layer in f16");
+  DKT_MSG_HAS(t, "shorter context");
+  o.n_ctx = 256;
+  DKT_OK(t, dk_llm_load(path_in(dir, "stories260K.gguf"), &o, &m));
+  dk_llm_free(m);
+}
+
 /* The command line: each mistake is one line on stderr naming what is wrong,
  * and a non-zero exit. Runs build/llama from beside the test binary. */
 DKT_TEST(models_bad_input_cli, DKT_ONCE) {
