@@ -451,6 +451,12 @@ DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1
  *   q and the probabilities rounded to f16, scores and sums in f32. */
 DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
                                   const dk_tensor *v, float scale, int causal_offset);
+/* dk_attention with a sliding window (Gemma 2/3, Mistral): query t sees the
+ * last `window` (>= 1) of the keys dk_attention would give it, keys
+ * lim - window <= s < lim with lim = min(t + causal_offset + 1, S) (S with
+ * a negative offset). One call serves a prompt longer than the window. */
+DEVKIT_API dk_status dk_attention_window(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
+                                         const dk_tensor *v, float scale, int causal_offset, int window);
 /* dk_attention where query t sees keys s <= positions[t] (positions i32 [T],
  * on the device; a negative one sees none and gives zeros, one past the
  * cache sees all of it): over a whole KV cache, one call (and one recorded
@@ -659,7 +665,7 @@ typedef enum {
   /* issue 10: a decode step's fusions */
   DK_OP_RMSNORM_LINEAR, DK_OP_SWIGLU_LINEAR,
   /* a decode step whose position lives on the device (dk_graph) */
-  DK_OP_INDEX_COPY, DK_OP_ATTENTION_POS,
+  DK_OP_INDEX_COPY, DK_OP_ATTENTION_POS, DK_OP_ATTENTION_WINDOW,
   DK_OP_COUNT
 } dk_op;
 
@@ -680,7 +686,9 @@ typedef enum {
  *   rmsnorm_linear: t[] = out, x, norm_w, w, bias; f[0]=eps; i[0..2] as
  *   linear. swiglu_linear: t[] = out, gate, up, w, bias; i[0..2] as linear
  *   (K = gate's last dim). index_copy: t[] = dst, src, ids; i[0]=axis
- *   (0..). attention_pos: t[] = out, q, k, v, positions; f[0]=scale. */
+ *   (0..). attention_pos: t[] = out, q, k, v, positions; f[0]=scale.
+ *   attention (and attention_window): f[0]=scale, i[0]=causal offset
+ *   (negative: none), i[1]=window (0 but for attention_window). */
 typedef struct dk_call {
   dk_op op;
   dk_device dev;
@@ -2009,6 +2017,7 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_swiglu_linear", 1, 4, {"out", "gate", "up", "w", "bias", NULL}, 1u << 4, 1, 3, 0, 0},
   {"dk_index_copy", 1, 2, {"dst", "src", "ids", NULL, NULL, NULL}, 0, 0, -1, 0, 0},
   {"dk_attention_pos", 1, 4, {"out", "q", "k", "v", "positions", NULL}, 0, 1, 2, 0, 0},
+  {"dk_attention_window", 1, 3, {"out", "q", "k", "v", NULL, NULL}, 0, 1, 2, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2669,6 +2678,14 @@ static dk_status dk__check_index_copy(dk_call *c) {
   return DK_OK;
 }
 
+/* dk_attention's shapes and a window of at least one key */
+static dk_status dk__check_attention_window(dk_call *c) {
+  if (c->i[1] < 1)
+    return dk__op_error(c, DK_ERR_INVALID, "dk_attention takes every key the causal offset allows",
+                        "window %lld: a query must see at least its own key (window >= 1)", (long long)c->i[1]);
+  return dk__check_attention(c);
+}
+
 /* dk_attention's shapes, and positions i32 [T] in place of the offset */
 static dk_status dk__check_attention_pos(dk_call *c) {
   dk_status s;
@@ -2711,7 +2728,7 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
   dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
   dk__check_cumsum, dk__check_topk, dk__check_index_select, dk__check_rmsnorm_linear, dk__check_swiglu_linear,
-  dk__check_index_copy, dk__check_attention_pos,
+  dk__check_index_copy, dk__check_attention_pos, dk__check_attention_window,
 };
 
 /* The one entry point of every op. */
@@ -2788,7 +2805,7 @@ static int dk__prof_row_of(const dk_call *c) {
     dk__shape_str(c->t[i], sh, sizeof sh);
     /* attention's k and v are the cache up to the current position: keyed
      * by that length, a decode would make a row per token */
-    if (c->op == DK_OP_ATTENTION && (!strcmp(oi->roles[i], "k") || !strcmp(oi->roles[i], "v")) && c->t[i]->ndim > 1) {
+    if ((c->op == DK_OP_ATTENTION || c->op == DK_OP_ATTENTION_WINDOW) && (!strcmp(oi->roles[i], "k") || !strcmp(oi->roles[i], "v")) && c->t[i]->ndim > 1) {
       char *comma = strchr(sh, ',');
       if (comma) memmove(sh + 2, comma, strlen(comma) + 1), sh[1] = '*';
     }
@@ -3351,6 +3368,14 @@ DEVKIT_API dk_status dk_attention(dk_tensor *o, const dk_tensor *q, const dk_ten
   dk__call_init(&c, DK_OP_ATTENTION);
   c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v);
   c.f[0] = scale; c.i[0] = causal_offset;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_attention_window(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                         float scale, int causal_offset, int window) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_ATTENTION_WINDOW);
+  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v);
+  c.f[0] = scale; c.i[0] = causal_offset; c.i[1] = window;
   return dk__dispatch(&c);
 }
 

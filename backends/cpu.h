@@ -2842,6 +2842,8 @@ static int64_t dk__cpu_att_lim(const dk_call *c, int64_t t, int64_t S) {
   if (c->i[0] >= 0) return t + c->i[0] + 1 < S ? t + c->i[0] + 1 : S;
   return S;
 }
+/* and from key beg(lim) on: dk_attention_window's last i[1] keys, else 0 */
+static int64_t dk__cpu_att_beg(const dk_call *c, int64_t lim) { return c->i[1] > 0 && lim > c->i[1] ? lim - c->i[1] : 0; }
 
 /* One task per (token, KV head): each K and V row is read (and converted)
  * once for all the query heads that share it. */
@@ -2860,12 +2862,13 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
   const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !kb || !sc || !ob) return;
   for (r = r0; r < r1; r++) {
-    int64_t t = r / Hkv, g = r % Hkv, lim = dk__cpu_att_lim(c, t, S);
+    int64_t t = r / Hkv, g = r % Hkv, lim = dk__cpu_att_lim(c, t, S), beg = dk__cpu_att_beg(c, lim);
     dk__cpu_load(q->dtype, dk__cpu_ptr(q), (t * Hq + g * grp) * D, 1, grp * D, qb);
+    /* scores of keys [beg, lim) at sc[h * S + s]: sc + beg holds them from 0 */
     if (kf32 && D <= DK_CPU_ATTN_SMALL_D)
-      dk__cpu_scores_small(qb, grp, D, kp + g * D, Hkv * D, 0, lim, c->f[0], sc, S);
+      dk__cpu_scores_small(qb, grp, D, kp + g * D, Hkv * D, beg, lim, c->f[0], sc + beg, S);
     else
-      for (s = 0; s < lim; s++) {
+      for (s = beg; s < lim; s++) {
         const float *kr = kp + (s * Hkv + g) * D;
         if (!kf32) { dk__cpu_load(k->dtype, dk__cpu_ptr(k), (s * Hkv + g) * D, 1, D, kb); kr = kb; }
         for (h = 0; h < grp; h += 64) {   /* the group's queries against one read of the key row */
@@ -2876,12 +2879,12 @@ static void dk__cpu_attention_task(void *ctx, int64_t r0, int64_t r1) {
         }
       }
     /* the numerators weigh V; their sum divides the Dv outputs, not the S weights */
-    for (h = 0; h < grp; h++) zs[h] = (float)dk__cpu_exp_shift(sc + h * S, lim, NULL);
+    for (h = 0; h < grp; h++) zs[h] = (float)dk__cpu_exp_shift(sc + h * S + beg, lim - beg, NULL);
     for (j = 0; j < grp * Dv; j++) ob[j] = 0.0f;
     if (kf32 && wsum)
-      wsum(ob, grp, Dv, vp + g * Dv, Hkv * Dv, 0, lim, sc, S);
+      wsum(ob, grp, Dv, vp + g * Dv, Hkv * Dv, beg, lim, sc + beg, S);
     else
-      for (s = 0; s < lim; s++) {
+      for (s = beg; s < lim; s++) {
         const float *vr = vp + (s * Hkv + g) * Dv;
         if (!kf32) { dk__cpu_load(v->dtype, dk__cpu_ptr(v), (s * Hkv + g) * Dv, 1, Dv, kb); vr = kb; }
         for (h = 0; h < grp; h++) dk__cpu_axpy(ob + h * Dv, sc[h * S + s], vr, Dv);
@@ -2917,9 +2920,10 @@ static void dk__cpu_attention_split_task(void *ctx, int64_t r0, int64_t r1) {
   const dk__cpu_wsum_fn wsum = dk__cpu_wsum_for(Dv);
   if (!qb || !rb || !sc || !ob) return;   /* dk__cpu_run_op reports it */
   for (r = r0; r < r1; r++) {
-    int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = dk__cpu_att_lim(c, t, S), s1;
+    int64_t t = r / e->C, s0 = (r % e->C) * CS, lim = dk__cpu_att_lim(c, t, S), s1, beg = dk__cpu_att_beg(c, lim);
     float *pt = e->part + r * Hq * (Dv + 2);
     s1 = s0 + CS < lim ? s0 + CS : lim;
+    s0 = s0 > beg ? s0 : beg;   /* the chunk's keys in the window; none when s0 >= s1 */
     for (j = 0; j < Hq * Dv; j++) ob[j] = 0.0f;
     if (s0 < s1) dk__cpu_load(q->dtype, dk__cpu_ptr(q), t * Hq * D, 1, Hq * D, qb);
     /* positions [a, b) of the chunk at a time: an f16/bf16 cache is
@@ -3348,7 +3352,7 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_COPY] = dk__cpu_copy_op;
   b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
   b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
-  b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = dk__cpu_attention;
+  b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = b->ops[DK_OP_ATTENTION_WINDOW] = dk__cpu_attention;
   b->ops[DK_OP_INDEX_COPY] = dk__cpu_gather;
   for (op = DK_OP_REDUCE_SUM; op <= DK_OP_ARGMIN_AXIS; op++) b->ops[op] = dk__cpu_reduce;
   for (op = DK_OP_SQRT; op <= DK_OP_POW_SCALAR; op++) b->ops[op] = dk__cpu_unary;

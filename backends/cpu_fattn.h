@@ -21,7 +21,8 @@
  * Error: q is scaled before the product (one rounding more than scaling
  * each score); the softmax sums are in f32 per block of keys (the row
  * form's in double over the row). Keys past a query's causal limit (or
- * position) are masked to zero weight, as in the row form. */
+ * position), and before its window (dk_attention_window), are masked to
+ * zero weight, as in the row form. */
 #ifndef DK_BACKEND_CPU_FATTN_H
 #define DK_BACKEND_CPU_FATTN_H
 
@@ -33,6 +34,7 @@
 #define DK_CPU_FA_MAXD 512  /* head sizes up to this (a K row is converted on the stack) */
 
 static int64_t dk__cpu_att_lim(const dk_call *c, int64_t t, int64_t S);
+static int64_t dk__cpu_att_beg(const dk_call *c, int64_t lim);
 
 typedef struct {
   const dk_call *c;
@@ -233,16 +235,19 @@ static void dk__cpu_fa_tile(const dk__cpu_fa *f, int64_t t0, int64_t t1, int64_t
   float *qs = ws, *p = qs + DK_CPU_FA_ROWS * D, *ob = p + DK_CPU_FA_ROWS * BK;
   const float *kt = f->kt + g * D * f->ldk;
   float mx[DK_CPU_FA_ROWS], l[DK_CPU_FA_ROWS];
-  int64_t lim[DK_CPU_FA_ROWS], smax = 0, s0, t, i, j;
+  int64_t lim[DK_CPU_FA_ROWS], beg[DK_CPU_FA_ROWS], smax = 0, smin = f->S, s0, t, i, j;
   for (t = t0; t < t1; t++) {
     lim[t - t0] = dk__cpu_att_lim(c, t, f->S);
+    beg[t - t0] = dk__cpu_att_beg(c, lim[t - t0]);
     smax = lim[t - t0] > smax ? lim[t - t0] : smax;
+    smin = beg[t - t0] < smin ? beg[t - t0] : smin;
     dk__cpu_load(q->dtype, dk__cpu_ptr(q), (t * f->Hq + g * grp) * D, 1, grp * D, qs + (t - t0) * grp * D);
   }
   for (j = 0; j < R * D; j++) qs[j] *= c->f[0];
   for (i = 0; i < R; i++) { mx[i] = -INFINITY; l[i] = 0.0f; }
   memset(ob, 0, (size_t)(R * Dv) * sizeof(float));
-  for (s0 = 0; s0 < smax; s0 += BK) {
+  /* from the first block any row's window reaches (dk_attention_window) */
+  for (s0 = smin / BK * BK; s0 < smax; s0 += BK) {
     const int64_t nk = smax - s0 < BK ? smax - s0 : BK, np = (nk + 7) / 8 * 8;
     const float *vr = f->vf + s0 * f->vs + g * Dv;
     for (i = 0; i < R; i += fmr) {
@@ -253,7 +258,9 @@ static void dk__cpu_fa_tile(const dk__cpu_fa *f, int64_t t0, int64_t t1, int64_t
       }
     }
     for (i = 0; i < R; i++) {
-      const int64_t lr = lim[i / grp] - s0 < 0 ? 0 : lim[i / grp] - s0;
+      const int64_t lr = lim[i / grp] - s0 < 0 ? 0 : lim[i / grp] - s0, lb = beg[i / grp] - s0;
+      /* keys before the row's window: -inf, which the step weighs 0 */
+      for (j = 0; j < lb && j < np; j++) p[i * BK + j] = -INFINITY;
       dk__cpu_k->fasm(p + i * BK, lr < nk ? lr : nk, np, &mx[i], &l[i], ob + i * Dv, Dv);
     }
     for (i = 0; i < R; i += fmr) {

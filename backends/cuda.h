@@ -2383,6 +2383,42 @@ static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos) {
 
 static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c, 0); }
 
+/* dk_attention_window: the kernels know no lower bound yet, so each query
+ * row is a dk_attention over the keys of its window (the runner's loop
+ * before the op existed). One fused kernel is future work for a session
+ * with a GPU; rows whose windows start at 0 go together, as one call. */
+static dk_status dk__cuda_attention_window(const dk_call *c) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t T = q->shape[0], S = k->shape[0], t = 0, off = c->i[0], w = c->i[1];
+  size_t qrow = T ? dk_tensor_nbytes(q) / (size_t)T : 0, orow = T ? dk_tensor_nbytes(o) / (size_t)T : 0;
+  size_t krow = S ? dk_tensor_nbytes(k) / (size_t)S : 0, vrow = S ? dk_tensor_nbytes(v) / (size_t)S : 0;
+  dk_status s = DK_OK;
+  dk_call a = *c;
+  dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
+  a.op = DK_OP_ATTENTION;
+  a.i[1] = 0;
+  a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt;
+  /* the first rows: every key up to their limit is in the window */
+  while (t < T && (off < 0 ? S : (t + off + 1 < S ? t + off + 1 : S)) <= w) t++;
+  if (t > 0) {
+    ot.shape[0] = qt.shape[0] = t;
+    s = dk__cuda_attention(&a);
+  }
+  for (; t < T && s == DK_OK; t++) {
+    int64_t lim = off < 0 ? S : (t + off + 1 < S ? t + off + 1 : S), beg = lim - w;
+    ot = *o; qt = *q; kt = *k; vt = *v;
+    ot.shape[0] = qt.shape[0] = 1;
+    ot.offset += (size_t)t * orow;
+    qt.offset += (size_t)t * qrow;
+    kt.shape[0] = vt.shape[0] = w;
+    kt.offset += (size_t)beg * krow;
+    vt.offset += (size_t)beg * vrow;
+    a.i[0] = -1;   /* every key of the narrowed cache */
+    s = dk__cuda_attention(&a);
+  }
+  return s;
+}
+
 /* ---- issue 12: reductions over axes, softmax on an axis, math, where --------
  * kernels/reduce.cu and kernels/math.cu ran on an H100 (2026-11-25, the suite's tests of these ops passing);
  * DEVKIT_CUDA_NEWOPS=0 unregisters them (DK_ERR_UNSUPPORTED with that hint). */
@@ -2656,6 +2692,7 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   dk__cuda_ops[DK_OP_TRANSPOSE] = dk__cuda_transpose;
   dk__cuda_ops[DK_OP_ARGMAX] = dk__cuda_ops[DK_OP_SAMPLE] = dk__cuda_pick;
   dk__cuda_ops[DK_OP_ATTENTION] = dk__cuda_attention;
+  dk__cuda_ops[DK_OP_ATTENTION_WINDOW] = dk__cuda_attention_window;
   dk__cuda_ops[DK_OP_RMSNORM_LINEAR] = dk__cuda_ops[DK_OP_SWIGLU_LINEAR] = dk__cuda_fused_linear;
   {
     const char *e = getenv("DEVKIT_CUDA_NEWOPS");

@@ -2546,6 +2546,7 @@ typedef struct {
   float scale;
   int32_t off;
   uint32_t o_off, q_off, k_off, v_off, t0, nsplit, split_len, pos_off;
+  uint32_t win;   /* dk_attention_window's window; 0: none */
 } dk_vk_pc_attn;
 /* matvec*.comp; gemm_rows.comp the same with M for KC */
 typedef struct { uint32_t N, K, KC, x_off, w_off, o_off, b_off, ldx, ldo, a_off; } dk_vk_pc_mv;   /* a_off: matvec_vec's PRO operand */
@@ -3050,6 +3051,7 @@ retry:
   pc.Dv = (uint32_t)Dv;
   pc.scale = c->f[0];
   pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
+  pc.win = c->i[1] > 0 ? (c->i[1] > 0x7fffffff ? 0x7fffffff : (uint32_t)c->i[1]) : 0;
   pc.nsplit = dk_vk_att_splits(d, T * (Hq / hg), S, D, Dv, hg, lanes_d, &pc.split_len);
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)q->dtype;
@@ -3914,7 +3916,7 @@ static dk_status dk_vk_op(const dk_call *c) {
   case DK_OP_COPY: s = dk_vk_copy_op(d, c); break;
   case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
   case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c, 0); break;
-  case DK_OP_ATTENTION: case DK_OP_ATTENTION_POS: s = dk_vk_attention(d, c); break;
+  case DK_OP_ATTENTION: case DK_OP_ATTENTION_POS: case DK_OP_ATTENTION_WINDOW: s = dk_vk_attention(d, c); break;
   case DK_OP_INDEX_COPY: s = dk_vk_gather(d, c); break;
   case DK_OP_REDUCE_SUM: case DK_OP_REDUCE_MEAN: case DK_OP_REDUCE_MAX: case DK_OP_REDUCE_MIN:
   case DK_OP_ARGMAX_AXIS: case DK_OP_ARGMIN_AXIS: case DK_OP_SOFTMAX_AXIS: case DK_OP_LOG_SOFTMAX:

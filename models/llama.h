@@ -1024,35 +1024,18 @@ void dk_llm_print_device_map(const dk_llm_model *m, FILE *out) {
 /* ---- the forward pass ------------------------------------------------------- */
 
 /* attention of T queries at positions pos.. over the cache; a sliding-
- * window layer sees only keys (p - window, p] from position p */
+ * window layer sees only keys (p - window, p] from position p: one
+ * dk_attention_window over the keys from the first query's window on (one
+ * query: its window is all of them) */
 static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_acts *a, dk_tensor *q3, int pos) {
-  int T = a->T, W = L->swa ? c->swa_window : 0, t;
-  dk_tensor *k = NULL, *v = NULL, *qr = NULL, *ar = NULL;
-  dk_status s = DK_OK;
-  if (!W || pos + T <= W) {
-    /* no query reaches past its window: plain causal attention */
-    if ((s = dk_narrow(L->k_cache, 0, 0, pos + T, &k)) == DK_OK && (s = dk_narrow(L->v_cache, 0, 0, pos + T, &v)) == DK_OK)
-      s = dk_attention(a->att3, q3, k, v, c->attn_scale, pos);
-    dk_tensor_free(k); dk_tensor_free(v);
-    return s;
-  }
-  if (T == 1) {
-    if ((s = dk_narrow(L->k_cache, 0, pos + 1 - W, W, &k)) == DK_OK && (s = dk_narrow(L->v_cache, 0, pos + 1 - W, W, &v)) == DK_OK)
-      s = dk_attention(a->att3, q3, k, v, c->attn_scale, W - 1);
-    dk_tensor_free(k); dk_tensor_free(v);
-    return s;
-  }
-  /* a batch that runs past the window: each query over its own keys (the
-   * op's mask is causal only); prompts longer than the window pay this */
-  for (t = 0; t < T && s == DK_OK; t++) {
-    int p = pos + t, start = p + 1 - W > 0 ? p + 1 - W : 0;
-    if ((s = dk_narrow(L->k_cache, 0, start, p + 1 - start, &k)) == DK_OK &&
-        (s = dk_narrow(L->v_cache, 0, start, p + 1 - start, &v)) == DK_OK && (s = dk_narrow(q3, 0, t, 1, &qr)) == DK_OK &&
-        (s = dk_narrow(a->att3, 0, t, 1, &ar)) == DK_OK)
-      s = dk_attention(ar, qr, k, v, c->attn_scale, p - start);
-    dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(qr); dk_tensor_free(ar);
-    k = v = qr = ar = NULL;
-  }
+  int T = a->T, W = L->swa ? c->swa_window : 0, start = W && pos + 1 > W ? pos + 1 - W : 0;
+  dk_tensor *k = NULL, *v = NULL;
+  dk_status s;
+  if ((s = dk_narrow(L->k_cache, 0, start, pos + T - start, &k)) == DK_OK &&
+      (s = dk_narrow(L->v_cache, 0, start, pos + T - start, &v)) == DK_OK)
+    s = W && T > 1 && pos + T > W ? dk_attention_window(a->att3, q3, k, v, c->attn_scale, pos - start, W)
+                         : dk_attention(a->att3, q3, k, v, c->attn_scale, pos - start);   /* no query reaches past its window */
+  dk_tensor_free(k); dk_tensor_free(v);
   return s;
 }
 

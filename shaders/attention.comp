@@ -59,10 +59,12 @@ layout(push_constant) uniform P {
   int off;
   uint o_off, q_off, k_off, v_off;
   uint t0, nsplit, split_len, pos_off;
+  uint win;   /* dk_attention_window: keys [lim - win, lim) only; 0: all */
 } p;
 
 /* workgroup task wg's split sp, token t, first query head h0, kv head g
- * and positions [beg, lim): the split of the causal (or positions') limit */
+ * and positions [beg, lim): the split of the causal (or positions') limit,
+ * within the window when there is one */
 void att_work(uint wg, out uint sp, out uint t, out uint h0, out uint g, out uint beg, out uint lim) {
   uint per_t = p.Hq / HG, row = wg / p.nsplit;
   sp = wg - row * p.nsplit;
@@ -73,7 +75,9 @@ void att_work(uint wg, out uint sp, out uint t, out uint h0, out uint g, out uin
   if (POSB != 0u) lim = uint(clamp(pos32[p.pos_off + t] + 1, 0, int(p.S)));
   else if (p.off >= 0) lim = min(t + uint(p.off) + 1u, p.S);
   beg = min(sp * p.split_len, lim);
+  uint lo = p.win != 0u && lim > p.win ? lim - p.win : 0u;
   lim = min(beg + p.split_len, lim);
+  beg = min(max(beg, lo), lim);   /* the split's keys in the window; none when it ends before */
 }
 
 #ifdef DK_MERGE

@@ -1084,8 +1084,8 @@ DKT_TEST(ops_sample_distribution, 0) {
  * probability by a factor within exp(+-2 max|ds|); each probability meets V
  * rounded by 2^-11 more. So |error| <= (2 max|ds| + 2^-11) sum p |v| (+ a
  * quarter for the exponentials and f32 sums), the largest over the rows. */
-static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                               int64_t Dv, int off, const int32_t *pos, dk_dtype qdt, dk_dtype kdt) {
+static void attention_case_win(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                               int64_t Dv, int off, const int32_t *pos, int win, dk_dtype qdt, dk_dtype kdt) {
   int64_t qs[3] = {T, Hq, D}, ks[3] = {S, Hkv, D}, vs[3] = {S, Hkv, Dv}, os[3] = {T, Hq, Dv};
   double *qv, *kv, *vv, *got = dkt_alloc(T * Hq * Dv), *want = dkt_alloc(T * Hq * Dv), *sc = dkt_alloc(S > 0 ? S : 1);
   dk_tensor *q = dkt_random(t, t->dev, qdt, 3, qs, "q", -1, 1, &qv);
@@ -1103,13 +1103,15 @@ static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, in
   if (q && k && v && o && (pt || !pos)) {
     int64_t tt, h, s2, j;
     if (pos) DKT_OK(t, dk_attention_pos(o, q, k, v, pt, (float)scale));
+    else if (win) DKT_OK(t, dk_attention_window(o, q, k, v, (float)scale, off, win));
     else DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
     for (tt = 0; tt < T; tt++)
       for (h = 0; h < Hq; h++) {
         int64_t g = h / (Hq / Hkv), lim = off < 0 ? S : (tt + off + 1 < S ? tt + off + 1 : S);
         if (pos) lim = pos[tt] < 0 ? 0 : pos[tt] + 1 < S ? pos[tt] + 1 : S;
+        int64_t beg = win && lim > win ? lim - win : 0;   /* the window's first key */
         double m = -INFINITY, z = 0, ds = 0;
-        for (s2 = 0; s2 < lim; s2++) {
+        for (s2 = beg; s2 < lim; s2++) {
           double dot = 0, mag = 0;
           for (j = 0; j < D; j++) {
             dot += qv[(tt * Hq + h) * D + j] * kv[(s2 * Hkv + g) * D + j];
@@ -1119,10 +1121,10 @@ static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, in
           m = fmax(m, sc[s2]);
           ds = fmax(ds, scale * mag / 2048.0);
         }
-        for (s2 = 0; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
+        for (s2 = beg; s2 < lim; s2++) { sc[s2] = exp(sc[s2] - m); z += sc[s2]; }
         for (j = 0; j < Dv; j++) {
           double acc = 0, e = 0;
-          for (s2 = 0; s2 < lim; s2++) {
+          for (s2 = beg; s2 < lim; s2++) {
             acc += sc[s2] / z * vv[(s2 * Hkv + g) * Dv + j];
             e += sc[s2] / z * fabs(vv[(s2 * Hkv + g) * Dv + j]);
           }
@@ -1133,18 +1135,56 @@ static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, in
     if (dkt_read(t, o, got)) {
       char what[160];
       double atol = dkt_tol(qdt, D) * 2 + half_bound;
-      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d%s q %s kv %s", tag,
-               (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D, (long long)Dv, off,
-               pos ? " (positions)" : "", dk_dtype_name(qdt), dk_dtype_name(kdt));
+      snprintf(what, sizeof what, "attention %s T=%lld S=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld off=%d%s window %d q %s kv %s",
+               tag, (long long)T, (long long)S, (long long)Hq, (long long)Hkv, (long long)D, (long long)Dv, off,
+               pos ? " (positions)" : "", win, dk_dtype_name(qdt), dk_dtype_name(kdt));
       dkt_close(t, what, got, want, T * Hq * Dv, atol, dkt_tol(qdt, D) * 2);
     }
   }
   dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(o); dk_tensor_free(pt);
   free(qv); free(kv); free(vv); free(got); free(want); free(sc);
 }
+static void attention_case_pos(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                               int64_t Dv, int off, const int32_t *pos, dk_dtype qdt, dk_dtype kdt) {
+  attention_case_win(t, tag, T, S, Hq, Hkv, D, Dv, off, pos, 0, qdt, kdt);
+}
 static void attention_case(dkt *t, const char *tag, int64_t T, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t Dv,
                            int off, dk_dtype qdt, dk_dtype kdt) {
   attention_case_pos(t, tag, T, S, Hq, Hkv, D, Dv, off, NULL, qdt, kdt);
+}
+
+/* dk_attention_window (Gemma 3's sliding layers): each query over the last
+ * `window` keys of its causal range. A prompt past the window in the CPU's
+ * tiles and in lavapipe's rows kernel (heads of 256, f16 and f32), a decode
+ * over a long cache (the CPU's chunks, Vulkan's splits), the row form (heads
+ * of 8), no mask (offset -1: the last keys of all), a window longer than the
+ * cache (all of it), and a window of 1 (each query's own key) */
+DKT_TEST(ops_attention_window, 0) {
+  static const struct { int64_t T, S, Hq, Hkv, D, Dv; int off, win; } cases[] = {
+    {100, 100, 8, 2, 64, 64, 0, 30}, {40, 90, 4, 1, 256, 256, 50, 16}, {3, 700, 8, 2, 64, 64, 697, 200},
+    {12, 40, 6, 3, 8, 8, 28, 5},    {5, 60, 4, 2, 32, 16, -1, 7},      {20, 20, 4, 4, 16, 16, 0, 64},
+    {30, 30, 2, 1, 64, 64, 0, 1},
+  };
+  size_t c;
+  int qd, kd;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (qd = 0; qd < 2; qd++)
+      for (kd = 0; kd < 2; kd++)
+        attention_case_win(t, "window", cases[c].T, cases[c].S, cases[c].Hq, cases[c].Hkv, cases[c].D, cases[c].Dv,
+                           cases[c].off, NULL, cases[c].win, dkt_float_types[qd], dkt_float_types[kd]);
+  {   /* a window of no key is refused, naming the op and the fix */
+    int64_t qs[3] = {2, 2, 8}, ks[3] = {4, 2, 8};
+    dk_tensor *q = NULL, *k = NULL, *o = NULL;
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 3, qs, "q", &q));
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 3, ks, "k", &k));
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 3, qs, "out", &o));
+    if (q && k && o) {
+      DKT_REFUSED(t, dk_attention_window(o, q, k, k, 0.5f, 0, 0), DK_ERR_INVALID);
+      DKT_MSG_HAS(t, "dk_attention_window");
+      DKT_MSG_HAS(t, "window 0");
+    }
+    dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(o);
+  }
 }
 
 DKT_TEST(ops_attention, 0) {

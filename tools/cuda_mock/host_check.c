@@ -175,6 +175,9 @@ static void check_ops(void) {
     }
     OKS(dk_attention(ao, q, k, v, 0.25f, 4)); OKS(dk_attention(ao, q, k, v, 0.25f, -1));
     if (p) OKS(dk_attention_pos(ao, q, k, v, p, 0.25f));
+    /* a window: the rows in it as one call, then a call a row (the mock checks each range) */
+    OKS(dk_attention_window(ao, q, k, v, 0.25f, 4, 3)); OKS(dk_attention_window(ao, q, k, v, 0.25f, -1, 2));
+    OKS(dk_attention_window(ao, q, k, v, 0.25f, 0, 6));
     {
       /* a prompt with heads of 64 over an f16 cache (DEVKIT_CUDA_FLASH's kernel) */
       int64_t sq2[3] = {70, 4, 64}, skv2[3] = {80, 2, 64};
