@@ -895,10 +895,11 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
      * positions): say so, and what one layer's cache costs */
     if (s == DK_ERR_OUT_OF_MEMORY) {
       char was[1024];
+      double mib = 2.0 * m->n_ctx * kvd * (double)dk_dtype_block_bytes(kv_dt) / 1048576.0;
       snprintf(was, sizeof was, "%.1000s", dk_last_error());
       return dk_set_error(s, "%s; the KV cache of a context of %d positions takes %.1f MiB a layer in %s on %s: load "
-                          "with a shorter context (dk_llm_options.n_ctx, llama -c)", was, m->n_ctx,
-                          2.0 * m->n_ctx * kvd * (double)dk_dtype_block_bytes(kv_dt) / 1048576.0, dk_dtype_name(kv_dt), dk_device_name(L->dev));
+                          "with a shorter context (dk_llm_options.n_ctx, llama -c)", was, m->n_ctx, mib,
+                          dk_dtype_name(kv_dt), dk_device_name(L->dev));
     }
     if (s) return s;
   }
@@ -1033,8 +1034,9 @@ static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_a
   dk_status s;
   if ((s = dk_narrow(L->k_cache, 0, start, pos + T - start, &k)) == DK_OK &&
       (s = dk_narrow(L->v_cache, 0, start, pos + T - start, &v)) == DK_OK)
-    s = W && T > 1 && pos + T > W ? dk_attention_window(a->att3, q3, k, v, c->attn_scale, pos - start, W)
-                         : dk_attention(a->att3, q3, k, v, c->attn_scale, pos - start);   /* no query reaches past its window */
+    s = W && T > 1 && pos + T > W
+            ? dk_attention_window(a->att3, q3, k, v, c->attn_scale, pos - start, W)
+            : dk_attention(a->att3, q3, k, v, c->attn_scale, pos - start);   /* no query reaches past its window */
   dk_tensor_free(k); dk_tensor_free(v);
   return s;
 }
