@@ -2389,7 +2389,7 @@ static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c
  * with a GPU; rows whose windows start at 0 go together, as one call. */
 static dk_status dk__cuda_attention_window(const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
-  int64_t T = q->shape[0], S = k->shape[0], t = 0, off = c->i[0], w = c->i[1];
+  int64_t T = q->shape[0], S = k->shape[0], t, off = c->i[0], w = c->i[1], n0;
   size_t qrow = T ? dk_tensor_nbytes(q) / (size_t)T : 0, orow = T ? dk_tensor_nbytes(o) / (size_t)T : 0;
   size_t krow = S ? dk_tensor_nbytes(k) / (size_t)S : 0, vrow = S ? dk_tensor_nbytes(v) / (size_t)S : 0;
   dk_status s = DK_OK;
@@ -2398,13 +2398,14 @@ static dk_status dk__cuda_attention_window(const dk_call *c) {
   a.op = DK_OP_ATTENTION;
   a.i[1] = 0;
   a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt;
-  /* the first rows: every key up to their limit is in the window */
-  while (t < T && (off < 0 ? S : (t + off + 1 < S ? t + off + 1 : S)) <= w) t++;
-  if (t > 0) {
-    ot.shape[0] = qt.shape[0] = t;
+  /* the first n0 rows see every key up to their limit: all rows when the
+   * cache fits the window, else those with t + off + 1 <= w */
+  n0 = S <= w ? T : off < 0 ? 0 : w - off < 0 ? 0 : w - off < T ? w - off : T;
+  if (n0 > 0) {
+    ot.shape[0] = qt.shape[0] = n0;
     s = dk__cuda_attention(&a);
   }
-  for (; t < T && s == DK_OK; t++) {
+  for (t = n0; t < T && s == DK_OK; t++) {
     int64_t lim = off < 0 ? S : (t + off + 1 < S ? t + off + 1 : S), beg = lim - w;
     ot = *o; qt = *q; kt = *k; vt = *v;
     ot.shape[0] = qt.shape[0] = 1;
