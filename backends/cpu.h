@@ -14,6 +14,8 @@
 #ifndef DK_BACKEND_CPU_H
 #define DK_BACKEND_CPU_H
 
+#include <sys/resource.h>   /* getrlimit: the room under ulimit -v (dk__cpu_ram_free) */
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #include <immintrin.h>
@@ -230,6 +232,79 @@ static uint64_t dk__cpu_ram_total(void) {
   return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : ((uint64_t)1 << 34);
 }
 
+/* the first number after `key` at a line's start in a text file (key ""
+ * reads the first line); 0 when the file or the key is absent, or the
+ * value is a word ("max": a cgroup v2 limit that is none) */
+static uint64_t dk__cpu_file_u64(const char *path, const char *key) {
+  char line[256];
+  size_t kn = strlen(key);
+  uint64_t v = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, key, kn)) { v = strtoull(line + kn, NULL, 10); break; }
+  fclose(f);
+  return v;
+}
+
+/* The bytes this process can still take on the host, for placement and for
+ * fitting a model's context (models/llama.h): the least of
+ *  - the kernel's MemAvailable: free pages and the page cache it can drop
+ *    (sysconf's _SC_AVPHYS_PAGES counts free pages only, and a machine
+ *    that has just read a model file holds much of its memory as cache);
+ *  - the room under each memory cgroup limit from the process's group up
+ *    (a container's --memory): the limit less what is charged, page cache
+ *    excepted (v2 memory.max/current/stat "file", v1 limit_in_bytes/
+ *    usage_in_bytes/stat "total_cache");
+ *  - the room under RLIMIT_AS (ulimit -v) above the address space in use. */
+static uint64_t dk__cpu_ram_free(void) {
+  long size = sysconf(_SC_PAGESIZE), av = sysconf(_SC_AVPHYS_PAGES);
+  uint64_t fr = dk__cpu_file_u64("/proc/meminfo", "MemAvailable:") * 1024;
+  char line[512], dir[1024];
+  FILE *f;
+  struct rlimit rl;
+  if (!fr && av > 0 && size > 0) fr = (uint64_t)av * (uint64_t)size;
+  if ((f = fopen("/proc/self/cgroup", "r"))) {
+    while (fgets(line, sizeof line, f)) {
+      /* "0::/path" (v2) or "4:memory:/path" (v1) */
+      char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+      int v2 = c1 && c2 == c1 + 1;
+      const char *files[3];
+      if (!c2 || (!v2 && !strstr(c1, "memory"))) continue;
+      c2[1 + strcspn(c2 + 1, "\n")] = 0;
+      files[0] = v2 ? "memory.max" : "memory.limit_in_bytes";
+      files[1] = v2 ? "memory.current" : "memory.usage_in_bytes";
+      files[2] = v2 ? "file " : "total_cache ";
+      snprintf(dir, sizeof dir, "/sys/fs/cgroup%s%s", v2 ? "" : "/memory", c2 + 1);
+      for (;;) {
+        char path[1100];
+        size_t n = strlen(dir);
+        uint64_t lim, use, cache;
+        while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
+        snprintf(path, sizeof path, "%s/%s", dir, files[0]);
+        lim = dk__cpu_file_u64(path, "");
+        if (lim > 0 && lim < ((uint64_t)1 << 60)) {
+          snprintf(path, sizeof path, "%s/%s", dir, files[1]);
+          use = dk__cpu_file_u64(path, "");
+          snprintf(path, sizeof path, "%s/memory.stat", dir);
+          cache = dk__cpu_file_u64(path, files[2]);
+          use -= cache < use ? cache : use;
+          if (lim - (use < lim ? use : lim) < fr) fr = lim - (use < lim ? use : lim);
+        }
+        if (!strrchr(dir, '/') || strrchr(dir, '/') - dir < (v2 ? 14 : 21)) break;   /* up to /sys/fs/cgroup[/memory] */
+        *strrchr(dir, '/') = 0;
+      }
+    }
+    fclose(f);
+  }
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && size > 0) {
+    uint64_t vm = dk__cpu_file_u64("/proc/self/statm", "") * (uint64_t)size;
+    uint64_t room = (uint64_t)rl.rlim_cur > vm ? (uint64_t)rl.rlim_cur - vm : 0;
+    if (room < fr) fr = room;
+  }
+  return fr;
+}
+
 static int dk__cpu_probe(char *note, size_t n) {
   (void)note; (void)n;
   return 1;
@@ -238,7 +313,6 @@ static int dk__cpu_probe(char *note, size_t n) {
 static void dk__cpu_pick_kernels(void);
 static int dk__cpu_amx_on(void);
 static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
-  long av = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   FILE *f = fopen("/proc/cpuinfo", "r");
   (void)physical;
   snprintf(p->name, sizeof p->name, "CPU");
@@ -258,7 +332,7 @@ static dk_status dk__cpu_properties(int physical, dk_device_props *p) {
   snprintf(p->vendor, sizeof p->vendor, "host");
   snprintf(p->driver, sizeof p->driver, "devkit cpu backend, %d threads", dk__cpu_thread_count());
   p->memory_total = dk__cpu_ram_total();
-  p->memory_free = av > 0 && size > 0 ? (uint64_t)av * (uint64_t)size : 0;
+  p->memory_free = dk__cpu_ram_free();
   p->is_software = 1;
   p->supports_f16 = p->supports_bf16 = 1;
   p->prompt_x16 = dk__cpu_amx_on();   /* the amx class's bf16 tiles (backends/cpu_amx.h) */
