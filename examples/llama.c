@@ -16,8 +16,8 @@
  * byte-level BPE vocabulary at every end-of-turn token it has) unless
  * --ignore-eos. --chat wraps the prompt in the model's chat format, which
  * the file's tokenizer.chat_template names (ChatML, Llama 3, Gemma), as one
- * user turn followed by the assistant's header. The prompt is processed in one batch, then one token at a
- * time; sampling runs on the device and only the chosen id comes back.
+ * user turn followed by the assistant's header. The prompt is processed in batches of up to -b tokens
+ * (512), then one token at a time; sampling runs on the device and only the chosen id comes back.
  * Text streams to stdout as it is produced; the timings go to stderr.
  */
 #define _DEFAULT_SOURCE
@@ -35,7 +35,7 @@
 
 static const char *usage =
   "usage: llama -m MODEL [-z TOKENIZER] [-d DEVICE] [-p PROMPT | --ids 1,2,3] [-n TOKENS]\n"
-  "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [--print-ids]\n"
+  "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [-b BATCH] [--print-ids]\n"
   "             [--ignore-eos] [--kv-f32] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
   "             [--chat] [--system TEXT]\n"
   "  -m MODEL       a GGUF file of the llama family: general.architecture llama (Llama 1-3, SmolLM2,\n"
@@ -56,7 +56,10 @@ static const char *usage =
   "  --top-k K      keep the K most likely tokens; 0 is off (default 40)\n"
   "  --top-p P      keep the smallest set holding P of the probability; 1 is off (default 0.95)\n"
   "  --seed S       sampling seed (default 42); step i uses S + i\n"
-  "  -c CONTEXT     KV cache length (default: the file's context length)\n"
+  "  -c CONTEXT     KV cache length (default: the file's context length, or what of it fits in the\n"
+  "                 device's free memory beside the weights)\n"
+  "  -b BATCH       a prompt runs in chunks of BATCH tokens, which bounds its activations' memory\n"
+  "                 (default 512, as llama.cpp's -ub)\n"
   "  --print-ids    print the token ids (prompt and generated) instead of text\n"
   "  --ignore-eos   do not stop at the end-of-text token\n"
   "  --warmup       run the prompt and one token once, untimed, before the timed run (as llama-bench\n"
@@ -251,6 +254,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--top-p")) sp.top_p = (float)num_arg(a, VAL(), 1e-6, 1);
     else if (!strcmp(a, "--seed")) sp.seed = (uint64_t)num_arg(a, VAL(), 0, 1.8e19);
     else if (!strcmp(a, "-c")) opt.n_ctx = (int)num_arg(a, VAL(), 1, 1 << 24);
+    else if (!strcmp(a, "-b")) opt.n_batch = (int)num_arg(a, VAL(), 1, 1 << 24);
     else if (!strcmp(a, "--print-ids")) print_ids = 1;
     else if (!strcmp(a, "--ignore-eos")) ignore_eos = 1;
     else if (!strcmp(a, "--warmup")) warmup = 1;
@@ -318,6 +322,10 @@ int main(int argc, char **argv) {
 
   if (dk_llm_load(model_path, &opt, &m) != DK_OK) die("%s%s", dk_last_error(), "");
   g_model = m;
+  if (m->ctx_cut)   /* said even with -q: the context is not what the file gives */
+    fprintf(stderr, "llama: the KV cache of the file's context (%d positions) does not fit beside the weights in the %.2f "
+            "GiB free on %s; the context is %d (-c sets it)\n", m->c.ctx_train, (double)m->ctx_cut_free / 1073741824.0,
+            dk_device_name(m->ctx_cut_dev), m->n_ctx);
   /* before anything runs: is every weight and cache where its layer is? */
   if (dk_llm_check_placement(m) != DK_OK) die("%s%s", dk_last_error(), "");
   if ((tok || g_bpe) && tok_count() != m->c.vocab) {
@@ -364,7 +372,7 @@ int main(int argc, char **argv) {
     dk_llm_print_device_map(m, stderr);
   }
 
-  /* the prompt: echo it (a chat prompt's template is not echoed), then run it in one batch */
+  /* the prompt: echo it (a chat prompt's template is not echoed), then run it (in batches of -b tokens) */
   for (i = 0; i < n_prompt; i++) {
     if (print_ids) printf("%s%d", i ? " " : "", ids[i]);
     else if (!chat) put_piece(i ? ids[i - 1] : -1, ids[i]);

@@ -50,7 +50,7 @@
  * devices with dk_copy_to where consecutive layers differ, and nowhere else.
  *
  * One forward pass takes T tokens at positions pos..pos+T-1 (the prompt in
- * one batch, then one token at a time):
+ * batches of n_batch, then one token at a time):
  *     x = embedding(ids)                       (gemma: x *= sqrt(dim))
  *     per layer: h = rmsnorm(x); q, k, v = h·Wq (+bq), h·Wk (+bk), h·Wv (+bv);
  *       (q, k = rmsnorm per head); rope(q, k);
@@ -72,6 +72,8 @@
 #include <stdio.h>
 
 #define DK_LLM_MAX_DEVICES 16
+/* tokens of a prompt run at once by default (dk_llm_options.n_batch) */
+#define DK_LLM_BATCH 512
 
 /* What sets one family apart from llama: one row per general.architecture.
  * A new member of the family is a row here (see the header comment). */
@@ -150,7 +152,9 @@ typedef struct {
   const int *split;        /* with several devices and no ranges: layers per device (--split 10,22) */
   int n_split;
   int allow_same_gpu;      /* allow two parts on one physical GPU seen through two backends */
-  int n_ctx;               /* KV cache length; 0: the file's context length */
+  int n_ctx;               /* KV cache length; 0: the file's context length, or what of it fits in the
+                              devices' free memory (models/llama.h, FITTING THE CONTEXT) */
+  int n_batch;             /* a prompt runs in chunks of this many tokens; 0: DK_LLM_BATCH */
   int kv_f32;              /* keep the KV cache in f32; by default it is f16, as llama.cpp's: half
                               the memory, and decode over a long context reads half the bytes */
   int fast_logits;         /* let the classifier round its input for speed (see dk_tensor_set_precise) */
@@ -161,6 +165,10 @@ typedef struct {
   char name[256];          /* the file's base name */
   dk_device *layer_dev;    /* where each layer was meant to go */
   int n_ctx, pos;          /* cache length; tokens held in it */
+  int n_batch;             /* a prompt's chunk (dk_llm_options.n_batch) */
+  int ctx_cut;             /* 1: the file's context did not fit (see FITTING THE CONTEXT); n_ctx is what did, */
+  dk_device ctx_cut_dev;   /* on this device, */
+  uint64_t ctx_cut_free;   /* which had these bytes free */
   dk_llm_layer *layers;
   dk_llm_ws ws[DK_LLM_MAX_DEVICES];
   int n_ws;
@@ -596,6 +604,98 @@ dk_status dk_llm_place(const dk_llm_options *o, int n_layers, dk_device *layer_d
   return DK_OK;
 }
 
+/* ---- FITTING THE CONTEXT ---------------------------------------------------
+ * n_ctx 0 asks for the file's context, and files give 32K-128K positions:
+ * Llama 3.1 8B's cache at 131072 positions takes 16 GiB in f16, three times
+ * its Q4_K_M weights. So, as llama.cpp's fit step does, the loader checks,
+ * before it allocates anything, that the weights, a prompt chunk's
+ * activations, a margin and the cache fit in the memory free on each
+ * device; where they do not, the context is cut to the positions that fit,
+ * in steps of 256, and m->ctx_cut names the device that set it (the runner
+ * says so). A context given (n_ctx > 0) is taken as asked; if its cache
+ * does not fit, the load fails with its size and the fix. */
+#define DK_LLM_FIT_STEP 256
+/* kept free beyond the estimate, for the backends' own buffers (staging,
+ * scratch, graphs, a GEMM library's workspace): lavapipe's free memory fell
+ * 40-57 MB more than the tensors it held after loading SmolLM2 and Gemma 3 */
+#define DK_LLM_FIT_MARGIN(free_bytes) (((uint64_t)128 << 20) + (free_bytes) / 64)
+
+/* bytes of a prompt chunk's activations per token (dk_llm_acts_new) */
+static uint64_t dk_llm_act_bytes(const dk_llm_model *m) {
+  const dk_llm_config *c = &m->c;
+  uint64_t qd = (uint64_t)c->n_heads * c->head_dim, kvd = (uint64_t)c->n_kv_heads * c->head_dim, n;
+  n = 3 * (uint64_t)c->dim + 2 * qd + 2 * kvd + 2 * (uint64_t)c->hidden + 1;
+  if (m->rope[0].inv_freq || m->rope[1].inv_freq) n += qd + kvd;
+  n += (uint64_t)((m->rope[0].inv_freq != NULL) + (m->rope[1].inv_freq != NULL)) * c->head_dim * c->head_dim;
+  return 4 * n;
+}
+
+static void dk_llm_fit_ctx(const dk_file *f, dk_llm_model *m, const dk_device *ldev, size_t kv_elem) {
+  const dk_llm_config *c = &m->c;
+  dk_device dev[DK_LLM_MAX_DEVICES];
+  uint64_t w[DK_LLM_MAX_DEVICES], nl[DK_LLM_MAX_DEVICES], embd = 0;
+  int nd = 0, i, j, l, slot[2], has_output = dk_file_tensor_find(f, "output.weight") >= 0, limit = -1;
+  int64_t k, n = c->ctx_train;
+  dk_device_props pr[DK_LLM_MAX_DEVICES];
+  int *of = (int *)malloc(sizeof *of * (size_t)c->n_layers);
+  if (!of) return;   /* no fit: the allocations below will say what ran out */
+  for (l = 0; l < c->n_layers; l++) {
+    for (i = 0; i < nd && !dk_device_equal(dev[i], ldev[l]); i++) {}
+    if (i == nd) { if (nd == DK_LLM_MAX_DEVICES) { free(of); return; } dev[nd] = ldev[l]; w[nd] = nl[nd] = 0; nd++; }
+    of[l] = i;
+    nl[i]++;
+  }
+  slot[0] = of[0];
+  slot[1] = of[c->n_layers - 1];
+  /* the file's bytes where the loader will put them */
+  for (k = 0; k < dk_file_tensor_count(f); k++) {
+    dk_file_tensor t;
+    const char *nm;
+    if (dk_file_tensor_at(f, k, &t) != DK_OK) continue;
+    nm = t.name;
+    if (!strncmp(nm, "blk.", 4)) {
+      l = atoi(nm + 4);
+      if (l >= 0 && l < c->n_layers) w[of[l]] += t.nbytes;
+    } else if (!strcmp(nm, "output.weight") || !strcmp(nm, "output_norm.weight")) {
+      w[slot[1]] += t.nbytes;
+    } else {
+      w[slot[0]] += t.nbytes;
+      if (!strcmp(nm, "token_embd.weight")) embd = t.nbytes;
+    }
+  }
+  if (!has_output && slot[0] != slot[1]) w[slot[1]] += embd;   /* a tied classifier's copy */
+  free(of);
+  for (i = 0; i < nd; i++)
+    if (dk_device_properties(dev[i], &pr[i]) != DK_OK) return;
+  /* devices that share one physical device share its free memory */
+  for (i = 0; i < nd; i++) {
+    uint64_t need = DK_LLM_FIT_MARGIN(pr[i].memory_free) + (uint64_t)(m->n_batch < n ? m->n_batch : n) * dk_llm_act_bytes(m);
+    uint64_t per = 0, fit;
+    int first = 1;
+    for (j = 0; j < nd; j++) {
+      if (dev[j].backend != dev[i].backend || pr[j].physical_index != pr[i].physical_index) continue;
+      if (j < i) { first = 0; break; }
+      need += w[j] + (j == slot[1] ? (uint64_t)c->vocab * 4 : 0);
+      per += nl[j] * 2 * (uint64_t)c->n_kv_heads * c->head_dim * kv_elem;
+    }
+    if (!first || !per) continue;
+    fit = pr[i].memory_free > need ? (pr[i].memory_free - need) / per : 0;
+    if ((uint64_t)n > fit) {
+      n = (int64_t)fit;
+      limit = i;
+    }
+  }
+  if (limit < 0) return;
+  n = n / DK_LLM_FIT_STEP * DK_LLM_FIT_STEP;
+  /* too little for even that: the allocations will say what ran out */
+  if (n < DK_LLM_FIT_STEP) n = DK_LLM_FIT_STEP;
+  if (n >= c->ctx_train) return;
+  m->n_ctx = (int)n;
+  m->ctx_cut = 1;
+  m->ctx_cut_dev = dev[limit];
+  m->ctx_cut_free = pr[limit].memory_free;
+}
+
 /* ---- loading ----------------------------------------------------------------- */
 
 /* a weight of the file on d, checked against the shape the config implies */
@@ -841,6 +941,7 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
   if ((s = dk_llm_read_config(f, c)) || (s = dk_llm_check_config(dk_file_name(f), c)) || (s = dk_llm_rope_setup(f, m)))
     return s;
   m->n_ctx = o && o->n_ctx > 0 ? o->n_ctx : c->ctx_train;
+  m->n_batch = o && o->n_batch > 0 ? o->n_batch : DK_LLM_BATCH;
   if (m->n_ctx <= 0 || m->n_ctx > (1 << 24)) return dk_set_error(DK_ERR_INVALID, "a context of %d tokens is out of range", m->n_ctx);
   kvd = c->n_kv_heads * c->head_dim;
   ldev = (dk_device *)calloc((size_t)c->n_layers, sizeof *ldev);
@@ -848,6 +949,7 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
   m->layer_dev = ldev;   /* owned by the model from here on: dk_llm_free frees it */
   if (!ldev || !m->layers) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers);
   if ((s = dk_llm_place(o, c->n_layers, ldev))) return s;
+  if (!(o && o->n_ctx > 0)) dk_llm_fit_ctx(f, m, ldev, dk_dtype_block_bytes(kv_dt));
   for (l = 0; l < c->n_layers; l++) {
     dk_llm_layer *L = &m->layers[l];
     char nm[96];
@@ -1161,6 +1263,7 @@ static dk_status dk_llm_run(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *ids_
     }
     DK_LLM_TRY(dk_llm_layer_forward(m, L, acts[cur], m->pos, dev_pos));
   }
+  if (!lg) return DK_OK;   /* a prompt's chunk before the last */
   if (all_logits || T == 1) return dk_rmsnorm_linear(lg, acts[cur]->x, m->out_norm, m->output, NULL, c->eps);
   /* only the last token's logits are needed */
   if ((s = dk_narrow(acts[cur]->x, 0, T - 1, 1, &xl)) == DK_OK)
@@ -1209,12 +1312,34 @@ static int dk_llm_step_graph(dk_llm_model *m, dk_llm_acts **acts, dk_status *st)
   return 1;
 }
 
+/* one chunk of a forward pass: T tokens at m->pos.., ids_t holding them on
+ * the first device; logits into lg (the last token's, or every token's
+ * with all_logits), none with lg NULL. acts[i] are sized for T. */
+static dk_status dk_llm_chunk(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *ids_t, int T, dk_tensor *lg, int all_logits) {
+  const dk_llm_config *c = &m->c;
+  int32_t *pos;
+  int i, l;
+  dk_status s = DK_OK;
+  if (!(pos = (int32_t *)malloc(sizeof *pos * (size_t)T))) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  for (i = 0; i < T; i++) pos[i] = m->pos + i;
+  for (i = 0; i < m->n_ws && s == DK_OK; i++) {
+    s = dk_tensor_upload(acts[i]->pos, pos, sizeof *pos * (size_t)T);
+    for (l = 0; l < 2 && s == DK_OK; l++)
+      if (m->rope[l].inv_freq) s = dk_llm_rot_fill(c, &m->rope[l], m->pos, T, acts[i]->rot[l]);
+  }
+  free(pos);
+  /* a recorded decode step reads ids1 and writes logits1 */
+  if (s == DK_OK && !(T == 1 && ids_t == m->ids1 && lg == m->logits1 && dk_llm_step_graph(m, acts, &s)))
+    s = dk_llm_run(m, acts, ids_t, T, lg, all_logits, 0);
+  if (s == DK_OK) m->pos += T;
+  return s;
+}
+
 dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits) {
   const dk_llm_config *c = &m->c;
   dk_llm_acts big[DK_LLM_MAX_DEVICES], *acts[DK_LLM_MAX_DEVICES];
-  int32_t *pos = NULL;
-  dk_tensor *ids_t = NULL, *lg = NULL;
-  int i, l;
+  dk_tensor *ids_t = NULL, *idv = NULL, *lv = NULL;
+  int i, t0, n, pos0 = m->pos, B = m->n_batch > 0 ? m->n_batch : DK_LLM_BATCH;
   dk_status s = DK_OK;
   *logits = NULL;
   if (T <= 0) return dk_set_error(DK_ERR_INVALID, "dk_llm_forward: %d tokens", T);
@@ -1227,45 +1352,51 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   memset(big, 0, sizeof big);
   dk_tensor_free(m->logits_all);
   m->logits_all = NULL;
-  pos = (int32_t *)malloc(sizeof *pos * (size_t)T);
-  if (!pos) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
-  for (i = 0; i < T; i++) pos[i] = m->pos + i;
-  /* decode reuses the T=1 activations; a batch gets its own, freed at the end */
-  for (i = 0; i < m->n_ws && s == DK_OK; i++) {
-    if (T == 1) acts[i] = &m->ws[i].one;
-    else { s = dk_llm_acts_new(m, m->ws[i].dev, T, &big[i]); acts[i] = &big[i]; }
-    if (s == DK_OK) s = dk_tensor_upload(acts[i]->pos, pos, sizeof *pos * (size_t)T);
-    for (l = 0; l < 2 && s == DK_OK; l++)
-      if (m->rope[l].inv_freq) s = dk_llm_rot_fill(c, &m->rope[l], m->pos, T, acts[i]->rot[l]);
+  if (T == 1) {
+    /* decode: the T=1 activations and ids the model keeps */
+    for (i = 0; i < m->n_ws; i++) acts[i] = &m->ws[i].one;
+    if ((s = dk_tensor_upload(m->ids1, ids, sizeof *ids)) || (s = dk_llm_chunk(m, acts, m->ids1, 1, m->logits1, all_logits)))
+      return s;
+    *logits = m->logits1;
+    return DK_OK;
   }
-  if (s != DK_OK) goto done;
-  if (T == 1) ids_t = m->ids1;
-  else {
+  {
     int64_t st = T;
-    if ((s = dk_tensor_new(m->layers[0].dev, DK_I32, 1, &st, "token_ids", &ids_t))) goto done;
+    if ((s = dk_tensor_new(m->layers[0].dev, DK_I32, 1, &st, "token_ids", &ids_t)) ||
+        (s = dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T)))
+      goto done;
   }
-  if ((s = dk_tensor_upload(ids_t, ids, sizeof *ids * (size_t)T))) goto done;
-  if (T == 1 && dk_llm_step_graph(m, acts, &s)) {
-    if (s != DK_OK) goto done;
-    lg = m->logits1;
-  } else {
-    if (all_logits || T == 1) {
-      int64_t sh[2];
-      sh[0] = T; sh[1] = c->vocab;
-      if (T == 1) lg = m->logits1;
-      else if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &lg))) goto done;
-      else m->logits_all = lg;
-    } else {
-      lg = m->logits1;
-    }
-    if ((s = dk_llm_run(m, acts, ids_t, T, lg, all_logits, 0))) goto done;
+  if (all_logits) {
+    int64_t sh[2];
+    sh[0] = T; sh[1] = c->vocab;
+    if ((s = dk_tensor_new(m->layers[c->n_layers - 1].dev, DK_F32, 2, sh, "logits", &m->logits_all))) goto done;
   }
-  m->pos += T;
-  *logits = lg;
+  /* A long prompt runs in chunks of B tokens (m->n_batch), as llama.cpp's
+   * batches: the activations (each [T, hidden] buffer, a per-pair RoPE's
+   * [T, D, D] rotations) stay a chunk's size whatever the prompt's length.
+   * Each chunk appends to the cache and the next attends to it, as decode
+   * steps do. Only the last chunk's last token needs logits, unless all
+   * are asked for. */
+  for (t0 = 0; t0 < T && s == DK_OK; t0 += n) {
+    n = T - t0 < B ? T - t0 : B;
+    if (t0 == 0 || n != big[0].T)
+      for (i = 0; i < m->n_ws && s == DK_OK; i++) {
+        dk_llm_acts_free(&big[i]);
+        if (n == 1) acts[i] = &m->ws[i].one;
+        else if ((s = dk_llm_acts_new(m, m->ws[i].dev, n, &big[i])) == DK_OK) acts[i] = &big[i];
+      }
+    if (s == DK_OK) s = dk_narrow(ids_t, 0, t0, n, &idv);
+    if (s == DK_OK && all_logits) s = dk_narrow(m->logits_all, 0, t0, n, &lv);
+    if (s == DK_OK) s = dk_llm_chunk(m, acts, idv, n, all_logits ? lv : t0 + n == T ? m->logits1 : NULL, all_logits);
+    dk_tensor_free(idv);
+    dk_tensor_free(lv);
+    idv = lv = NULL;
+  }
+  if (s == DK_OK) *logits = all_logits ? m->logits_all : m->logits1;
 done:
-  if (ids_t != m->ids1) dk_tensor_free(ids_t);
+  if (s != DK_OK) m->pos = pos0;   /* a failed call takes its chunks back: the context holds what it held */
+  dk_tensor_free(ids_t);
   for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&big[i]);
-  free(pos);
   return s;
 }
 

@@ -1079,6 +1079,47 @@ DKT_TEST(models_batch_equals_stepwise, 0) {
   }
 }
 
+/* A prompt run in chunks (dk_llm_options.n_batch) gives the logits of one
+ * batch: each chunk appends to the cache and the next attends to it. Chunks
+ * of 5 (a remainder of 2), and of 1 (every chunk a decode-sized step that
+ * yields no logits but the last); every row with all_logits, the last
+ * alone without. */
+DKT_TEST(models_batch_in_chunks, 0) {
+  NEED_MODELS(t, dir);
+  {
+    static const int32_t ids[12] = {1, 291, 376, 400, 428, 286, 296, 418, 329, 429, 412, 425};
+    static const int chunks[3] = {5, 1, 11};
+    dk_llm_model *m = load_model(t, path_in(dir, "stories260K.gguf"), dk_device_name(t->dev), 0);
+    dk_tensor *lg;
+    double *a = dkt_alloc(12 * 512), *b = dkt_alloc(12 * 512);
+    int k;
+    if (!m) return;
+    DKT_CHECK(t, m->n_batch == DK_LLM_BATCH, "default chunk %d", m->n_batch);
+    DKT_OK(t, dk_llm_forward(m, ids, 12, 1, &lg));
+    if (!dkt_read(t, lg, a)) return;
+    for (k = 0; k < 3; k++) {
+      char what[96];
+      m->n_batch = chunks[k];
+      dk_llm_reset(m);
+      DKT_OK(t, dk_llm_forward(m, ids, 12, 1, &lg));
+      DKT_CHECK(t, m->pos == 12 && dk_tensor_dim(lg, 0) == 12, "chunks of %d: pos %d, %lld rows", chunks[k], m->pos,
+                (long long)dk_tensor_dim(lg, 0));
+      if (!dkt_read(t, lg, b)) return;
+      snprintf(what, sizeof what, "chunks of %d, every row, vs one batch", chunks[k]);
+      dkt_close(t, what, a, b, 12 * 512, 2e-4, 1e-4);
+      dk_llm_reset(m);
+      DKT_OK(t, dk_llm_forward(m, ids, 12, 0, &lg));
+      DKT_CHECK(t, m->pos == 12 && dk_tensor_dim(lg, 0) == 1, "chunks of %d, last row: pos %d", chunks[k], m->pos);
+      if (!dkt_read(t, lg, b)) return;
+      snprintf(what, sizeof what, "chunks of %d, the last row, vs one batch", chunks[k]);
+      dkt_close(t, what, a + 11 * 512, b, 512, 2e-4, 1e-4);
+    }
+    free(a);
+    free(b);
+    dk_llm_free(m);
+  }
+}
+
 /* Q8_0 against devkit's own f32, position by position on the run.c
  * sequences (teacher forcing). The bound: q8_0 rounds each weight to 1/254 of
  * its block's largest magnitude: an rms error of about 0.23% of the block max,
@@ -1295,6 +1336,72 @@ DKT_TEST(models_kv_cache_out_of_memory, 0) {
   dk_llm_free(m);
 }
 
+/* n_ctx 0 asks for the file's context; where its cache does not fit in the
+ * free memory beside the weights, the loader cuts it to what fits (steps of
+ * 256) and says which device set it. stories260K with its context_length
+ * raised to 2^22 (a 2.5 GiB f16 cache) under an address space 256 MB above
+ * what the process holds: loads, with a context below 256 MB's worth, and
+ * runs. Asked for explicitly, that context fails as before. */
+DKT_TEST(models_context_fits_free_memory, 0) {
+  char dev[32], path[256];
+  dk_llm_model *m = NULL;
+  dk_llm_options o;
+  dk_status s;
+  size_t n, i, kl = strlen("llama.context_length");
+  char *g;
+  FILE *f;
+  int patched = 0, cut = 0, n_ctx = 0;
+  NEED_MODELS(t, dir);
+  if (t->dev.backend != DK_CPU) { dkt_skip(t, "host memory can be squeezed on purpose; device memory cannot"); return; }
+  if (!(g = read_all(path_in(dir, "stories260K.gguf"), &n))) { dkt_fail_at(t, __FILE__, __LINE__, "cannot read stories260K.gguf"); return; }
+  /* the key, then its type (u32 = 4) and value */
+  for (i = 0; i + kl + 8 <= n && !patched; i++)
+    if (!memcmp(g + i, "llama.context_length", kl) && g[i + kl] == 4 && !g[i + kl + 1] && !g[i + kl + 2] && !g[i + kl + 3]) {
+      uint32_t v = 1u << 22;
+      memcpy(g + i + kl + 4, &v, 4);   /* GGUF is little-endian, as this machine */
+      patched = 1;
+    }
+  DKT_CHECK(t, patched, "no u32 llama.context_length in stories260K.gguf");
+  snprintf(path, sizeof path, "/tmp/devkit_test_ctx_%d.gguf", (int)getpid());
+  if ((f = fopen(path, "wb"))) { patched &= fwrite(g, 1, n, f) == n; fclose(f); }
+  free(g);
+  if (!patched) { dkt_fail_at(t, __FILE__, __LINE__, "cannot write %s", path); return; }
+  snprintf(dev, sizeof dev, "%s", dk_device_name(t->dev));
+  memset(&o, 0, sizeof o);
+  o.devices = dev;
+  if (!dkt_squeeze(t, (size_t)256 << 20)) { unlink(path); return; }
+  s = dk_llm_load(path, &o, &m);
+  if (s == DK_OK) {
+    static const int32_t ids[5] = {1, 291, 376, 400, 428};
+    dk_tensor *lg;
+    cut = m->ctx_cut;
+    dkt_note(t, "context %d of %d, set by %s with %.1f MB free", m->n_ctx, m->c.ctx_train, dk_device_name(m->ctx_cut_dev), m->ctx_cut_free / 1e6);
+    n_ctx = m->n_ctx;
+    s = dk_llm_forward(m, ids, 5, 0, &lg);
+  }
+  dkt_unsqueeze();
+  DKT_CHECK(t, s == DK_OK, "the file's context under 256 MB: %s, %s", dk_status_name(s), dk_last_error());
+  if (m) {
+    DKT_CHECK(t, m->c.ctx_train == 1 << 22, "the file says %d", m->c.ctx_train);
+    /* 640 bytes a position (5 layers, k and v of 32 f16 values) */
+    DKT_CHECK(t, cut && n_ctx >= 256 && n_ctx % 256 == 0 && (uint64_t)n_ctx * 640 < ((uint64_t)256 << 20),
+              "cut %d, context %d", cut, n_ctx);
+    DKT_CHECK(t, dk_device_equal(m->ctx_cut_dev, t->dev) && m->ctx_cut_free <= ((uint64_t)256 << 20),
+              "set by %s with %llu bytes free", dk_device_name(m->ctx_cut_dev), (unsigned long long)m->ctx_cut_free);
+    dk_llm_free(m);
+    m = NULL;
+  }
+  o.n_ctx = 1 << 22;
+  if (dkt_squeeze(t, (size_t)256 << 20)) {
+    s = dk_llm_load(path, &o, &m);
+    dkt_unsqueeze();
+    DKT_CHECK(t, s == DK_ERR_OUT_OF_MEMORY && !m && strstr(dk_last_error(), "shorter context"), "asked for 2^22: %s, %s",
+              dk_status_name(s), dk_last_error());
+    dk_llm_free(m);
+  }
+  unlink(path);
+}
+
 /* The command line: each mistake is one line on stderr naming what is wrong,
  * and a non-zero exit. Runs build/llama from beside the test binary. */
 DKT_TEST(models_bad_input_cli, DKT_ONCE) {
@@ -1357,12 +1464,15 @@ DKT_TEST(models_cli_defaults, DKT_ONCE) {
     {"-p 'Once upon a time' --temp 0 --ignore-eos -n 500", "end of the context (128 positions) after 123 tokens", "error"},
     {"-p 'Once upon a time' -n 0", "not run: -n 0", "tok/s"},
     {"-p 'Once upon a time' -n 1", "generated 1 token (too few to time)", "error"},
+    {"-p 'Once upon a time' --temp 0 --ignore-eos -b 2", "end of the context (128 positions) after 123 tokens", "error"},
   };
   size_t k;
   NEED_MODELS(t, dir);
   if (n <= 0) { dkt_skip(t, "skipped: no /proc/self/exe"); return; }
   exe[n] = 0;
   if (strrchr(exe, '/')) *strrchr(exe, '/') = 0;
+  snprintf(cmd, sizeof cmd, "%s/llama", exe);
+  if (!file_exists(cmd)) { dkt_skip(t, "skipped: %s not built", cmd); return; }
   for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     char out[8192];
     FILE *p;
@@ -1379,6 +1489,22 @@ DKT_TEST(models_cli_defaults, DKT_ONCE) {
     DKT_CHECK(t, strstr(out, cases[k].has) != NULL, "llama %s: output lacks \"%s\":\n%s", cases[k].args, cases[k].has, out);
     DKT_CHECK(t, strstr(out, cases[k].lacks) == NULL, "llama %s: output has \"%s\":\n%s", cases[k].args, cases[k].lacks,
               out);
+  }
+  {
+    /* the prompt in chunks of 2 tokens writes the text of one batch */
+    char text[2][8192];
+    for (k = 0; k < 2; k++) {
+      FILE *p;
+      size_t got = 0;
+      snprintf(cmd, sizeof cmd, "DEVKIT_VISIBLE_DEVICES=cpu %s/llama -m %s/stories260K.gguf -p 'Once upon a time there was' "
+               "--temp 0 -n 60 --ignore-eos %s 2>/dev/null", exe, dir, k ? "-b 2" : "");
+      if ((p = popen(cmd, "r"))) {
+        got = fread(text[k], 1, sizeof text[k] - 1, p);
+        pclose(p);
+      }
+      text[k][got] = 0;
+    }
+    DKT_CHECK(t, strlen(text[0]) > 60 && !strcmp(text[0], text[1]), "-b 2 vs one batch:\n%s\n---\n%s", text[0], text[1]);
   }
 }
 
