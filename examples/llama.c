@@ -36,7 +36,7 @@
 static const char *usage =
   "usage: llama -m MODEL [-z TOKENIZER] [-d DEVICE] [-p PROMPT | --ids 1,2,3] [-n TOKENS]\n"
   "             [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CONTEXT] [-b BATCH] [--print-ids]\n"
-  "             [--ignore-eos] [--kv-f32] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
+  "             [--ignore-eos] [--kv-f32] [--swa-full] [--split N,N,...] [--allow-same-gpu] [--list-devices] [-q]\n"
   "             [--chat] [--system TEXT]\n"
   "  -m MODEL       a GGUF file of the llama family: general.architecture llama (Llama 1-3, SmolLM2,\n"
   "                 TinyLlama, Mistral), qwen2, qwen3 or gemma3 (f32, f16, bf16, q8_0, q4_0..q5_1,\n"
@@ -65,6 +65,7 @@ static const char *usage =
   "  --warmup       run the prompt and one token once, untimed, before the timed run (as llama-bench\n"
   "                 does: first-use costs such as cuBLAS loading its kernels stay out of the figures)\n"
   "  --kv-f32       keep the KV cache in f32 (default: f16, half the memory, as llama.cpp)\n"
+  "  --swa-full     sliding-window layers (Gemma 3) keep the whole context, not just their window\n"
   "  --fast-logits  let the classifier round its input to q8 on the CPU (faster, not exact; see dk_tensor_set_precise)\n"
   "  --split LIST   layers per device for a -d list, e.g. --split 10,22\n"
   "  --allow-same-gpu  allow a split over one GPU seen through two backends (cuda:0 and vulkan:0)\n"
@@ -263,6 +264,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--kv-f32")) opt.kv_f32 = 1;
     else if (!strcmp(a, "--kv-f16")) opt.kv_f32 = 0;   /* the default; kept for older scripts */
     else if (!strcmp(a, "--fast-logits")) opt.fast_logits = 1;
+    else if (!strcmp(a, "--swa-full")) opt.swa_full = 1;
     else if (!strcmp(a, "--allow-same-gpu")) opt.allow_same_gpu = 1;
     else if (!strcmp(a, "--split")) {
       const char *v = VAL();

@@ -122,7 +122,8 @@ typedef struct {
    * weights share a dtype: one token then takes one linear for q, k and v
    * and one for gate and up (fewer dispatches: what a GPU's decode pays for) */
   dk_tensor *wqkv, *wgu;
-  dk_tensor *k_cache, *v_cache;   /* [n_ctx, n_kv_heads, head_dim], on dev */
+  dk_tensor *k_cache, *v_cache;   /* [rows, n_kv_heads, head_dim], on dev: n_ctx rows, or m->swa_rows */
+  int kv_base;             /* the position cache row 0 holds (see KV CACHE) */
 } dk_llm_layer;
 
 /* activations for T tokens on one device */
@@ -158,6 +159,7 @@ typedef struct {
   int kv_f32;              /* keep the KV cache in f32; by default it is f16, as llama.cpp's: half
                               the memory, and decode over a long context reads half the bytes */
   int fast_logits;         /* let the classifier round its input for speed (see dk_tensor_set_precise) */
+  int swa_full;            /* sliding-window layers keep every position, as the others (llama.cpp's --swa-full) */
 } dk_llm_options;
 
 typedef struct {
@@ -166,6 +168,7 @@ typedef struct {
   dk_device *layer_dev;    /* where each layer was meant to go */
   int n_ctx, pos;          /* cache length; tokens held in it */
   int n_batch;             /* a prompt's chunk (dk_llm_options.n_batch) */
+  int swa_rows;            /* rows of a sliding-window layer's cache; 0: n_ctx (see KV CACHE) */
   int ctx_cut;             /* 1: the file's context did not fit (see FITTING THE CONTEXT); n_ctx is what did, */
   dk_device ctx_cut_dev;   /* on this device, */
   uint64_t ctx_cut_free;   /* which had these bytes free */
@@ -604,6 +607,49 @@ dk_status dk_llm_place(const dk_llm_options *o, int n_layers, dk_device *layer_d
   return DK_OK;
 }
 
+/* llama.cpp's rule: with a pattern of n, layer l is global when (l + 1) % n == 0 */
+static int dk_llm_layer_swa(const dk_llm_config *c, int l) {
+  return c->arch->swa_pattern > 0 && c->swa_window > 0 && (l + 1) % c->arch->swa_pattern != 0;
+}
+
+/* ---- KV CACHE -------------------------------------------------------------------
+ * Row r of a layer's cache holds position L->kv_base + r. A global layer's
+ * cache has n_ctx rows and kv_base stays 0. A sliding-window layer (Gemma
+ * 3: 5 of 6, window W) needs only the last W positions, so, as llama.cpp's
+ * SWA cache, it holds m->swa_rows = 2W + n_batch rows when that is fewer:
+ * before a chunk at pos would write past its end, the W - 1 positions the
+ * chunk's first query still sees move to the front and kv_base becomes
+ * the first of them. Chunks of at most n_batch tokens then leave more than
+ * W rows between where those positions were and the front, so the copy
+ * never overlaps itself, and it comes once every W + n_batch tokens or so.
+ * Gemma 3 270M at its 32768 positions: 15 of 18 layers hold 1536 rows,
+ * 118.5 MiB of f16 cache in all instead of 576. dk_llm_options.swa_full keeps
+ * n_ctx rows everywhere. */
+static int dk_llm_swa_rows(const dk_llm_config *c, int n_ctx, int n_batch, int full) {
+  int64_t r = 2 * (int64_t)c->swa_window + n_batch;
+  return !full && c->swa_window > 0 && r < n_ctx ? (int)r : 0;
+}
+
+/* room in L's cache for T positions from pos */
+static dk_status dk_llm_kv_room(dk_llm_layer *L, int pos, int T, int W) {
+  int64_t rows = dk_tensor_dim(L->k_cache, 0);
+  int keep = pos + 1 > W ? pos + 1 - W : 0, n = pos - keep, i;
+  dk_status s = DK_OK;
+  if (pos + T - L->kv_base <= rows) return DK_OK;
+  if (!W || keep < L->kv_base || (int64_t)T + n > rows || keep - L->kv_base < n)
+    return dk_set_error(DK_ERR_INVALID, "the cache of %s holds %lld rows from position %d: no room for %d at %d",
+                        dk_tensor_name(L->k_cache), (long long)rows, L->kv_base, T, pos);
+  for (i = 0; i < 2 && s == DK_OK && n > 0; i++) {
+    dk_tensor *c = i ? L->v_cache : L->k_cache, *from = NULL, *to = NULL;
+    if ((s = dk_narrow(c, 0, keep - L->kv_base, n, &from)) == DK_OK && (s = dk_narrow(c, 0, 0, n, &to)) == DK_OK)
+      s = dk_copy(to, from);
+    dk_tensor_free(from);
+    dk_tensor_free(to);
+  }
+  if (s == DK_OK) L->kv_base = keep;
+  return s;
+}
+
 /* ---- FITTING THE CONTEXT ---------------------------------------------------
  * n_ctx 0 asks for the file's context, and files give 32K-128K positions:
  * Llama 3.1 8B's cache at 131072 positions takes 16 GiB in f16, three times
@@ -630,8 +676,10 @@ static uint64_t dk_llm_act_bytes(const dk_llm_model *m) {
   return 4 * n;
 }
 
-static void dk_llm_fit_ctx(const dk_file *f, dk_llm_model *m, const dk_device *ldev, size_t kv_elem) {
+static void dk_llm_fit_ctx(const dk_file *f, dk_llm_model *m, const dk_device *ldev, size_t kv_elem, int swa_full) {
   const dk_llm_config *c = &m->c;
+  const uint64_t row = 2 * (uint64_t)c->n_kv_heads * c->head_dim * kv_elem;   /* a position's k and v */
+  const int swa_rows = dk_llm_swa_rows(c, c->ctx_train, m->n_batch, swa_full);
   dk_device dev[DK_LLM_MAX_DEVICES];
   uint64_t w[DK_LLM_MAX_DEVICES], nl[DK_LLM_MAX_DEVICES], embd = 0;
   int nd = 0, i, j, l, slot[2], has_output = dk_file_tensor_find(f, "output.weight") >= 0, limit = -1;
@@ -643,7 +691,9 @@ static void dk_llm_fit_ctx(const dk_file *f, dk_llm_model *m, const dk_device *l
     for (i = 0; i < nd && !dk_device_equal(dev[i], ldev[l]); i++) {}
     if (i == nd) { if (nd == DK_LLM_MAX_DEVICES) { free(of); return; } dev[nd] = ldev[l]; w[nd] = nl[nd] = 0; nd++; }
     of[l] = i;
-    nl[i]++;
+    /* a layer's cache: a row per position, or (a window's) a fixed size */
+    if (swa_rows && dk_llm_layer_swa(c, l)) w[i] += (uint64_t)swa_rows * row;
+    else nl[i]++;
   }
   slot[0] = of[0];
   slot[1] = of[c->n_layers - 1];
@@ -676,10 +726,10 @@ static void dk_llm_fit_ctx(const dk_file *f, dk_llm_model *m, const dk_device *l
       if (dev[j].backend != dev[i].backend || pr[j].physical_index != pr[i].physical_index) continue;
       if (j < i) { first = 0; break; }
       need += w[j] + (j == slot[1] ? (uint64_t)c->vocab * 4 : 0);
-      per += nl[j] * 2 * (uint64_t)c->n_kv_heads * c->head_dim * kv_elem;
+      per += nl[j] * row;
     }
-    if (!first || !per) continue;
-    fit = pr[i].memory_free > need ? (pr[i].memory_free - need) / per : 0;
+    if (!first) continue;
+    fit = pr[i].memory_free > need ? per ? (pr[i].memory_free - need) / per : (uint64_t)n : 0;
     if ((uint64_t)n > fit) {
       n = (int64_t)fit;
       limit = i;
@@ -949,7 +999,8 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
   m->layer_dev = ldev;   /* owned by the model from here on: dk_llm_free frees it */
   if (!ldev || !m->layers) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for %d layers", c->n_layers);
   if ((s = dk_llm_place(o, c->n_layers, ldev))) return s;
-  if (!(o && o->n_ctx > 0)) dk_llm_fit_ctx(f, m, ldev, dk_dtype_block_bytes(kv_dt));
+  if (!(o && o->n_ctx > 0)) dk_llm_fit_ctx(f, m, ldev, dk_dtype_block_bytes(kv_dt), o && o->swa_full);
+  m->swa_rows = dk_llm_swa_rows(c, m->n_ctx, m->n_batch, o && o->swa_full);
   for (l = 0; l < c->n_layers; l++) {
     dk_llm_layer *L = &m->layers[l];
     char nm[96];
@@ -985,9 +1036,8 @@ static dk_status dk_llm_load_file(const dk_file *f, const dk_llm_options *o, dk_
     }
 #undef DK_LLM_W
     if (c->arch->qkv_bias && (s = dk_llm_qkv_bias(f, l, c, L, wb))) return s;
-    /* llama.cpp's rule: with a pattern of n, layer l is global when (l + 1) % n == 0 */
-    L->swa = c->arch->swa_pattern > 0 && c->swa_window > 0 && (l + 1) % c->arch->swa_pattern != 0;
-    kv_shape[0] = m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
+    L->swa = dk_llm_layer_swa(c, l);
+    kv_shape[0] = L->swa && m->swa_rows ? m->swa_rows : m->n_ctx; kv_shape[1] = c->n_kv_heads; kv_shape[2] = c->head_dim;
     snprintf(nm, sizeof nm, "blk.%d.k_cache", l);
     if (!(s = dk_tensor_new(L->dev, kv_dt, 3, kv_shape, nm, &L->k_cache))) {
       snprintf(nm, sizeof nm, "blk.%d.v_cache", l);
@@ -1062,7 +1112,11 @@ dk_status dk_llm_load(const char *path, const dk_llm_options *o, dk_llm_model **
   return DK_OK;
 }
 
-void dk_llm_reset(dk_llm_model *m) { m->pos = 0; }
+void dk_llm_reset(dk_llm_model *m) {
+  int l;
+  m->pos = 0;
+  for (l = 0; l < m->c.n_layers; l++) m->layers[l].kv_base = 0;
+}
 
 /* ---- placement check and device map --------------------------------------- */
 
@@ -1134,8 +1188,8 @@ static dk_status dk_llm_attend(const dk_llm_config *c, dk_llm_layer *L, dk_llm_a
   int T = a->T, W = L->swa ? c->swa_window : 0, start = W && pos + 1 > W ? pos + 1 - W : 0;
   dk_tensor *k = NULL, *v = NULL;
   dk_status s;
-  if ((s = dk_narrow(L->k_cache, 0, start, pos + T - start, &k)) == DK_OK &&
-      (s = dk_narrow(L->v_cache, 0, start, pos + T - start, &v)) == DK_OK)
+  if ((s = dk_narrow(L->k_cache, 0, start - L->kv_base, pos + T - start, &k)) == DK_OK &&
+      (s = dk_narrow(L->v_cache, 0, start - L->kv_base, pos + T - start, &v)) == DK_OK)
     s = W && T > 1 && pos + T > W
             ? dk_attention_window(a->att3, q3, k, v, c->attn_scale, pos - start, W)
             : dk_attention(a->att3, q3, k, v, c->attn_scale, pos - start);   /* no query reaches past its window */
@@ -1214,7 +1268,9 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
     DK_LLM_TRY(dk_index_copy(L->v_cache, v3, a->pos, 0));
     DK_LLM_TRY(dk_attention_pos(a->att3, q3, L->k_cache, L->v_cache, a->pos, c->attn_scale));
   } else {
-    if ((s = dk_narrow(L->k_cache, 0, pos, T, &kslot)) == DK_OK && (s = dk_narrow(L->v_cache, 0, pos, T, &vslot)) == DK_OK &&
+    DK_LLM_TRY(dk_llm_kv_room(L, pos, T, L->swa ? c->swa_window : 0));
+    if ((s = dk_narrow(L->k_cache, 0, pos - L->kv_base, T, &kslot)) == DK_OK &&
+        (s = dk_narrow(L->v_cache, 0, pos - L->kv_base, T, &vslot)) == DK_OK &&
         (s = dk_copy(kslot, k3)) == DK_OK)
       s = dk_copy(vslot, v3);
     dk_tensor_free(kslot); dk_tensor_free(vslot);
@@ -1339,7 +1395,7 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   const dk_llm_config *c = &m->c;
   dk_llm_acts big[DK_LLM_MAX_DEVICES], *acts[DK_LLM_MAX_DEVICES];
   dk_tensor *ids_t = NULL, *idv = NULL, *lv = NULL;
-  int i, t0, n, pos0 = m->pos, B = m->n_batch > 0 ? m->n_batch : DK_LLM_BATCH;
+  int i, t0, n, B = m->n_batch > 0 ? m->n_batch : DK_LLM_BATCH;
   dk_status s = DK_OK;
   *logits = NULL;
   if (T <= 0) return dk_set_error(DK_ERR_INVALID, "dk_llm_forward: %d tokens", T);
@@ -1349,6 +1405,8 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   for (i = 0; i < T; i++)
     if (ids[i] < 0 || ids[i] >= c->vocab)
       return dk_set_error(DK_ERR_INVALID, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, c->vocab - 1);
+  /* a window's cache takes chunks of what it was sized for (KV CACHE) */
+  if (m->swa_rows && B > m->swa_rows - 2 * c->swa_window) B = m->swa_rows - 2 * c->swa_window;
   memset(big, 0, sizeof big);
   dk_tensor_free(m->logits_all);
   m->logits_all = NULL;
@@ -1394,7 +1452,7 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
   }
   if (s == DK_OK) *logits = all_logits ? m->logits_all : m->logits1;
 done:
-  if (s != DK_OK) m->pos = pos0;   /* a failed call takes its chunks back: the context holds what it held */
+  /* a failed call leaves the chunks it finished in the context (m->pos) */
   dk_tensor_free(ids_t);
   for (i = 0; i < m->n_ws; i++) dk_llm_acts_free(&big[i]);
   return s;

@@ -101,7 +101,7 @@ static int decode_logits(dkt *t, dk_llm_model *m, const arch_ref *r, const char 
  * base name. Tolerance: f32 arithmetic over f16 weights against float64 on
  * the same weights; the measured error is ~1e-5 of the logits' range. With
  * kv_f32 = 0 the runner's default f16 KV cache (see the tolerance). */
-static void arch_check_kv(dkt *t, const char *file, const char *name, const char *want_arch, int kv_f32) {
+static void arch_check_kv(dkt *t, const char *file, const char *name, const char *want_arch, int kv_f32, int n_batch) {
   const char *dir = arch_dir();
   char path[1300], dev[32];
   arch_ref r;
@@ -121,10 +121,22 @@ static void arch_check_kv(dkt *t, const char *file, const char *name, const char
   o.devices = dev;
   o.n_ctx = 64;
   o.kv_f32 = kv_f32;
+  o.n_batch = n_batch;
   if (dk_llm_load(path, &o, &m) != DK_OK) {
     dkt_fail_at(t, __FILE__, __LINE__, "%s: %s", file, dk_last_error());
     ref_free(&r);
     return;
+  }
+  if (m->c.swa_window > 0) {
+    /* a window's cache holds 2W + n_batch rows where that is fewer than the
+     * context's (KV CACHE in models/llama.h): with n_batch 3 and W 8, 19
+     * rows for the 24 positions here, so its rows move */
+    int l, want = 2 * m->c.swa_window + m->n_batch < 64 ? 2 * m->c.swa_window + m->n_batch : 64;
+    for (l = 0; l < m->c.n_layers; l++)
+      DKT_CHECK(t, dk_tensor_dim(m->layers[l].k_cache, 0) == (m->layers[l].swa ? want : 64) &&
+                       dk_tensor_dim(m->layers[l].v_cache, 0) == dk_tensor_dim(m->layers[l].k_cache, 0),
+                "%s, n_batch %d: layer %d (%s) holds %lld rows", file, m->n_batch, l, m->layers[l].swa ? "window" : "global",
+                (long long)dk_tensor_dim(m->layers[l].k_cache, 0));
   }
   DKT_CHECK(t, !strcmp(m->c.arch->name, want_arch), "%s: architecture %s, expected %s", file, m->c.arch->name, want_arch);
   DKT_CHECK(t, m->c.vocab == r.vocab, "%s: vocab %d, the reference has %d", file, m->c.vocab, r.vocab);
@@ -205,8 +217,8 @@ static void arch_check_kv(dkt *t, const char *file, const char *name, const char
 
 /* the f32 cache to the tight bound, then the default f16 one */
 static void arch_check(dkt *t, const char *file, const char *name, const char *want_arch) {
-  arch_check_kv(t, file, name, want_arch, 1);
-  arch_check_kv(t, file, name, want_arch, 0);
+  arch_check_kv(t, file, name, want_arch, 1, 0);
+  arch_check_kv(t, file, name, want_arch, 0, 0);
 }
 
 /* Llama 3 RoPE scaling from the file's rope_freqs.weight, and the same
@@ -217,7 +229,13 @@ DKT_TEST(models_arch_llama3, 0) {
 }
 DKT_TEST(models_arch_qwen2, 0) { arch_check(t, "qwen2.gguf", "qwen2", "qwen2"); }
 DKT_TEST(models_arch_qwen3, 0) { arch_check(t, "qwen3.gguf", "qwen3", "qwen3"); }
-DKT_TEST(models_arch_gemma3, 0) { arch_check(t, "gemma3.gguf", "gemma3", "gemma3"); }
+DKT_TEST(models_arch_gemma3, 0) {
+  arch_check(t, "gemma3.gguf", "gemma3", "gemma3");
+  /* prompts in chunks of 3 tokens: the window layers' caches of 19 rows
+   * move their last rows to the front, in the batch and in decode */
+  arch_check_kv(t, "gemma3.gguf", "gemma3", "gemma3", 1, 3);
+  arch_check_kv(t, "gemma3.gguf", "gemma3", "gemma3", 0, 3);
+}
 
 /* a file of an architecture the runner does not know is refused, by name */
 DKT_TEST(models_arch_unknown, DKT_ONCE) {
