@@ -242,8 +242,8 @@ typedef char dk__cuda_abi_rope[sizeof(dk_kp_rope) == 72 ? 1 : -1];
 typedef char dk__cuda_abi_concat[sizeof(dk_kp_concat) == 56 ? 1 : -1];
 typedef char dk__cuda_abi_copy[sizeof(dk_kp_copy) == 232 ? 1 : -1];
 typedef char dk__cuda_abi_pick[sizeof(dk_kp_pick) == 56 ? 1 : -1];
-typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 112 ? 1 : -1];
-typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 144 ? 1 : -1];
+typedef char dk__cuda_abi_attention[sizeof(dk_kp_attention) == 120 ? 1 : -1];
+typedef char dk__cuda_abi_attn_split[sizeof(dk_kp_attn_split) == 152 ? 1 : -1];
 typedef char dk__cuda_abi_maxd[DEVKIT_MAX_DIMS <= DK_KMAXD ? 1 : -1];
 typedef char dk__cuda_abi_gemv_maxm[DK_GEMV_MAXM >= 1 ? 1 : -1];
 
@@ -583,6 +583,15 @@ static int dk__cuda_switch(const char *name, const char *on_value, const char *o
 static int dk__cuda_flash_on(void) {
   static int on = -1;
   if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_FLASH", "1", "0", 0);
+  return on;
+}
+
+/* DEVKIT_CUDA_ATTN_WINDOW=1: dk_attention_window in one launch, the _win
+ * forms of the attention kernels starting each row at its first key (not
+ * yet run on a GPU); by default a dk_attention per row past the window */
+static int dk__cuda_attn_window_on(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_ATTN_WINDOW", "1", "0", 0);
   return on;
 }
 
@@ -2328,8 +2337,9 @@ static int dk__cuda_attn_split_plan(dk__cuda_dev *ld, dk_kp_attn_split *p) {
 }
 
 /* dk_attention, or with pos (a device address: dk_attention_pos's
- * positions) each row's limit read on the device */
-static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos) {
+ * positions) each row's limit read on the device; window > 0: each row's
+ * keys start at its limit - window (dk_attention_window's _win kernels) */
+static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos, int64_t window) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   dk_kp_attention p;
   memset(&p, 0, sizeof p);
@@ -2349,12 +2359,13 @@ static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos) {
   p.v = dk__cuda_addr(v);
   p.pos = pos;
   p.causal_offset = pos ? -1 : c->i[0];
+  p.window = window;
   p.scale = c->f[0];
   p.qdt = (int32_t)q->dtype;
   p.kdt = (int32_t)k->dtype;
   p.odt = (int32_t)o->dtype;
   if (p.T > 1 && k->dtype == DK_F16 && p.D == DK_ATTN_FLASH_D && p.Dv == DK_ATTN_FLASH_D && !((p.k | p.v) % 16) &&
-      p.Hq <= (int64_t)DK_MAX_GRID_YZ && dk__cuda_flash_on())
+      p.Hq <= (int64_t)DK_MAX_GRID_YZ && !window && dk__cuda_flash_on())
     return dk__cuda_launch(c, DK_CUDA_K_dk_attn_flash_f16, (unsigned)((p.T + 63) / 64), (unsigned)p.Hq, 1, DK_ATTN_THREADS, &p);
   if (dk__cuda_attn_split_on()) {
     dk__cuda_dev *ld = dk__cuda_ld(c->dev);
@@ -2363,30 +2374,39 @@ static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos) {
     sp.out = p.out, sp.q = p.q, sp.k = p.k, sp.v = p.v, sp.pos = p.pos;
     sp.T = p.T, sp.S = p.S, sp.Hq = p.Hq, sp.Hkv = p.Hkv, sp.D = p.D, sp.Dv = p.Dv;
     sp.causal_offset = p.causal_offset;
+    sp.window = window;
     sp.scale = p.scale;
     sp.qdt = p.qdt, sp.odt = p.odt;
     if (dk__cuda_attn_split_plan(ld, &sp)) {
-      dk_status s = dk__cuda_launch(c, sp.tq > 1 ? dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_rows_f32, DK_CUDA_K_dk_attn_rows_f16,
-                                                                 DK_CUDA_K_dk_attn_rows_bf16)
-                                            : dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_split_f32, DK_CUDA_K_dk_attn_split_f16,
-                                                            DK_CUDA_K_dk_attn_split_bf16),
+      int kid = sp.tq > 1 ? window ? dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_rows_win_f32, DK_CUDA_K_dk_attn_rows_win_f16,
+                                                   DK_CUDA_K_dk_attn_rows_win_bf16)
+                                   : dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_rows_f32, DK_CUDA_K_dk_attn_rows_f16,
+                                                   DK_CUDA_K_dk_attn_rows_bf16)
+                : window ? dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_split_win_f32, DK_CUDA_K_dk_attn_split_win_f16,
+                                         DK_CUDA_K_dk_attn_split_win_bf16)
+                         : dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attn_split_f32, DK_CUDA_K_dk_attn_split_f16,
+                                         DK_CUDA_K_dk_attn_split_bf16);
+      dk_status s = dk__cuda_launch(c, kid,
                                     (unsigned)sp.nsplit, (unsigned)(sp.Hkv * sp.nbatch), (unsigned)((sp.T + sp.tq - 1) / sp.tq),
                                     DK_ATTN_THREADS, &sp);
       if (s != DK_OK || sp.nsplit == 1) return s;
       return dk__cuda_launch(c, DK_CUDA_K_dk_attn_merge, dk__cuda_grid(sp.T * sp.Hq, 1), 1, 1, DK_ATTN_THREADS, &sp);
     }
   }
-  return dk__cuda_launch(c, dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attention_kv_f32, DK_CUDA_K_dk_attention_kv_f16,
-                                          DK_CUDA_K_dk_attention_kv_bf16),
+  return dk__cuda_launch(c, window ? dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attention_win_f32, DK_CUDA_K_dk_attention_win_f16,
+                                                   DK_CUDA_K_dk_attention_win_bf16)
+                                  : dk__cuda_kid3(k->dtype, DK_CUDA_K_dk_attention_kv_f32, DK_CUDA_K_dk_attention_kv_f16,
+                                                  DK_CUDA_K_dk_attention_kv_bf16),
                          dk__cuda_grid(p.T * p.Hq, 1), 1, 1, DK_ATTN_THREADS, &p);
 }
 
-static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c, 0); }
+static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c, 0, 0); }
 
-/* dk_attention_window: the kernels know no lower bound yet, so each query
+/* dk_attention_window: with DEVKIT_CUDA_ATTN_WINDOW=1 one launch of the
+ * _win kernels; by default (those have not run on a GPU yet) each query
  * row is a dk_attention over the keys of its window (the runner's loop
- * before the op existed). One fused kernel is future work for a session
- * with a GPU; rows whose windows start at 0 go together, as one call. */
+ * before the op existed), rows whose windows start at 0 together, as one
+ * call. */
 static dk_status dk__cuda_attention_window(const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
   int64_t T = q->shape[0], S = k->shape[0], t, off = c->i[0], w = c->i[1], n0;
@@ -2395,6 +2415,7 @@ static dk_status dk__cuda_attention_window(const dk_call *c) {
   dk_status s = DK_OK;
   dk_call a = *c;
   dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
+  if (dk__cuda_attn_window_on()) return dk__cuda_attend(c, 0, w);
   a.op = DK_OP_ATTENTION;
   a.i[1] = 0;
   a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt;
@@ -2452,7 +2473,7 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
   size_t qrow = dk_tensor_nbytes(q) / (size_t)(T ? T : 1), orow = dk_tensor_nbytes(o) / (size_t)(T ? T : 1);
   int32_t *pos = NULL;
   dk_status s;
-  if (dk__cuda_devpos()) return dk__cuda_attend(c, dk__cuda_addr(c->t[4]));
+  if (dk__cuda_devpos()) return dk__cuda_attend(c, dk__cuda_addr(c->t[4]), 0);
   s = dk__cuda_read_i32(c->t[4], &pos);
   for (t = 0; t < T && s == DK_OK; t++) {
     int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S;

@@ -47,9 +47,14 @@ template <class P> __device__ __forceinline__ int64_t dk_attn_lim(const P &p, in
   if (p.causal_offset >= 0) return t + p.causal_offset + 1 < p.S ? t + p.causal_offset + 1 : p.S;
   return p.S;
 }
+// the first key row t sees, its limit lim: 0, or with a window (the _win
+// kernels, dk_attention_window) lim - window
+template <bool WIN, class P> __device__ __forceinline__ int64_t dk_attn_beg(const P &p, int64_t lim) {
+  return WIN && lim > p.window ? lim - p.window : 0;
+}
 #define DK_ATTN_PER_THREAD (DK_ATTN_MAXD / DK_ATTN_THREADS)
 
-template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
+template <int KT, bool WIN> __device__ void dk_attention_impl(const dk_kp_attention &p) {
   __shared__ float qs[DK_ATTN_MAXD];
   __shared__ float sc[DK_ATTN_CHUNK];
   __shared__ float sf[33];
@@ -68,7 +73,8 @@ template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
     float m = neg_inf;
     double z = 0.0;
     __syncthreads();
-    for (int64_t c0 = 0; c0 < lim; c0 += DK_ATTN_CHUNK) {
+    const int64_t beg = dk_attn_beg<WIN>(p, lim);
+    for (int64_t c0 = beg; c0 < lim; c0 += DK_ATTN_CHUNK) {
       const int cn = (int)(lim - c0 < DK_ATTN_CHUNK ? lim - c0 : DK_ATTN_CHUNK);
       for (int si = warp; si < cn; si += nwarps) {
         const int64_t krow = ((c0 + si) * p.Hkv + g) * p.D;
@@ -115,9 +121,14 @@ template <int KT> __device__ void dk_attention_impl(const dk_kp_attention &p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f32(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F32>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F16>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_BF16>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f32(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F32, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_f16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_BF16, false>(p); }
+// dk_attention_window: each row's keys start at lim - window (never run on
+// a GPU yet: DEVKIT_CUDA_ATTN_WINDOW=1 takes these, backends/cuda.h)
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attention_win_f32(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F32, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attention_win_f16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_F16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attention_win_bf16(const __grid_constant__ dk_kp_attention p) { dk_grid_wait(); dk_attention_impl<DK_KT_BF16, true>(p); }
 
 // ==== split-K attention ==========================================================
 // The kernel above gives one (query row, head) to one block, which walks
@@ -165,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS) dk_attention_kv_bf
 #define DK_AS_LOADS 4   // K/V pieces (16 bytes; f32: 32) a thread loads before using the first
 static_assert(DK_ATTN_SPLIT_HB * (DK_ATTN_SPLIT_MAXD + DK_ATTN_THREADS) <= DK_AS_WORDS, "qs + sc fit");
 
-template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) {
+template <int KT, bool ROWS, bool WIN> __device__ void dk_attn_split_impl(const dk_kp_attn_split &p) {
   constexpr int ES = KT == DK_KT_F32 ? 4 : 2, HB = DK_ATTN_SPLIT_HB, NT = DK_ATTN_THREADS;
   __shared__ __align__(16) float sm[DK_AS_WORDS];
   __shared__ float mz[3][HB];   // m, z, fac per slot
@@ -179,14 +190,16 @@ template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn
   const float neg_inf = dk_neg_inf();
   float *qs = sm, *sc = sm + HB * DK_ATTN_SPLIT_MAXD;
   // the largest limit of the block's rows bounds its positions (with a
-  // causal mask, the last row's); the other rows mask theirs
-  int64_t lim = 0;
+  // causal mask, the last row's); the other rows mask theirs. With a
+  // window, so does the smallest first key (the first row's)
+  int64_t lim = 0, beg = INT64_MAX;
   for (int64_t t = t0; t < t0 + hb / nh; t++) {
-    const int64_t l = dk_attn_lim(p, t);
+    const int64_t l = dk_attn_lim(p, t), bg = dk_attn_beg<WIN>(p, l);
     lim = l > lim ? l : lim;
+    beg = bg < beg ? bg : beg;
   }
-  const int64_t s0 = (int64_t)blockIdx.x * p.split_len;
-  const int64_t s1 = s0 + p.split_len < lim ? s0 + p.split_len : lim;
+  const int64_t s0 = WIN && beg > (int64_t)blockIdx.x * p.split_len ? beg : (int64_t)blockIdx.x * p.split_len;
+  const int64_t s1 = (int64_t)blockIdx.x * p.split_len + p.split_len < lim ? (int64_t)blockIdx.x * p.split_len + p.split_len : lim;
   for (int i = tid; i < hb * D; i += NT) {
     const int sl = i / D;
     const int64_t row = ROWS ? (t0 + sl / nh) * p.Hq + h0 + sl % nh : t0 * p.Hq + h0 + sl;
@@ -242,8 +255,10 @@ template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn
 #pragma unroll
       for (int h = 0; h < HB; h++)
         if (h < hb) {
-          // slot h's row sees positions < its limit
-          const bool live = tid < cn && (!ROWS || c0 + tid < dk_attn_lim(p, t0 + h / nh));
+          // slot h's row sees positions < its limit (and, with a window,
+          // from its first key on)
+          bool live = tid < cn && (!ROWS || c0 + tid < dk_attn_lim(p, t0 + h / nh));
+          if (WIN && ROWS) live = live && c0 + tid >= dk_attn_beg<WIN>(p, dk_attn_lim(p, t0 + h / nh));
           sc[h * NT + tid] = live ? s[h] * p.scale : neg_inf;
         }
     }
@@ -337,9 +352,9 @@ template <int KT, bool ROWS> __device__ void dk_attn_split_impl(const dk_kp_attn
 
 // (.., 1): without a floor of one block, ptxas capped sm_80's f16 variant at
 // 128 registers and spilled; it takes about 150 (sm_90 f32: 167, 3 blocks an SM).
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, false>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, false>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, false, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, false, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, false, false>(p); }
 // Several query rows a block (prompts). On an H200 (2026-11-26) the first
 // version of this path, at 176 registers (2 blocks an SM), was 12 % faster
 // than itself with one row a block (1B f16 prompt 42.6k vs 38.0k tok/s) but
@@ -348,9 +363,18 @@ extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_b
 // registers. That build ran on an H200 on 2026-11-26 (1B f16 prompt 43.3k
 // -> 46.6-48.3k tok/s, racecheck and memcheck clean) and is the default;
 // DEVKIT_CUDA_ATTN_ROWS=one keeps the one-row kernel for prompts too.
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, true>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, true>(p); }
-extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, true, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, true, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, true, false>(p); }
+// dk_attention_window's forms of the two above: a split's positions start
+// at the block's first key, each slot masks keys before its own (never run
+// on a GPU yet: DEVKIT_CUDA_ATTN_WINDOW=1 takes them, backends/cuda.h)
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_win_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, false, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_win_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, false, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 1) dk_attn_split_win_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, false, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_win_f32(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F32, true, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_win_f16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_F16, true, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_ATTN_THREADS, 3) dk_attn_rows_win_bf16(const __grid_constant__ dk_kp_attn_split p) { dk_grid_wait(); dk_attn_split_impl<DK_KT_BF16, true, true>(p); }
 
 // One block per (t, h) row (grid-stride): the weights e^(m_j - M) of the
 // row's nsplit (<= DK_ATTN_SPLIT_MAXN) records go to shared memory once,

@@ -45,8 +45,8 @@ static_assert(sizeof(dk_kp_rope) == 72, "dk_kp_rope layout");
 static_assert(sizeof(dk_kp_concat) == 56, "dk_kp_concat layout");
 static_assert(sizeof(dk_kp_copy) == 232, "dk_kp_copy layout");
 static_assert(sizeof(dk_kp_pick) == 56, "dk_kp_pick layout");
-static_assert(sizeof(dk_kp_attention) == 112, "dk_kp_attention layout");
-static_assert(sizeof(dk_kp_attn_split) == 144, "dk_kp_attn_split layout");
+static_assert(sizeof(dk_kp_attention) == 120, "dk_kp_attention layout");
+static_assert(sizeof(dk_kp_attn_split) == 152, "dk_kp_attn_split layout");
 
 DK_DEV float dk_neg_inf() { return __int_as_float((int)0xff800000u); }
 

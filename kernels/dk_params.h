@@ -206,6 +206,8 @@ typedef struct {
   int64_t causal_offset;             /* < 0: no mask */
   float scale;
   int32_t qdt, kdt, odt;
+  int64_t window;                    /* the _win kernels (dk_attention_window): row t sees [lim - window, lim);
+                                        last, so the other kernels' fields keep their offsets */
 } dk_kp_attention;
 
 /* split-K attention (kernels/attention.cu, second half): grid (nsplit,
@@ -221,6 +223,7 @@ typedef struct {
   int64_t split_len;
   float scale;
   int32_t qdt, odt, nsplit, hb, nbatch, tq;
+  int64_t window;                    /* as dk_kp_attention's */
 } dk_kp_attn_split;
 
 /* Every kernel, by name. X(name, param struct). */
@@ -312,6 +315,12 @@ typedef struct {
   X(dk_attn_split_bf16, dk_kp_attn_split) X(dk_attn_merge, dk_kp_attn_split) \
   X(dk_attn_rows_f32, dk_kp_attn_split) X(dk_attn_rows_f16, dk_kp_attn_split) \
   X(dk_attn_rows_bf16, dk_kp_attn_split) X(dk_attn_flash_f16, dk_kp_attention) \
+  X(dk_attention_win_f32, dk_kp_attention) X(dk_attention_win_f16, dk_kp_attention) \
+  X(dk_attention_win_bf16, dk_kp_attention)                                  \
+  X(dk_attn_split_win_f32, dk_kp_attn_split) X(dk_attn_split_win_f16, dk_kp_attn_split) \
+  X(dk_attn_split_win_bf16, dk_kp_attn_split)                                \
+  X(dk_attn_rows_win_f32, dk_kp_attn_split) X(dk_attn_rows_win_f16, dk_kp_attn_split) \
+  X(dk_attn_rows_win_bf16, dk_kp_attn_split)                                 \
   X(dk_reduce_f32, dk_kp_reduce) X(dk_reduce_f16, dk_kp_reduce)              \
   X(dk_reduce_bf16, dk_kp_reduce)                                            \
   X(dk_math_f32, dk_kp_math) X(dk_math_f16, dk_kp_math) X(dk_math_bf16, dk_kp_math)

@@ -56,6 +56,13 @@ launched tc dk_dequant_rows "DEVKIT_CUDA_PROMPT_TC=1"
 # prompt attention on tensor cores (off by default until it runs on a GPU)
 run flash DEVKIT_CUDA_FLASH=1
 launched flash dk_attn_flash_f16 "DEVKIT_CUDA_FLASH=1"
+# dk_attention_window in one launch (off by default until it runs on a GPU)
+run win DEVKIT_CUDA_ATTN_WINDOW=1
+launched win dk_attn_rows_win_ "DEVKIT_CUDA_ATTN_WINDOW=1"
+run win1 DEVKIT_CUDA_ATTN_WINDOW=1 DEVKIT_CUDA_ATTN_ROWS=one
+launched win1 dk_attn_split_win_ "DEVKIT_CUDA_ATTN_WINDOW=1 DEVKIT_CUDA_ATTN_ROWS=one"
+run win0 DEVKIT_CUDA_ATTN_WINDOW=1 DEVKIT_CUDA_ATTN=rows
+launched win0 dk_attention_win_ "DEVKIT_CUDA_ATTN_WINDOW=1 DEVKIT_CUDA_ATTN=rows"
 cat "$LOG"
 if grep -q "libcuda_mock:" "$LOG"; then echo "[check_cuda_host] the mock driver complained (above)"; status=1; fi
 if grep -q "ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer" "$LOG"; then echo "[check_cuda_host] sanitizer report (above)"; status=1; fi

@@ -142,8 +142,8 @@ if has verify; then
   # VERIFY="NAME ON OFF [@DEVICE] [VAR=VALUE...] TESTS[;...]": the switch
   # of each path that has not run on a GPU, its on and off values, the
   # device (cuda:0 unless named), other settings the path needs (MODEL=T
-  # times the 1B model of type T instead of f16), and the tests that cover
-  # it, e.g.
+  # times the 1B model of type T instead of f16; MODEL=- times none), and
+  # the tests that cover it, e.g.
   #   VERIFY="DEVKIT_CUDA_GRAPH 1 0 graph_ ops_index_copy models_;DEVKIT_VULKAN_FUSED 1 0 @vulkan:0 ops_fused_linear_vec"
   # Waiting today: prompt attention on tensor cores (DEVKIT_CUDA_FLASH), the
   # prompt product of f32 x on tensor cores without
@@ -153,8 +153,10 @@ if has verify; then
   # device has VK_NV_cooperative_matrix, whatever the switch). Also timed:
   # matmul_qk, on by default (checked on lavapipe through
   # quant_linear_gpu_kernels), against the row kernel it replaced for
-  # K-quant prompts on GPUs (DEVKIT_VULKAN_GEMM=0).
-  VERIFY=${VERIFY:-"DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
+  # K-quant prompts on GPUs (DEVKIT_VULKAN_GEMM=0). And dk_attention_window
+  # in one launch (DEVKIT_CUDA_ATTN_WINDOW; the 1B llama model has no
+  # window to time, Gemma 3's tests and window op cover it).
+  VERIFY=${VERIFY:-"DEVKIT_CUDA_ATTN_WINDOW 1 0 MODEL=- ops_attention_window ops_attention models_arch_gemma3;DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"
   IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do
@@ -175,6 +177,7 @@ if has verify; then
         build/tests --device "$vdev" $vtests > "$LOGS/verify_${vname}_$tool.log" 2>&1
       note "$vname=$von $tool: exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/verify_${vname}_$tool.log" | sort | uniq -c | tr '\n' ' ')"
     done
+    [ "$vtype" = - ] && continue
     f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_$vtype.gguf
     mkdir -p "$(dirname "$f")"
     [ -f "$f" ] || build/make_model --params 1000M --type "$vtype" -o "$f" > /dev/null

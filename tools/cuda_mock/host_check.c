@@ -184,6 +184,8 @@ static void check_ops(void) {
       dk_tensor *q2 = make(d, t, 3, sq2, "q64"), *k2 = make(d, DK_F16, 3, skv2, "k64");
       dk_tensor *v2 = make(d, DK_F16, 3, skv2, "v64"), *o2 = make(d, t, 3, sq2, "attn_out64");
       OKS(dk_attention(o2, q2, k2, v2, 0.125f, 10));
+      /* and with a window (DEVKIT_CUDA_ATTN_WINDOW's kernels, several rows a block) */
+      OKS(dk_attention_window(o2, q2, k2, v2, 0.125f, 10, 16));
       dk_tensor_free(q2); dk_tensor_free(k2); dk_tensor_free(v2); dk_tensor_free(o2);
     }
     OKS(dk_tensor_new(d, DK_I32, 2, sid, "ids", &ii));
