@@ -466,6 +466,13 @@ DEVKIT_API dk_status dk_attention_window(dk_tensor *out, const dk_tensor *q, con
  * per query row; dk_index_copy likewise reads its ids */
 DEVKIT_API dk_status dk_attention_pos(dk_tensor *out, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                       const dk_tensor *positions, float scale);
+/* dk_attention_pos with a sliding window: query t sees keys lim - window <=
+ * s < lim, lim = min(positions[t] + 1, S): a sliding-window layer's decode
+ * step recorded once (Gemma 3's; the positions are rows of its cache).
+ * CUDA reads the positions back and runs a call per row (a sync, which a
+ * recording cannot hold) unless DEVKIT_CUDA_ATTN_WINDOW=1 */
+DEVKIT_API dk_status dk_attention_pos_window(dk_tensor *out, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                             const dk_tensor *positions, float scale, int window);
 
 /* ---- reductions, math, softmax on any axis, select ---------------------- */
 /* Reductions over a set of axes (negative axes count from the end; axes NULL
@@ -665,7 +672,7 @@ typedef enum {
   /* issue 10: a decode step's fusions */
   DK_OP_RMSNORM_LINEAR, DK_OP_SWIGLU_LINEAR,
   /* a decode step whose position lives on the device (dk_graph) */
-  DK_OP_INDEX_COPY, DK_OP_ATTENTION_POS, DK_OP_ATTENTION_WINDOW,
+  DK_OP_INDEX_COPY, DK_OP_ATTENTION_POS, DK_OP_ATTENTION_WINDOW, DK_OP_ATTENTION_POS_WINDOW,
   DK_OP_COUNT
 } dk_op;
 
@@ -686,7 +693,8 @@ typedef enum {
  *   rmsnorm_linear: t[] = out, x, norm_w, w, bias; f[0]=eps; i[0..2] as
  *   linear. swiglu_linear: t[] = out, gate, up, w, bias; i[0..2] as linear
  *   (K = gate's last dim). index_copy: t[] = dst, src, ids; i[0]=axis
- *   (0..). attention_pos: t[] = out, q, k, v, positions; f[0]=scale.
+ *   (0..). attention_pos (and attention_pos_window): t[] = out, q, k, v,
+ *   positions; f[0]=scale; i[1]=window (0 but for attention_pos_window).
  *   attention (and attention_window): f[0]=scale, i[0]=causal offset
  *   (negative: none), i[1]=window (0 but for attention_window). */
 typedef struct dk_call {
@@ -2018,6 +2026,7 @@ static const dk__opinfo dk__ops[DK_OP_COUNT] = {
   {"dk_index_copy", 1, 2, {"dst", "src", "ids", NULL, NULL, NULL}, 0, 0, -1, 0, 0},
   {"dk_attention_pos", 1, 4, {"out", "q", "k", "v", "positions", NULL}, 0, 1, 2, 0, 0},
   {"dk_attention_window", 1, 3, {"out", "q", "k", "v", NULL, NULL}, 0, 1, 2, 0, 0},
+  {"dk_attention_pos_window", 1, 4, {"out", "q", "k", "v", "positions", NULL}, 0, 1, 2, 0, 0},
 };
 
 static const char *dk__op_name(dk_op op) { return (unsigned)op < DK_OP_COUNT ? dk__ops[op].name : "?"; }
@@ -2678,12 +2687,18 @@ static dk_status dk__check_index_copy(dk_call *c) {
   return DK_OK;
 }
 
-/* dk_attention's shapes and a window of at least one key */
-static dk_status dk__check_attention_window(dk_call *c) {
+/* a window of at least one key */
+static dk_status dk__check_window(dk_call *c, const char *fix) {
   if (c->i[1] < 1)
-    return dk__op_error(c, DK_ERR_INVALID, "dk_attention takes every key the causal offset allows",
-                        "window %lld: a query must see at least its own key (window >= 1)", (long long)c->i[1]);
-  return dk__check_attention(c);
+    return dk__op_error(c, DK_ERR_INVALID, fix, "window %lld: a query must see at least its own key (window >= 1)",
+                        (long long)c->i[1]);
+  return DK_OK;
+}
+
+/* dk_attention's shapes and a window */
+static dk_status dk__check_attention_window(dk_call *c) {
+  dk_status s = dk__check_window(c, "dk_attention takes every key the causal offset allows");
+  return s ? s : dk__check_attention(c);
 }
 
 /* dk_attention's shapes, and positions i32 [T] in place of the offset */
@@ -2695,6 +2710,12 @@ static dk_status dk__check_attention_pos(dk_call *c) {
     return dk__op_error(c, DK_ERR_SHAPE, "", "'positions' must be [T] (T = %lld, q's first dim)",
                         (long long)c->t[1]->shape[0]);
   return DK_OK;
+}
+
+/* dk_attention_pos's and a window */
+static dk_status dk__check_attention_pos_window(dk_call *c) {
+  dk_status s = dk__check_window(c, "dk_attention_pos takes every key up to each position");
+  return s ? s : dk__check_attention_pos(c);
 }
 
 static dk_status dk__check_index_select(dk_call *c) {
@@ -2728,7 +2749,7 @@ static const dk__check_fn dk__checks[DK_OP_COUNT] = {
   dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math, dk__check_math,
   dk__check_math, dk__check_binary, dk__check_softmax_axis, dk__check_softmax_axis, dk__check_where,
   dk__check_cumsum, dk__check_topk, dk__check_index_select, dk__check_rmsnorm_linear, dk__check_swiglu_linear,
-  dk__check_index_copy, dk__check_attention_pos, dk__check_attention_window,
+  dk__check_index_copy, dk__check_attention_pos, dk__check_attention_window, dk__check_attention_pos_window,
 };
 
 /* The one entry point of every op. */
@@ -3478,6 +3499,14 @@ DEVKIT_API dk_status dk_attention_pos(dk_tensor *o, const dk_tensor *q, const dk
   dk__call_init(&c, DK_OP_ATTENTION_POS);
   c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v); c.t[4] = DK__CAST(positions);
   c.f[0] = scale;
+  return dk__dispatch(&c);
+}
+DEVKIT_API dk_status dk_attention_pos_window(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                             const dk_tensor *positions, float scale, int window) {
+  dk_call c;
+  dk__call_init(&c, DK_OP_ATTENTION_POS_WINDOW);
+  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v); c.t[4] = DK__CAST(positions);
+  c.f[0] = scale; c.i[1] = window;
   return dk__dispatch(&c);
 }
 DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {

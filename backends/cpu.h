@@ -3427,6 +3427,7 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
   b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
   b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = b->ops[DK_OP_ATTENTION_WINDOW] = dk__cpu_attention;
+  b->ops[DK_OP_ATTENTION_POS_WINDOW] = dk__cpu_attention;
   b->ops[DK_OP_INDEX_COPY] = dk__cpu_gather;
   for (op = DK_OP_REDUCE_SUM; op <= DK_OP_ARGMIN_AXIS; op++) b->ops[op] = dk__cpu_reduce;
   for (op = DK_OP_SQRT; op <= DK_OP_POW_SCALAR; op++) b->ops[op] = dk__cpu_unary;

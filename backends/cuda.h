@@ -2469,14 +2469,16 @@ static dk_status dk__cuda_read_i32(const dk_tensor *t, int32_t **out) {
 
 static dk_status dk__cuda_attention_pos(const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
-  int64_t T = q->shape[0], S = k->shape[0], t;
+  int64_t T = q->shape[0], S = k->shape[0], t, w = c->i[1];   /* w: dk_attention_pos_window's window */
   size_t qrow = dk_tensor_nbytes(q) / (size_t)(T ? T : 1), orow = dk_tensor_nbytes(o) / (size_t)(T ? T : 1);
+  size_t krow = S ? dk_tensor_nbytes(k) / (size_t)S : 0, vrow = S ? dk_tensor_nbytes(v) / (size_t)S : 0;
   int32_t *pos = NULL;
   dk_status s;
-  if (dk__cuda_devpos()) return dk__cuda_attend(c, dk__cuda_addr(c->t[4]), 0);
+  /* a window on the device takes the _win kernels, which have not run on a GPU yet */
+  if (dk__cuda_devpos() && (!w || dk__cuda_attn_window_on())) return dk__cuda_attend(c, dk__cuda_addr(c->t[4]), w);
   s = dk__cuda_read_i32(c->t[4], &pos);
   for (t = 0; t < T && s == DK_OK; t++) {
-    int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S;
+    int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S, beg = w > 0 && lim > w ? lim - w : 0;
     dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
     dk_call a = *c;
     ot.shape[0] = qt.shape[0] = 1;
@@ -2492,8 +2494,11 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
         s = dk__cuda_fail(c->dev.index, "dk_attention_pos (cuMemsetD32Async)", r);
       continue;
     }
-    kt.shape[0] = vt.shape[0] = lim;
+    kt.shape[0] = vt.shape[0] = lim - beg;
+    kt.offset += (size_t)beg * krow;
+    vt.offset += (size_t)beg * vrow;
     a.op = DK_OP_ATTENTION;
+    a.i[1] = 0;
     a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt; a.t[4] = NULL;
     a.i[0] = -1;   /* every key of the narrowed cache */
     s = dk__cuda_attention(&a);
@@ -2746,7 +2751,7 @@ static const dk_backend_impl *dk__cuda_backend(void) {
     }
   }
   dk__cuda_ops[DK_OP_INDEX_COPY] = dk__cuda_index_copy;
-  dk__cuda_ops[DK_OP_ATTENTION_POS] = dk__cuda_attention_pos;
+  dk__cuda_ops[DK_OP_ATTENTION_POS] = dk__cuda_ops[DK_OP_ATTENTION_POS_WINDOW] = dk__cuda_attention_pos;
   for (op = 0; op < DK_OP_COUNT; op++) {
     b->ops[op] = dk__cuda_ops[op] ? dk__cuda_op : NULL;
     b->dtypes[op] = DK_FLOATS;

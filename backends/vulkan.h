@@ -3916,7 +3916,9 @@ static dk_status dk_vk_op(const dk_call *c) {
   case DK_OP_COPY: s = dk_vk_copy_op(d, c); break;
   case DK_OP_TRANSPOSE: s = dk_vk_transpose(d, c); break;
   case DK_OP_ARGMAX: case DK_OP_SAMPLE: s = dk_vk_pick_op(d, c, 0); break;
-  case DK_OP_ATTENTION: case DK_OP_ATTENTION_POS: case DK_OP_ATTENTION_WINDOW: s = dk_vk_attention(d, c); break;
+  case DK_OP_ATTENTION: case DK_OP_ATTENTION_POS: case DK_OP_ATTENTION_WINDOW: case DK_OP_ATTENTION_POS_WINDOW:
+    s = dk_vk_attention(d, c);
+    break;
   case DK_OP_INDEX_COPY: s = dk_vk_gather(d, c); break;
   case DK_OP_REDUCE_SUM: case DK_OP_REDUCE_MEAN: case DK_OP_REDUCE_MAX: case DK_OP_REDUCE_MIN:
   case DK_OP_ARGMAX_AXIS: case DK_OP_ARGMIN_AXIS: case DK_OP_SOFTMAX_AXIS: case DK_OP_LOG_SOFTMAX:

@@ -359,7 +359,7 @@ static void fz_view(void) {
 
 enum { O_ADD, O_SUB, O_MUL, O_DIV, O_SCALE, O_SILU, O_GELU, O_GELU_TANH, O_RELU, O_SIGMOID, O_TANH, O_EXP, O_SWIGLU,
        O_RMSNORM, O_LAYERNORM, O_SOFTMAX, O_SOFTMAX_MASKED, O_MATMUL, O_LINEAR, O_EMBEDDING, O_ROPE, O_CONCAT, O_COPY,
-       O_TRANSPOSE, O_ARGMAX, O_SAMPLE, O_ATTENTION, O_RMSNORM_LINEAR, O_SWIGLU_LINEAR, O_INDEX_COPY, O_ATTENTION_POS, O_ATTENTION_WINDOW, O_COUNT };
+       O_TRANSPOSE, O_ARGMAX, O_SAMPLE, O_ATTENTION, O_RMSNORM_LINEAR, O_SWIGLU_LINEAR, O_INDEX_COPY, O_ATTENTION_POS, O_ATTENTION_WINDOW, O_ATTENTION_POS_WINDOW, O_COUNT };
 
 typedef struct {
   int op;
@@ -407,6 +407,7 @@ static dk_status fz_run(const fz_call *c, int d) {
     case O_INDEX_COPY: return dk_index_copy(o, a, b, c->i[0]);
     case O_ATTENTION_POS: return dk_attention_pos(o, a, b, e, g, c->f[0]);
     case O_ATTENTION_WINDOW: return dk_attention_window(o, a, b, e, c->f[0], c->i[0], c->i[1]);
+    case O_ATTENTION_POS_WINDOW: return dk_attention_pos_window(o, a, b, e, g, c->f[0], c->i[1]);
     default: return dk_attention(o, a, b, e, c->f[0], c->i[0]);
   }
 }
@@ -450,7 +451,7 @@ static void fz_op(void) {
   c.i[0] = fz_int(6) ? fz_int(8) : (fz_int(2) ? -1 - fz_int(4) : 1 << 30);
   c.i[1] = fz_int(2) ? 0 : 2;
   c.u = fz_u64();
-  n_in = c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR || c.op == O_ATTENTION_POS ? 4
+  n_in = c.op == O_RMSNORM_LINEAR || c.op == O_SWIGLU_LINEAR || c.op == O_ATTENTION_POS || c.op == O_ATTENTION_POS_WINDOW ? 4
          : c.op == O_LAYERNORM || c.op == O_LINEAR || c.op == O_ATTENTION || c.op == O_ATTENTION_WINDOW ? 3
          : (c.op <= O_DIV || c.op == O_SWIGLU || c.op == O_RMSNORM || c.op == O_MATMUL || c.op == O_EMBEDDING ||
             c.op == O_ROPE || c.op == O_CONCAT || c.op == O_INDEX_COPY) ? 2 : 1;
@@ -493,14 +494,15 @@ static void fz_op(void) {
         c.s[0] = fz_new(ft == DK_I32 ? DK_F32 : ft, 2, se, "out");
         break;
       }
-      case O_ATTENTION: case O_ATTENTION_POS: case O_ATTENTION_WINDOW: {
+      case O_ATTENTION: case O_ATTENTION_POS: case O_ATTENTION_WINDOW: case O_ATTENTION_POS_WINDOW: {
         int64_t sq[3] = {m, 2, 8}, skv[3] = {n, 1 + fz_int(2), 8}, sp[1] = {m};
         if (skv[1] == 2 || fz_int(2)) skv[1] = fz_int(2) ? 1 : 2;
         c.s[1] = fz_new(ft, 3, sq, "q"); c.s[2] = fz_new(ft, 3, skv, "k"); c.s[3] = fz_new(ft, 3, skv, "v");
         c.s[0] = fz_new(ft, 3, sq, "out");
         c.f[0] = 0.35f;
-        if (c.op == O_ATTENTION_WINDOW) c.i[1] = 1 + fz_int((int)n + 1);   /* from one key to more than all */
-        if (c.op == O_ATTENTION_POS && (c.s[4] = fz_new(DK_I32, 1, sp, "positions")) >= 0 && fz_int(4)) {
+        if (c.op == O_ATTENTION_WINDOW || c.op == O_ATTENTION_POS_WINDOW) c.i[1] = 1 + fz_int((int)n + 1);   /* from one key to more than all */
+        if ((c.op == O_ATTENTION_POS || c.op == O_ATTENTION_POS_WINDOW) && (c.s[4] = fz_new(DK_I32, 1, sp, "positions")) >= 0 &&
+            fz_int(4)) {
           /* positions before, inside and past the keys */
           int32_t pos[8];
           for (k = 0; k < m; k++) pos[k] = fz_int((int)n + 4) - 2;
@@ -601,7 +603,7 @@ static void fz_op(void) {
     static const char *names[O_COUNT] = {"add", "sub", "mul", "div", "scale", "silu", "gelu", "gelu_tanh", "relu",
       "sigmoid", "tanh", "exp", "swiglu", "rmsnorm", "layernorm", "softmax", "softmax_masked", "matmul", "linear",
       "embedding", "rope", "concat", "copy", "transpose", "argmax", "sample", "attention", "rmsnorm_linear", "swiglu_linear",
-      "index_copy", "attention_pos", "attention_window"};
+      "index_copy", "attention_pos", "attention_window", "attention_pos_window"};
     snprintf(fz_what, sizeof fz_what, "dk_%s (%s) slots %d %d %d %d %d f %g %g i %d %d", names[c.op],
              fit ? "fitted" : "chaos", c.s[0], c.s[1], c.s[2], c.s[3], c.s[4], (double)c.f[0], (double)c.f[1], c.i[0],
              c.i[1]);

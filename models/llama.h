@@ -139,6 +139,9 @@ typedef struct {
   /* T = 1 only: x2 is the next residual stream; xb, x2b are x and x2 as
    * [dim] vectors (see dk_llm_residual) */
   dk_tensor *x2, *xb, *x2b;
+  /* with sliding-window layers: the cache rows of positions [pos, pos+T)
+   * in their caches (see KV CACHE), for a decode step recorded once */
+  dk_tensor *pos_swa;
 } dk_llm_acts;
 
 typedef struct {
@@ -782,14 +785,14 @@ static dk_status dk_llm_load_into(const dk_file *f, const char *name, dk_tensor 
 }
 
 static void dk_llm_acts_free(dk_llm_acts *a) {
-  dk_tensor **all[29];
+  dk_tensor **all[30];
   int i;
   all[0] = &a->x; all[1] = &a->xn; all[2] = &a->q; all[3] = &a->k; all[4] = &a->v; all[5] = &a->att; all[6] = &a->o;
   all[7] = &a->g; all[8] = &a->u; all[9] = &a->pos; all[10] = &a->q3; all[11] = &a->k3; all[12] = &a->v3; all[13] = &a->att3;
   all[14] = &a->qkv; all[15] = &a->gu; all[16] = &a->fq3; all[17] = &a->fk3; all[18] = &a->fv3; all[19] = &a->fqk3;
   all[20] = &a->fg; all[21] = &a->fu; all[22] = &a->rot[0]; all[23] = &a->rot[1]; all[24] = &a->qr3; all[25] = &a->kr3;
-  all[26] = &a->x2; all[27] = &a->xb; all[28] = &a->x2b;
-  for (i = 0; i < 29; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
+  all[26] = &a->x2; all[27] = &a->xb; all[28] = &a->x2b; all[29] = &a->pos_swa;
+  for (i = 0; i < 30; i++) { dk_tensor_free(*all[i]); *all[i] = NULL; }
   a->T = 0;
 }
 
@@ -823,7 +826,8 @@ static dk_status dk_llm_acts_new(const dk_llm_model *m, dk_device d, int T, dk_l
       (s = dk_tensor_new(d, DK_F32, 2, sx, "proj", &a->o)) || (s = dk_tensor_new(d, DK_F32, 2, sh, "ffn_gate", &a->g)) ||
       (s = dk_tensor_new(d, DK_F32, 2, sh, "ffn_up", &a->u)) || (s = dk_tensor_new(d, DK_I32, 1, sp, "positions", &a->pos)) ||
       (s = dk_reshape(a->q, 3, s3q, &a->q3)) || (s = dk_reshape(a->k, 3, s3kv, &a->k3)) ||
-      (s = dk_reshape(a->v, 3, s3kv, &a->v3)) || (s = dk_reshape(a->att, 3, s3q, &a->att3))) {
+      (s = dk_reshape(a->v, 3, s3kv, &a->v3)) || (s = dk_reshape(a->att, 3, s3q, &a->att3)) ||
+      (c->swa_window > 0 && (s = dk_tensor_new(d, DK_I32, 1, sp, "cache_rows_swa", &a->pos_swa)))) {
     dk_llm_acts_free(a);
     return s;
   }
@@ -1264,9 +1268,12 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
   }
   /* the new keys and values go into rows [pos, pos+T) of the cache */
   if (dev_pos) {
-    DK_LLM_TRY(dk_index_copy(L->k_cache, k3, a->pos, 0));
-    DK_LLM_TRY(dk_index_copy(L->v_cache, v3, a->pos, 0));
-    DK_LLM_TRY(dk_attention_pos(a->att3, q3, L->k_cache, L->v_cache, a->pos, c->attn_scale));
+    /* a window layer's rows are its positions less kv_base, its keys the last W */
+    const dk_tensor *rows = L->swa ? a->pos_swa : a->pos;
+    DK_LLM_TRY(dk_index_copy(L->k_cache, k3, rows, 0));
+    DK_LLM_TRY(dk_index_copy(L->v_cache, v3, rows, 0));
+    if (L->swa) DK_LLM_TRY(dk_attention_pos_window(a->att3, q3, L->k_cache, L->v_cache, rows, c->attn_scale, c->swa_window));
+    else DK_LLM_TRY(dk_attention_pos(a->att3, q3, L->k_cache, L->v_cache, a->pos, c->attn_scale));
   } else {
     DK_LLM_TRY(dk_llm_kv_room(L, pos, T, L->swa ? c->swa_window : 0));
     if ((s = dk_narrow(L->k_cache, 0, pos - L->kv_base, T, &kslot)) == DK_OK &&
@@ -1339,8 +1346,10 @@ static dk_status dk_llm_run(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *ids_
  * DEVKIT_CUDA_GRAPH=0). Where the backend would only re-run the calls (cpu;
  * cuda with DEVKIT_CUDA_GRAPH=0) the steps stay op by op; so do models over
  * several devices (the crossing is a transfer, which a recording cannot
- * hold) and models with sliding-window layers (their attention starts
- * past 0). DEVKIT_LLM_GRAPH=0 turns it off, =1 uses it on every backend. */
+ * hold). Sliding-window layers read their cache rows from acts->pos_swa
+ * and attend with dk_attention_pos_window; their caches make room before
+ * the step, outside the recording (KV CACHE). DEVKIT_LLM_GRAPH=0 turns it
+ * off, =1 uses it on every backend. */
 static int dk_llm_step_graph(dk_llm_model *m, dk_llm_acts **acts, dk_status *st) {
   const char *e = getenv("DEVKIT_LLM_GRAPH");
   int force = e && e[0] == '1';
@@ -1348,8 +1357,9 @@ static int dk_llm_step_graph(dk_llm_model *m, dk_llm_acts **acts, dk_status *st)
   dk_graph *g = NULL;
   dk_status s;
   *st = DK_OK;
-  if ((m->step_off && !force) || m->n_ws != 1 || (m->c.arch->swa_pattern && m->c.swa_window > 0) || (e && e[0] == '0') ||
-      !dk_op_supported(d.backend, "dk_index_copy", DK_F32, 0) || !dk_op_supported(d.backend, "dk_attention_pos", DK_F32, 0))
+  if ((m->step_off && !force) || m->n_ws != 1 || (e && e[0] == '0') || !dk_op_supported(d.backend, "dk_index_copy", DK_F32, 0) ||
+      !dk_op_supported(d.backend, "dk_attention_pos", DK_F32, 0) ||
+      (m->c.swa_window > 0 && !dk_op_supported(d.backend, "dk_attention_pos_window", DK_F32, 0)))
     return 0;
   if (!m->step) {
     /* record; anything refused (an op some backend lacks) or a recording
@@ -1376,6 +1386,15 @@ static dk_status dk_llm_chunk(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *id
   int32_t *pos;
   int i, l;
   dk_status s = DK_OK;
+  int base = 0;
+  /* window layers: room in their caches first, then where the positions go
+   * (a recorded step reads the rows from acts->pos_swa; KV CACHE) */
+  for (l = 0; l < c->n_layers && s == DK_OK; l++)
+    if (m->layers[l].swa) {
+      s = dk_llm_kv_room(&m->layers[l], m->pos, T, c->swa_window);
+      base = m->layers[l].kv_base;   /* the same in every window layer: they move together */
+    }
+  if (s != DK_OK) return s;
   if (!(pos = (int32_t *)malloc(sizeof *pos * (size_t)T))) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
   for (i = 0; i < T; i++) pos[i] = m->pos + i;
   for (i = 0; i < m->n_ws && s == DK_OK; i++) {
@@ -1383,6 +1402,9 @@ static dk_status dk_llm_chunk(dk_llm_model *m, dk_llm_acts **acts, dk_tensor *id
     for (l = 0; l < 2 && s == DK_OK; l++)
       if (m->rope[l].inv_freq) s = dk_llm_rot_fill(c, &m->rope[l], m->pos, T, acts[i]->rot[l]);
   }
+  for (i = 0; i < T; i++) pos[i] -= base;
+  for (i = 0; i < m->n_ws && s == DK_OK; i++)
+    if (acts[i]->pos_swa) s = dk_tensor_upload(acts[i]->pos_swa, pos, sizeof *pos * (size_t)T);
   free(pos);
   /* a recorded decode step reads ids1 and writes logits1 */
   if (s == DK_OK && !(T == 1 && ids_t == m->ids1 && lg == m->logits1 && dk_llm_step_graph(m, acts, &s)))

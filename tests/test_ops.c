@@ -1102,7 +1102,8 @@ static void attention_case_win(dkt *t, const char *tag, int64_t T, int64_t S, in
   }
   if (q && k && v && o && (pt || !pos)) {
     int64_t tt, h, s2, j;
-    if (pos) DKT_OK(t, dk_attention_pos(o, q, k, v, pt, (float)scale));
+    if (pos && win) DKT_OK(t, dk_attention_pos_window(o, q, k, v, pt, (float)scale, win));
+    else if (pos) DKT_OK(t, dk_attention_pos(o, q, k, v, pt, (float)scale));
     else if (win) DKT_OK(t, dk_attention_window(o, q, k, v, (float)scale, off, win));
     else DKT_OK(t, dk_attention(o, q, k, v, (float)scale, off));
     for (tt = 0; tt < T; tt++)
@@ -1233,6 +1234,36 @@ DKT_TEST(ops_attention_pos, 0) {
    * of order, past the cache, across key blocks */
   attention_case_pos(t, "pos", 18, 80, 6, 2, 32, 16, 0, p18, DK_F32, DK_F32);
   attention_case_pos(t, "pos", 18, 80, 6, 2, 32, 16, 0, p18, DK_F16, DK_BF16);
+}
+
+/* dk_attention_pos_window (a window layer's recorded decode step): each
+ * query over the last `window` keys up to its position. Decode over a long
+ * cache (splits before the window empty), Gemma 3's heads of 256 with the
+ * window inside and across the cache's start, a window of 1, and rows of a
+ * prompt with a negative position, repeats and positions past the cache */
+DKT_TEST(ops_attention_pos_window, 0) {
+  static const int32_t p1[1] = {700}, p1b[1] = {37}, p1c[1] = {4095}, p1d[1] = {5};
+  static const int32_t p18[18] = {-1, 3, 3, 0, 70, 11, 2, 5, 400, 1, 9, 30, 64, 63, 65, 17, -5, 79};
+  attention_case_win(t, "pos window", 1, 1024, 8, 2, 64, 64, 0, p1, 100, DK_F32, DK_F16);
+  attention_case_win(t, "pos window", 1, 1024, 8, 2, 64, 64, 0, p1b, 1, DK_F32, DK_F32);
+  attention_case_win(t, "pos window", 1, 4096, 4, 1, 256, 256, 0, p1c, 512, DK_F32, DK_F16);
+  attention_case_win(t, "pos window", 1, 600, 4, 1, 256, 256, 0, p1d, 512, DK_F32, DK_F16);
+  attention_case_win(t, "pos window", 18, 80, 6, 2, 32, 16, 0, p18, 7, DK_F32, DK_F32);
+  attention_case_win(t, "pos window", 18, 80, 6, 2, 32, 16, 0, p18, 7, DK_F16, DK_BF16);
+  {   /* a window of no key is refused, naming the op */
+    int64_t qs[3] = {1, 2, 8}, ks[3] = {4, 2, 8}, ps[1] = {1};
+    static const int32_t p0[1] = {2};
+    dk_tensor *q = NULL, *k = NULL, *o = NULL, *pt = dkt_ids(t, t->dev, 1, ps, "positions", p0);
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 3, qs, "q", &q));
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 3, ks, "k", &k));
+    DKT_OK(t, dk_tensor_new(t->dev, DK_F32, 3, qs, "out", &o));
+    if (q && k && o && pt) {
+      DKT_REFUSED(t, dk_attention_pos_window(o, q, k, k, pt, 0.5f, 0), DK_ERR_INVALID);
+      DKT_MSG_HAS(t, "dk_attention_pos_window");
+      DKT_MSG_HAS(t, "window 0");
+    }
+    dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(o); dk_tensor_free(pt);
+  }
 }
 
 /* dk_index_copy: rows of src into dst at ids along an axis, the rest of dst

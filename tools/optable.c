@@ -21,7 +21,7 @@ int main(void) {
     int has_w = !strcmp(name, "dk_linear") || !strcmp(name, "dk_embedding") || !strcmp(name, "dk_attention") ||
                 !strcmp(name, "dk_rmsnorm") || !strcmp(name, "dk_layernorm") || !strcmp(name, "dk_rmsnorm_linear") ||
                 !strcmp(name, "dk_swiglu_linear") || !strcmp(name, "dk_attention_pos") ||
-                !strcmp(name, "dk_attention_window");
+                !strcmp(name, "dk_attention_window") || !strcmp(name, "dk_attention_pos_window");
     printf("| `%s` |", name);
     for (b = 0; b < DK_BACKEND_COUNT; b++) {
       int any = 0;

@@ -175,6 +175,7 @@ static void check_ops(void) {
     }
     OKS(dk_attention(ao, q, k, v, 0.25f, 4)); OKS(dk_attention(ao, q, k, v, 0.25f, -1));
     if (p) OKS(dk_attention_pos(ao, q, k, v, p, 0.25f));
+    if (p) OKS(dk_attention_pos_window(ao, q, k, v, p, 0.25f, 2));
     /* a window: the rows in it as one call, then a call a row (the mock checks each range) */
     OKS(dk_attention_window(ao, q, k, v, 0.25f, 4, 3)); OKS(dk_attention_window(ao, q, k, v, 0.25f, -1, 2));
     OKS(dk_attention_window(ao, q, k, v, 0.25f, 0, 6));
