@@ -2476,6 +2476,11 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
   dk_status s;
   /* a window on the device takes the _win kernels, which have not run on a GPU yet */
   if (dk__cuda_devpos() && (!w || dk__cuda_attn_window_on())) return dk__cuda_attend(c, dk__cuda_addr(c->t[4]), w);
+  /* the positions come back to the host: a sync, which a capture cannot hold
+   * (refused before the stream is touched, so the capture is dropped clean) */
+  if (dk__cuda_ld(c->dev)->grec)
+    return dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, w ? "DEVKIT_CUDA_ATTN_WINDOW=1 reads them on the device" : "",
+                        "a graph cannot record it on CUDA here: it reads its positions back to the host");
   s = dk__cuda_read_i32(c->t[4], &pos);
   for (t = 0; t < T && s == DK_OK; t++) {
     int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S, beg = w > 0 && lim > w ? lim - w : 0;

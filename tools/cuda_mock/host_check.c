@@ -413,6 +413,37 @@ static void check_graph(void) {
   CHECK(s == DK_ERR_INVALID, "a bad id of a replay before dk_graph_free is reported at the next sync");
   HAS("holds 10 at position 0");
   OKS(dk_sync(d));
+  {
+    /* a window layer's step (dk_attention_pos_window) is captured only with
+     * DEVKIT_CUDA_ATTN_WINDOW=1; else its read-back of the positions is
+     * refused inside the capture, the recording is dropped, and the device
+     * goes on (the model layer then runs the step op by op) */
+    int64_t sq[3] = {1, 2, 8}, skv[3] = {6, 1, 8};
+    dk_tensor *q = make(d, DK_F32, 3, sq, "q"), *kc = make(d, DK_F32, 3, skv, "kc"), *ao = make(d, DK_F32, 3, sq, "att");
+    const char *w = getenv("DEVKIT_CUDA_ATTN_WINDOW");
+    int win_on = w && !strcmp(w, "1");
+    dk_graph *g2 = NULL;
+    dk_status se;
+    p = 4;
+    OKS(dk_tensor_upload(pos, &p, 4));
+    OKS(dk_graph_begin(d));
+    s = dk_attention_pos_window(ao, q, kc, kc, pos, 0.5f, 3);
+    if (native && !win_on) {
+      CHECK(s == DK_ERR_UNSUPPORTED, "dk_attention_pos_window in a capture without the window kernels: %d", (int)s);
+      HAS("dk_attention_pos_window"); HAS("DEVKIT_CUDA_ATTN_WINDOW=1");
+    } else {
+      CHECK(s == DK_OK, "dk_attention_pos_window recorded: %s", dk_last_error());
+    }
+    se = dk_graph_end(d, &g2);
+    if (s == DK_OK) {
+      CHECK(se == DK_OK, "the recording ends: %s", dk_last_error());
+      if (g2) OKS(dk_graph_replay(g2));
+    }
+    dk_graph_free(g2);
+    OKS(dk_attention_pos_window(ao, q, kc, kc, pos, 0.5f, 3));   /* eagerly: always */
+    OKS(dk_sync(d));
+    dk_tensor_free(q); dk_tensor_free(kc); dk_tensor_free(ao);
+  }
   dk_tensor_free(tab); dk_tensor_free(ids); dk_tensor_free(pos); dk_tensor_free(emb);
   dk_tensor_free(kv); dk_tensor_free(W); dk_tensor_free(nw); dk_tensor_free(o);
 }
