@@ -175,7 +175,8 @@ typedef struct {
   char vendor[64];
   char driver[128];
   uint64_t memory_total;   /* bytes; for logical devices, the physical device's */
-  uint64_t memory_free;
+  uint64_t memory_free;     /* what allocations can still take (cpu: the kernel's MemAvailable, under
+                              any memory cgroup limit and RLIMIT_AS) */
   uint64_t memory_used;    /* bytes devkit holds in tensors on this logical device */
   int physical_index;      /* index of the physical device within its backend */
   int logical_slot;        /* which logical device of that physical device */

@@ -209,7 +209,9 @@ void dk_llm_print_device_map(const dk_llm_model *m, FILE *out);
 
 /* Runs T tokens at positions m->pos..; advances m->pos. *logits (on the last
  * device, owned by the model until the next call) is [1, vocab] for the last
- * token, or [T, vocab] with all_logits. */
+ * token, or [T, vocab] with all_logits. A prompt runs in chunks of
+ * m->n_batch tokens; when one fails, m->pos counts the tokens of the chunks
+ * before it, whose keys and values are in the cache. */
 dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_logits, dk_tensor **logits);
 /* Chooses a token from row `row` of logits on the device; step varies the
  * seed (seed + step), so a run is reproducible. */
