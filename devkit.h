@@ -3384,21 +3384,23 @@ DEVKIT_API dk_status dk_sample(dk_tensor *o, const dk_tensor *logits, float temp
   c.f[0] = temperature; c.i[0] = top_k; c.f[1] = top_p; c.u = seed;
   return dk__dispatch(&c);
 }
+/* the four attention ops' call: positions NULL but for the _pos forms
+ * (whose check sets i[0] to -1), window 0 but for the _window forms */
+static dk_status dk__attention_op(dk_op op, dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                  const dk_tensor *positions, float scale, int causal_offset, int window) {
+  dk_call c;
+  dk__call_init(&c, op);
+  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v); c.t[4] = DK__CAST(positions);
+  c.f[0] = scale; c.i[0] = causal_offset; c.i[1] = window;
+  return dk__dispatch(&c);
+}
 DEVKIT_API dk_status dk_attention(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v, float scale,
                                   int causal_offset) {
-  dk_call c;
-  dk__call_init(&c, DK_OP_ATTENTION);
-  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v);
-  c.f[0] = scale; c.i[0] = causal_offset;
-  return dk__dispatch(&c);
+  return dk__attention_op(DK_OP_ATTENTION, o, q, k, v, NULL, scale, causal_offset, 0);
 }
 DEVKIT_API dk_status dk_attention_window(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                          float scale, int causal_offset, int window) {
-  dk_call c;
-  dk__call_init(&c, DK_OP_ATTENTION_WINDOW);
-  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v);
-  c.f[0] = scale; c.i[0] = causal_offset; c.i[1] = window;
-  return dk__dispatch(&c);
+  return dk__attention_op(DK_OP_ATTENTION_WINDOW, o, q, k, v, NULL, scale, causal_offset, window);
 }
 
 static dk_status dk__reduce_op(dk_op op, dk_tensor *o, const dk_tensor *x, const int *axes, int n_axes, int keepdim) {
@@ -3496,19 +3498,11 @@ DEVKIT_API dk_status dk_index_copy(dk_tensor *dst, const dk_tensor *src, const d
 }
 DEVKIT_API dk_status dk_attention_pos(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                       const dk_tensor *positions, float scale) {
-  dk_call c;
-  dk__call_init(&c, DK_OP_ATTENTION_POS);
-  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v); c.t[4] = DK__CAST(positions);
-  c.f[0] = scale;
-  return dk__dispatch(&c);
+  return dk__attention_op(DK_OP_ATTENTION_POS, o, q, k, v, positions, scale, -1, 0);
 }
 DEVKIT_API dk_status dk_attention_pos_window(dk_tensor *o, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                              const dk_tensor *positions, float scale, int window) {
-  dk_call c;
-  dk__call_init(&c, DK_OP_ATTENTION_POS_WINDOW);
-  c.t[0] = o; c.t[1] = DK__CAST(q); c.t[2] = DK__CAST(k); c.t[3] = DK__CAST(v); c.t[4] = DK__CAST(positions);
-  c.f[0] = scale; c.i[1] = window;
-  return dk__dispatch(&c);
+  return dk__attention_op(DK_OP_ATTENTION_POS_WINDOW, o, q, k, v, positions, scale, -1, window);
 }
 DEVKIT_API dk_status dk_index_select(dk_tensor *o, const dk_tensor *x, const dk_tensor *ids, int axis) {
   return dk__op_ids(DK_OP_INDEX_SELECT, o, x, ids, axis);

@@ -270,16 +270,18 @@ static uint64_t dk__cpu_ram_free(void) {
       char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
       int v2 = c1 && c2 == c1 + 1;
       const char *files[3];
+      size_t root;
       if (!c2 || (!v2 && !strstr(c1, "memory"))) continue;
       c2[1 + strcspn(c2 + 1, "\n")] = 0;
       files[0] = v2 ? "memory.max" : "memory.limit_in_bytes";
       files[1] = v2 ? "memory.current" : "memory.usage_in_bytes";
       files[2] = v2 ? "file " : "total_cache ";
-      snprintf(dir, sizeof dir, "/sys/fs/cgroup%s%s", v2 ? "" : "/memory", c2 + 1);
+      root = (size_t)snprintf(dir, sizeof dir, "/sys/fs/cgroup%s", v2 ? "" : "/memory");
+      snprintf(dir + root, sizeof dir - root, "%s", c2 + 1);
       for (;;) {
         char path[1100];
         size_t n = strlen(dir);
-        uint64_t lim, use, cache;
+        uint64_t lim, use, cache, room;
         while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
         snprintf(path, sizeof path, "%s/%s", dir, files[0]);
         lim = dk__cpu_file_u64(path, "");
@@ -289,9 +291,10 @@ static uint64_t dk__cpu_ram_free(void) {
           snprintf(path, sizeof path, "%s/memory.stat", dir);
           cache = dk__cpu_file_u64(path, files[2]);
           use -= cache < use ? cache : use;
-          if (lim - (use < lim ? use : lim) < fr) fr = lim - (use < lim ? use : lim);
+          room = use < lim ? lim - use : 0;
+          if (room < fr) fr = room;
         }
-        if (!strrchr(dir, '/') || strrchr(dir, '/') - dir < (v2 ? 14 : 21)) break;   /* up to /sys/fs/cgroup[/memory] */
+        if (n <= root) break;   /* up to /sys/fs/cgroup[/memory] */
         *strrchr(dir, '/') = 0;
       }
     }
@@ -3426,8 +3429,8 @@ static const dk_backend_impl *dk__cpu_backend(void) {
   b->ops[DK_OP_COPY] = dk__cpu_copy_op;
   b->ops[DK_OP_TRANSPOSE] = dk__cpu_transpose;
   b->ops[DK_OP_ARGMAX] = b->ops[DK_OP_SAMPLE] = dk__cpu_pick;
-  b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = b->ops[DK_OP_ATTENTION_WINDOW] = dk__cpu_attention;
-  b->ops[DK_OP_ATTENTION_POS_WINDOW] = dk__cpu_attention;
+  b->ops[DK_OP_ATTENTION] = b->ops[DK_OP_ATTENTION_POS] = dk__cpu_attention;
+  b->ops[DK_OP_ATTENTION_WINDOW] = b->ops[DK_OP_ATTENTION_POS_WINDOW] = dk__cpu_attention;
   b->ops[DK_OP_INDEX_COPY] = dk__cpu_gather;
   for (op = DK_OP_REDUCE_SUM; op <= DK_OP_ARGMIN_AXIS; op++) b->ops[op] = dk__cpu_reduce;
   for (op = DK_OP_SQRT; op <= DK_OP_POW_SCALAR; op++) b->ops[op] = dk__cpu_unary;

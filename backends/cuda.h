@@ -2402,41 +2402,52 @@ static dk_status dk__cuda_attend(const dk_call *c, dk_cu_ptr pos, int64_t window
 
 static dk_status dk__cuda_attention(const dk_call *c) { return dk__cuda_attend(c, 0, 0); }
 
+/* query row t of c's q as a dk_attention over keys [beg, lim) of its k and
+ * v: the per-row form of dk_attention_window and dk_attention_pos on the
+ * kernels a GPU has run */
+static dk_status dk__cuda_attend_row(const dk_call *c, int64_t t, int64_t beg, int64_t lim) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t T = q->shape[0], S = k->shape[0];
+  dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
+  dk_call a = *c;
+  ot.shape[0] = qt.shape[0] = 1;
+  ot.offset += (size_t)t * (dk_tensor_nbytes(o) / (size_t)T);
+  qt.offset += (size_t)t * (dk_tensor_nbytes(q) / (size_t)T);
+  kt.shape[0] = vt.shape[0] = lim - beg;
+  kt.offset += (size_t)beg * (dk_tensor_nbytes(k) / (size_t)S);
+  vt.offset += (size_t)beg * (dk_tensor_nbytes(v) / (size_t)S);
+  a.op = DK_OP_ATTENTION;
+  a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt; a.t[4] = NULL;
+  a.i[0] = -1;   /* every key of the narrowed cache */
+  a.i[1] = 0;
+  return dk__cuda_attention(&a);
+}
+
 /* dk_attention_window: with DEVKIT_CUDA_ATTN_WINDOW=1 one launch of the
  * _win kernels; by default (those have not run on a GPU yet) each query
  * row is a dk_attention over the keys of its window (the runner's loop
  * before the op existed), rows whose windows start at 0 together, as one
  * call. */
 static dk_status dk__cuda_attention_window(const dk_call *c) {
-  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
-  int64_t T = q->shape[0], S = k->shape[0], t, off = c->i[0], w = c->i[1], n0;
-  size_t qrow = T ? dk_tensor_nbytes(q) / (size_t)T : 0, orow = T ? dk_tensor_nbytes(o) / (size_t)T : 0;
-  size_t krow = S ? dk_tensor_nbytes(k) / (size_t)S : 0, vrow = S ? dk_tensor_nbytes(v) / (size_t)S : 0;
+  const dk_tensor *o = c->t[0], *q = c->t[1];
+  int64_t T = q->shape[0], S = c->t[2]->shape[0], t, off = c->i[0], w = c->i[1], n0;
   dk_status s = DK_OK;
-  dk_call a = *c;
-  dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
   if (dk__cuda_attn_window_on()) return dk__cuda_attend(c, 0, w);
-  a.op = DK_OP_ATTENTION;
-  a.i[1] = 0;
-  a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt;
   /* the first n0 rows see every key up to their limit: all rows when the
    * cache fits the window, else those with t + off + 1 <= w */
   n0 = S <= w ? T : off < 0 ? 0 : w - off < 0 ? 0 : w - off < T ? w - off : T;
   if (n0 > 0) {
+    dk_tensor ot = *o, qt = *q;
+    dk_call a = *c;
+    a.op = DK_OP_ATTENTION;
+    a.i[1] = 0;
+    a.t[0] = &ot; a.t[1] = &qt;
     ot.shape[0] = qt.shape[0] = n0;
     s = dk__cuda_attention(&a);
   }
   for (t = n0; t < T && s == DK_OK; t++) {
-    int64_t lim = off < 0 ? S : (t + off + 1 < S ? t + off + 1 : S), beg = lim - w;
-    ot = *o; qt = *q; kt = *k; vt = *v;
-    ot.shape[0] = qt.shape[0] = 1;
-    ot.offset += (size_t)t * orow;
-    qt.offset += (size_t)t * qrow;
-    kt.shape[0] = vt.shape[0] = w;
-    kt.offset += (size_t)beg * krow;
-    vt.offset += (size_t)beg * vrow;
-    a.i[0] = -1;   /* every key of the narrowed cache */
-    s = dk__cuda_attention(&a);
+    int64_t lim = off < 0 ? S : (t + off + 1 < S ? t + off + 1 : S);
+    s = dk__cuda_attend_row(c, t, lim - w, lim);
   }
   return s;
 }
@@ -2468,10 +2479,9 @@ static dk_status dk__cuda_read_i32(const dk_tensor *t, int32_t **out) {
 }
 
 static dk_status dk__cuda_attention_pos(const dk_call *c) {
-  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
-  int64_t T = q->shape[0], S = k->shape[0], t, w = c->i[1];   /* w: dk_attention_pos_window's window */
-  size_t qrow = dk_tensor_nbytes(q) / (size_t)(T ? T : 1), orow = dk_tensor_nbytes(o) / (size_t)(T ? T : 1);
-  size_t krow = S ? dk_tensor_nbytes(k) / (size_t)S : 0, vrow = S ? dk_tensor_nbytes(v) / (size_t)S : 0;
+  const dk_tensor *o = c->t[0];
+  int64_t T = c->t[1]->shape[0], S = c->t[2]->shape[0], t, w = c->i[1];   /* w: dk_attention_pos_window's window */
+  size_t orow = dk_tensor_nbytes(o) / (size_t)(T ? T : 1);
   int32_t *pos = NULL;
   dk_status s;
   /* a window on the device takes the _win kernels, which have not run on a GPU yet */
@@ -2483,30 +2493,19 @@ static dk_status dk__cuda_attention_pos(const dk_call *c) {
                         "a graph cannot record it on CUDA here: it reads its positions back to the host");
   s = dk__cuda_read_i32(c->t[4], &pos);
   for (t = 0; t < T && s == DK_OK; t++) {
-    int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S, beg = w > 0 && lim > w ? lim - w : 0;
-    dk_tensor ot = *o, qt = *q, kt = *k, vt = *v;
-    dk_call a = *c;
-    ot.shape[0] = qt.shape[0] = 1;
-    ot.offset += (size_t)t * orow;
-    qt.offset += (size_t)t * qrow;
+    int64_t lim = pos[t] < 0 ? 0 : (int64_t)pos[t] + 1 < S ? (int64_t)pos[t] + 1 : S;
     if (lim == 0) {
       /* no key seen: zeros, as dk_attention gives a row that sees none */
       dk_cu_result r;
-      if (orow % 4 || dk__cuda_addr(&ot) % 4)
+      uint64_t row = dk__cuda_addr(o) + (uint64_t)t * orow;
+      if (orow % 4 || row % 4)
         s = dk__op_error((dk_call *)c, DK_ERR_UNSUPPORTED, "", "a negative position with an out row of %zu bytes (not whole "
                          "words) on CUDA", orow);
-      else if ((r = dk__cu.api.MemsetD32Async(dk__cuda_addr(&ot), 0, orow / 4, dk__cuda_ld(c->dev)->stream)) != DK_CU_SUCCESS)
+      else if ((r = dk__cu.api.MemsetD32Async(row, 0, orow / 4, dk__cuda_ld(c->dev)->stream)) != DK_CU_SUCCESS)
         s = dk__cuda_fail(c->dev.index, "dk_attention_pos (cuMemsetD32Async)", r);
       continue;
     }
-    kt.shape[0] = vt.shape[0] = lim - beg;
-    kt.offset += (size_t)beg * krow;
-    vt.offset += (size_t)beg * vrow;
-    a.op = DK_OP_ATTENTION;
-    a.i[1] = 0;
-    a.t[0] = &ot; a.t[1] = &qt; a.t[2] = &kt; a.t[3] = &vt; a.t[4] = NULL;
-    a.i[0] = -1;   /* every key of the narrowed cache */
-    s = dk__cuda_attention(&a);
+    s = dk__cuda_attend_row(c, t, w > 0 && lim > w ? lim - w : 0, lim);
   }
   free(pos);
   return s;

@@ -641,7 +641,7 @@ static dk_status dk_llm_kv_room(dk_llm_layer *L, int pos, int T, int W) {
   int keep = pos + 1 > W ? pos + 1 - W : 0, n = pos - keep, i;
   dk_status s = DK_OK;
   if (pos + T - L->kv_base <= rows) return DK_OK;
-  if (!W || keep < L->kv_base || (int64_t)T + n > rows || keep - L->kv_base < n)
+  if (keep < L->kv_base || (int64_t)T + n > rows || keep - L->kv_base < n)
     return dk_set_error(DK_ERR_INVALID, "the cache of %s holds %lld rows from position %d: no room for %d at %d",
                         dk_tensor_name(L->k_cache), (long long)rows, L->kv_base, T, pos);
   for (i = 0; i < 2 && s == DK_OK && n > 0; i++) {
@@ -1277,7 +1277,6 @@ static dk_status dk_llm_layer_forward(dk_llm_model *m, dk_llm_layer *L, dk_llm_a
     if (L->swa) DK_LLM_TRY(dk_attention_pos_window(a->att3, q3, L->k_cache, L->v_cache, rows, c->attn_scale, c->swa_window));
     else DK_LLM_TRY(dk_attention_pos(a->att3, q3, L->k_cache, L->v_cache, a->pos, c->attn_scale));
   } else {
-    DK_LLM_TRY(dk_llm_kv_room(L, pos, T, L->swa ? c->swa_window : 0));
     if ((s = dk_narrow(L->k_cache, 0, pos - L->kv_base, T, &kslot)) == DK_OK &&
         (s = dk_narrow(L->v_cache, 0, pos - L->kv_base, T, &vslot)) == DK_OK &&
         (s = dk_copy(kslot, k3)) == DK_OK)
@@ -1461,7 +1460,7 @@ dk_status dk_llm_forward(dk_llm_model *m, const int32_t *ids, int T, int all_log
    * are asked for. */
   for (t0 = 0; t0 < T && s == DK_OK; t0 += n) {
     n = T - t0 < B ? T - t0 : B;
-    if (t0 == 0 || n != big[0].T)
+    if (n != big[0].T)
       for (i = 0; i < m->n_ws && s == DK_OK; i++) {
         dk_llm_acts_free(&big[i]);
         if (n == 1) acts[i] = &m->ws[i].one;
