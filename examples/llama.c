@@ -40,7 +40,8 @@ static const char *usage =
   "             [--chat] [--system TEXT]\n"
   "  -m MODEL       a GGUF file of the llama family: general.architecture llama (Llama 1-3, SmolLM2,\n"
   "                 TinyLlama, Mistral), qwen2, qwen3 or gemma3 (f32, f16, bf16, q8_0, q4_0..q5_1,\n"
-  "                 q2_K..q6_K, any mix); or a llama2.c checkpoint\n"
+  "                 q2_K..q6_K, any mix); a Hugging Face directory of one (config.json,\n"
+  "                 safetensors, tokenizer.json); or a llama2.c checkpoint\n"
   "  -z TOKENIZER   the llama2.c tokenizer file (tok512.bin) for a llama2.c checkpoint\n"
   "  -d DEVICE      cpu:0, vulkan:0, cuda:0, ...; 'cuda:0,cuda:1' splits the layers in proportion\n"
   "                 to the devices' free memory (--split 10,22 gives the counts);\n"
@@ -176,6 +177,11 @@ static void template_default(const char *tmpl, size_t tlen, const char *after, c
   out[n] = 0;
 }
 
+/* a model file, or a Hugging Face directory seen as one (models/hf.h) */
+static dk_status open_model(const char *path, dk_file **f) {
+  return dk_hf_is_dir(path) ? dk_hf_open(path, f) : dk_file_open(path, f);
+}
+
 /* the prompt of one user turn in the chat format the file's template names,
  * with the assistant's header after it (add_generation_prompt) */
 static char *chat_prompt(const char *model_path, const char *user, const char *sys) {
@@ -184,7 +190,7 @@ static char *chat_prompt(const char *model_path, const char *user, const char *s
   size_t tlen, cap = strlen(user) + (sys ? strlen(sys) : 0) + 4096;
   char def[1024], *out = (char *)malloc(cap);
   if (!out) die("%s%s", "out of memory", "");
-  if (dk_file_open(model_path, &f) != DK_OK) die("%s%s", dk_last_error(), "");
+  if (open_model(model_path, &f) != DK_OK) die("%s%s", dk_last_error(), "");
   if (dk_file_meta_string(f, "tokenizer.chat_template", &tmpl, &tlen) != DK_OK) {
     dk_file_close(f);
     free(out);
@@ -287,7 +293,7 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "llama: error: unknown option '%s'\n%s", a, usage); return 2; }
 #undef VAL
   }
-  if (!model_path) { fprintf(stderr, "llama: error: no model: give -m MODEL (a GGUF file: llama, qwen2, qwen3, gemma3; or a llama2.c checkpoint)\n"); return 2; }
+  if (!model_path) { fprintf(stderr, "llama: error: no model: give -m MODEL (a GGUF file: llama, qwen2, qwen3, gemma3; a Hugging Face directory of one; or a llama2.c checkpoint)\n"); return 2; }
   if (ids_arg) { n_prompt = parse_ids(ids_arg, &ids); g_ids = ids; }
   if (chat && (ids_arg || tok_path)) die("--chat takes the message as -p TEXT, with the model file's own vocabulary%s%s", "", "");
   if (system && !chat) die("--system goes with --chat%s%s", "", "");
@@ -296,7 +302,7 @@ int main(int argc, char **argv) {
   if (!ids_arg || tok_path) {
     dk_file *tf;
     const char *tp = tok_path ? tok_path : model_path;
-    if (dk_file_open_as(tp, tok_path ? DK_FILE_LLAMA2C_TOKENIZER : DK_FILE_AUTO, &tf) != DK_OK)
+    if ((tok_path ? dk_file_open_as(tp, DK_FILE_LLAMA2C_TOKENIZER, &tf) : open_model(tp, &tf)) != DK_OK)
       die("%s%s", dk_last_error(), "");
     if (!tok_path && dk_file_format_of(tf) == DK_FILE_LLAMA2C) {
       dk_file_close(tf);
@@ -307,7 +313,15 @@ int main(int argc, char **argv) {
       const char *model;
       size_t mlen;
       /* byte-level BPE (SmolLM2, Llama 3, Qwen) from the model layer; SentencePiece here */
-      if (!tok_path && dk_file_format_of(tf) == DK_FILE_GGUF &&
+      const char *why;
+      /* a directory whose tokenizer.json is of a kind hf.h does not read */
+      if (!tok_path && dk_file_meta_string(tf, "tokenizer.devkit.unsupported", &why, &mlen) == DK_OK) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "%.*s", (int)(mlen < 300 ? mlen : 300), why);
+        dk_file_close(tf);
+        die("%s: give the prompt as token ids (--ids 2,651,...) or use the model's GGUF file%s", msg, "");
+      }
+      if (!tok_path && (dk_file_format_of(tf) == DK_FILE_GGUF || dk_file_format_of(tf) == DK_FILE_HF) &&
           dk_file_meta_string(tf, "tokenizer.ggml.model", &model, &mlen) == DK_OK && mlen == 4 && !memcmp(model, "gpt2", 4)) {
         if (dk_bpe_load(tf, NULL, &g_bpe) != DK_OK) { dk_file_close(tf); die("%s%s", dk_last_error(), ""); }
       } else if (dk_spm_load(tf, &tok) != DK_OK) {

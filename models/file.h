@@ -77,7 +77,8 @@ typedef enum {
   DK_FILE_GGUF,
   DK_FILE_SAFETENSORS,
   DK_FILE_LLAMA2C,           /* checkpoint */
-  DK_FILE_LLAMA2C_TOKENIZER
+  DK_FILE_LLAMA2C_TOKENIZER,
+  DK_FILE_HF                 /* a Hugging Face model directory seen as a GGUF file (models/hf.h: dk_hf_open) */
 } dk_file_format;
 
 /* metadata value types, numbered as GGUF numbers them */
@@ -168,7 +169,7 @@ DK_MODELS_API dk_status dk_file_load_tensor(const dk_file *f, const char *name, 
 #include <unistd.h>
 
 #define DK_FILE__NAME_LEN 128   /* devkit's tensor names hold 127 bytes */
-#define DK_FILE__SITE_LEN 160
+#define DK_FILE__SITE_LEN 200
 
 static float dk_file__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static void dk_file__copy_str(char *dst, size_t cap, const char *src) {
@@ -205,6 +206,8 @@ typedef struct {
   int ndim;
   int64_t shape[DEVKIT_MAX_DIMS];
   uint64_t offset, nbytes;          /* offset from the start of the file */
+  const dk_file *home;              /* a view's tensor: the file holding its bytes (NULL: this one) */
+  char *orig;                       /* a view's tensor: its name there (NULL: name) */
 } dk_file__ftensor;
 
 struct dk_file {
@@ -219,9 +222,13 @@ struct dk_file {
   int64_t n_meta;
   dk_file__ftensor *tensors;
   int64_t n_tensors;
-  unsigned char *arena;             /* values devkit re-encoded (safetensors, llama2.c) */
+  unsigned char *arena;             /* values devkit re-encoded (safetensors, llama2.c, views) */
   uint64_t arena_len, arena_cap;
+  dk_file **parts;                  /* a view: the files its tensors live in, closed with it */
+  int n_parts;
 };
+
+static const dk_file *dk_file__home(const dk_file *f, const dk_file__ftensor *t) { return t->home ? t->home : f; }
 
 /* ---- little-endian reads and checked arithmetic --------------------------- */
 
@@ -1296,6 +1303,7 @@ DK_MODELS_API const char *dk_file_format_name(dk_file_format fmt) {
   case DK_FILE_SAFETENSORS: return "safetensors";
   case DK_FILE_LLAMA2C: return "llama2.c checkpoint";
   case DK_FILE_LLAMA2C_TOKENIZER: return "llama2.c tokenizer";
+  case DK_FILE_HF: return "Hugging Face directory";
   default: return "auto";
   }
 }
@@ -1303,7 +1311,7 @@ DK_MODELS_API const char *dk_file_format_name(dk_file_format fmt) {
 static void dk_file__file_reset(dk_file *f) {
   int64_t i;
   for (i = 0; i < f->n_meta; i++) free(f->meta[i].key);
-  for (i = 0; i < f->n_tensors; i++) free(f->tensors[i].name);
+  for (i = 0; i < f->n_tensors; i++) { free(f->tensors[i].name); free(f->tensors[i].orig); }
   free(f->meta);
   free(f->tensors);
   free(f->arena);
@@ -1364,6 +1372,7 @@ static dk_status dk_file__file_parse(dk_file *f, dk_file_format fmt) {
   case DK_FILE_SAFETENSORS: s = dk_file__st_parse(f); break;
   case DK_FILE_LLAMA2C: s = dk_file__l2c_parse(f); break;
   case DK_FILE_LLAMA2C_TOKENIZER: s = dk_file__l2ctok_parse(f); break;
+  case DK_FILE_HF: return dk_set_error(DK_ERR_INVALID, "%s: a Hugging Face directory is opened with dk_hf_open (models/hf.h)", f->name);
   default: return dk_set_error(DK_ERR_INVALID, "%s: format %d is not a dk_file_format", f->name, (int)fmt);
   }
   return s;
@@ -1448,8 +1457,11 @@ DK_MODELS_API dk_status dk_file_open_as(const char *path, dk_file_format fmt, dk
 DK_MODELS_API dk_status dk_file_open(const char *path, dk_file **out) { return dk_file_open_as(path, DK_FILE_AUTO, out); }
 
 DK_MODELS_API void dk_file_close(dk_file *f) {
+  int i;
   if (!f) return;
   dk_file__file_reset(f);
+  for (i = 0; i < f->n_parts; i++) dk_file_close(f->parts[i]);
+  free(f->parts);
   if (f->map) munmap(f->map, f->map_len);
   free(f);
 }
@@ -1554,7 +1566,14 @@ DK_MODELS_API int64_t dk_file_tensor_find(const dk_file *f, const char *name) {
 
 DK_MODELS_API const void *dk_file_tensor_data(const dk_file *f, int64_t i) {
   if (!f || i < 0 || i >= f->n_tensors) return NULL;
-  return f->data + f->tensors[i].offset;
+  return dk_file__home(f, &f->tensors[i])->data + f->tensors[i].offset;
+}
+
+/* "<file>:<name>", the creation site of a tensor loaded from f's tensor i:
+ * the file its bytes are in and its name there */
+static void dk_file__site(const dk_file *f, int64_t i, char *site, size_t cap) {
+  const dk_file__ftensor *ft = &f->tensors[i];
+  snprintf(site, cap, "%.63s:%.127s", dk_file__home(f, ft)->name, ft->orig ? ft->orig : ft->name);
 }
 
 /* tensor i's bytes into t (its dtype and element count, contiguous: a new
@@ -1562,6 +1581,7 @@ DK_MODELS_API const void *dk_file_tensor_data(const dk_file *f, int64_t i) {
  * the mapping */
 static dk_status dk_file__load_bytes(const dk_file *f, int64_t i, dk_tensor *t) {
   const dk_file__ftensor *ft = &f->tensors[i];
+  const dk_file *h = dk_file__home(f, ft);
   size_t done = 0, n = (size_t)ft->nbytes;
   dk_status s = DK_OK;
   if (dk_tensor_dtype(t) != ft->dtype || dk_tensor_nbytes(t) != n)
@@ -1571,16 +1591,16 @@ static dk_status dk_file__load_bytes(const dk_file *f, int64_t i, dk_tensor *t) 
   /* a chunk at a time into the device's memory */
   while (done < n && s == DK_OK) {
     size_t k = n - done < DK_FILE__LOAD_CHUNK ? n - done : DK_FILE__LOAD_CHUNK;
-    s = dk_tensor_upload_range(t, done, f->data + ft->offset + done, k);
+    s = dk_tensor_upload_range(t, done, h->data + ft->offset + done, k);
     done += k;
   }
   if (s != DK_OK) return s;
 #ifdef MADV_DONTNEED
-  if (f->map && n) {
+  if (h->map && n) {
     /* the pages are in the device's copy now; let the kernel drop them so a
      * large model's loading does not hold the file in this process too */
     long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a = (uintptr_t)(f->data + ft->offset), b = a + n;
+    uintptr_t a = (uintptr_t)(h->data + ft->offset), b = a + n;
     if (pg > 0) {
       a = (a + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
       b = b / (uintptr_t)pg * (uintptr_t)pg;
@@ -1615,7 +1635,7 @@ DK_MODELS_API dk_status dk_file_load_tensor(const dk_file *f, const char *name, 
   if (!f || !name) return dk_set_error(DK_ERR_INVALID, "dk_file_load_tensor: %s is NULL", f ? "name" : "f");
   if ((i = dk_file__loadable(f, name)) < 0) return dk_last_status();
   ft = &f->tensors[i];
-  snprintf(site, sizeof site, "%.31s:%.127s", f->name, name);
+  dk_file__site(f, i, site, sizeof site);
   if ((s = dk_tensor_new_at(d, ft->dtype, ft->ndim, ft->shape, name, site, &t)) != DK_OK) return s;
   if ((s = dk_file__load_bytes(f, i, t)) != DK_OK) { dk_tensor_free(t); return s; }
   *out = t;

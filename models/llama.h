@@ -69,6 +69,7 @@
 #define DK_MODELS_LLAMA_H
 
 #include "file.h"
+#include "hf.h"
 #include <stdio.h>
 
 #define DK_LLM_MAX_DEVICES 16
@@ -195,7 +196,8 @@ typedef struct {
   uint64_t seed;
 } dk_llm_sampler;
 
-/* Loads a llama GGUF file or a llama2.c checkpoint (o may be NULL). */
+/* Loads a llama GGUF file, a Hugging Face directory (models/hf.h) or a
+ * llama2.c checkpoint (o may be NULL). */
 dk_status dk_llm_load(const char *path, const dk_llm_options *o, dk_llm_model **out);
 void      dk_llm_free(dk_llm_model *m);
 /* Each layer's device, from o->devices, o->split and the devices' memory. */
@@ -311,7 +313,7 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
     c->rope_factor = 1.0f;
     return DK_OK;
   }
-  if (dk_file_format_of(f) == DK_FILE_GGUF) {
+  if (dk_file_format_of(f) == DK_FILE_GGUF || dk_file_format_of(f) == DK_FILE_HF) {
     const char *arch;
     size_t alen, i;
     dk_meta m;
@@ -327,6 +329,10 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
                       dk_llm_arch_list(names, sizeof names));
     a = c->arch->name;
     c->rope_mode = c->arch->rope_mode;
+    /* Hugging Face's q and k rows are in the order NeoX rotates (the two
+     * halves of a head) in every family: llama.cpp permutes llama's for
+     * adjacent pairs when it converts, a view does not (models/hf.h) */
+    if (dk_file_format_of(f) == DK_FILE_HF) c->rope_mode = DK_ROPE_NEOX;
 #define DK_LLM_K(suffix) (snprintf(k, sizeof k, "%s." suffix, a), k)
     if ((s = dk_llm_meta_int(f, DK_LLM_K("embedding_length"), 1, 0, &c->dim)) ||
         (s = dk_llm_meta_int(f, DK_LLM_K("feed_forward_length"), 1, 0, &c->hidden)) ||
@@ -774,10 +780,48 @@ static dk_status dk_llm_weight_ok(const dk_file *f, const char *name, int ndim, 
   return DK_OK;
 }
 
+/* A norm's or bias's vector of a Hugging Face directory, in f32 (what the
+ * GGUF converter writes, and what the norm and bias ops take from any
+ * file), plus 1 for Gemma's norms: Hugging Face's Gemma scales by (1 + w),
+ * llama.cpp's converter stores 1 + w. */
+static dk_status dk_llm_hf_vector(const dk_file *f, const char *name, dk_device d, dk_tensor **out) {
+  int64_t i = dk_file_tensor_find(f, name), k;
+  dk_file_tensor t;
+  const unsigned char *p = (const unsigned char *)dk_file_tensor_data(f, i);
+  const char *arch;
+  size_t alen;
+  char site[300];
+  float *v;
+  dk_status s;
+  int plus1 = strstr(name, "norm") && dk_file_meta_string(f, "general.architecture", &arch, &alen) == DK_OK && alen == 6 &&
+              !memcmp(arch, "gemma3", 6);
+  dk_file_tensor_at(f, i, &t);
+  if (!p || (t.dtype != DK_F32 && t.dtype != DK_F16 && t.dtype != DK_BF16))
+    return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s; a vector of f32, f16 or bf16 was expected", dk_file_name(f),
+                        name, t.type_name);
+  if (!(v = (float *)malloc(sizeof *v * (size_t)t.shape[0]))) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  for (k = 0; k < t.shape[0]; k++) {
+    uint16_t h;
+    if (t.dtype == DK_F32) memcpy(&v[k], p + 4 * k, 4);
+    else {
+      memcpy(&h, p + 2 * k, 2);
+      v[k] = t.dtype == DK_F16 ? dk_f16_to_f32(h) : dk_bf16_to_f32(h);
+    }
+    if (plus1) v[k] += 1.0f;
+  }
+  dk_file__site(f, i, site, sizeof site);
+  s = dk_tensor_new_at(d, DK_F32, 1, t.shape, name, site, out);
+  if (!s && (s = dk_tensor_upload(*out, v, sizeof *v * (size_t)t.shape[0]))) { dk_tensor_free(*out); *out = NULL; }
+  free(v);
+  return s;
+}
+
 static dk_status dk_llm_weight(const dk_file *f, const char *name, dk_device d, int ndim, int64_t d0, int64_t d1,
                             dk_tensor **out, uint64_t *bytes) {
   dk_status s = dk_llm_weight_ok(f, name, ndim, d0, d1, bytes);
-  return s ? s : dk_file_load_tensor(f, name, d, out);
+  if (s) return s;
+  if (ndim == 1 && dk_file_format_of(f) == DK_FILE_HF) return dk_llm_hf_vector(f, name, d, out);
+  return dk_file_load_tensor(f, name, d, out);
 }
 
 /* the file's tensor `name` into dst, a contiguous view of its dtype and size */
@@ -941,7 +985,7 @@ static dk_status dk_llm_fused(const dk_file *f, int l, int n, const char *const 
         (s = dk_llm_load_into(f, nm, *outs[i])))
       return s;
     dk_tensor_set_name(*outs[i], nm);
-    snprintf(site, sizeof site, "%s:%s", dk_file_name(f), nm);
+    dk_file__site(f, dk_file_tensor_find(f, nm), site, sizeof site);
     dk_tensor_set_site(*outs[i], site);
     at += rows[i];
   }
@@ -1099,11 +1143,11 @@ dk_status dk_llm_load(const char *path, const dk_llm_options *o, dk_llm_model **
   const char *b;
   double t0 = dk_llm_now();
   *out = NULL;
-  if ((s = dk_file_open(path, &f)) != DK_OK) return s;
+  if ((s = dk_hf_is_dir(path) ? dk_hf_open(path, &f) : dk_file_open(path, &f)) != DK_OK) return s;
   m = (dk_llm_model *)calloc(1, sizeof *m);
   if (!m) { dk_file_close(f); return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for the model"); }
   b = strrchr(path, '/');
-  snprintf(m->name, sizeof m->name, "%s", b ? b + 1 : path);
+  snprintf(m->name, sizeof m->name, "%s", dk_file_format_of(f) == DK_FILE_HF ? dk_file_name(f) : b ? b + 1 : path);
   s = dk_llm_load_file(f, o, m);
   dk_file_close(f);
   if (s != DK_OK) { dk_llm_free(m); return s; }

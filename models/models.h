@@ -1,6 +1,6 @@
 /* models/models.h — the whole model layer in one include: model files
- * (file.h: GGUF, safetensors, llama2.c; json.h: a Hugging Face directory's
- * config files), vocabularies and tokenizers (vocab.h, bpe.h, spm.h,
+ * (file.h: GGUF, safetensors, llama2.c; hf.h: a Hugging Face directory as
+ * a GGUF file; json.h: its config files), vocabularies and tokenizers (vocab.h, bpe.h, spm.h,
  * wordpiece.h) and the model families (llama.h, bert.h).
  *
  * The model layer is devkit's second layer: header-only, written only
@@ -19,6 +19,7 @@
 #ifndef DK_MODELS_MODELS_H
 #define DK_MODELS_MODELS_H
 #include "file.h"
+#include "hf.h"
 #include "vocab.h"
 #include "bpe.h"
 #include "spm.h"
@@ -32,6 +33,7 @@
  * including one again here after a direct include is harmless */
 #if defined(DEVKIT_MODELS_IMPLEMENTATION)
 #include "file.h"
+#include "hf.h"
 #include "vocab.h"
 #include "bpe.h"
 #include "spm.h"

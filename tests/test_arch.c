@@ -8,6 +8,7 @@
  * both). */
 #include "test.h"
 #include "../models/llama.h"
+#include "../models/bpe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -251,4 +252,188 @@ DKT_TEST(models_arch_unknown, DKT_ONCE) {
   DKT_MSG_HAS(t, "architecture 'mamba9'");
   DKT_MSG_HAS(t, "'qwen3'");
   DKT_CHECK(t, m == NULL, "a refused model came back");
+}
+
+/* The same four models as Hugging Face directories (models/hf.h, written
+ * by tools/ref_arch.py's write_hf): the reference logits and greedy ids
+ * again, through Hugging Face's names, its q/k row order (NeoX's), Gemma's
+ * (1 + w) norms, bf16 norms and biases, transformers 4's rope_scaling keys
+ * (llama3) and 5's rope_parameters (the others), and llama3 in two shards. */
+DKT_TEST(models_arch_hf, 0) {
+  arch_check_kv(t, "hf/llama3", "llama3", "llama", 1, 0);
+  arch_check_kv(t, "hf/qwen2", "qwen2", "qwen2", 1, 0);
+  arch_check_kv(t, "hf/qwen3", "qwen3", "qwen3", 1, 0);
+  arch_check_kv(t, "hf/gemma3", "gemma3", "gemma3", 1, 0);
+  arch_check_kv(t, "hf/gemma3", "gemma3", "gemma3", 0, 3);
+}
+
+/* ---- a directory made here: the view's names, keys and tokenizer, and
+ * what it refuses ---- */
+
+static int hf_write(const char *dir, const char *file, const char *text) {
+  char p[1200];
+  FILE *f;
+  snprintf(p, sizeof p, "%s/%s", dir, file);
+  if (!(f = fopen(p, "wb"))) return 0;
+  fputs(text, f);
+  return fclose(f) == 0;
+}
+
+/* a safetensors file of F32 [2] tensors with these names, values i, i + 0.5 */
+static int hf_safetensors(const char *dir, const char *file, const char *const *names, int n) {
+  char hdr[4096], p[1200];
+  size_t at = 0, len;
+  uint64_t hl;
+  int i;
+  FILE *f;
+  at += (size_t)snprintf(hdr + at, sizeof hdr - at, "{");
+  for (i = 0; i < n; i++)
+    at += (size_t)snprintf(hdr + at, sizeof hdr - at, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[%d,%d]}",
+                           i ? "," : "", names[i], 8 * i, 8 * i + 8);
+  at += (size_t)snprintf(hdr + at, sizeof hdr - at, "}");
+  len = at;
+  hl = len;
+  snprintf(p, sizeof p, "%s/%s", dir, file);
+  if (!(f = fopen(p, "wb"))) return 0;
+  fwrite(&hl, 8, 1, f);
+  fwrite(hdr, 1, len, f);
+  for (i = 0; i < n; i++) {
+    float v[2];
+    v[0] = (float)i; v[1] = (float)i + 0.5f;
+    fwrite(v, 4, 2, f);
+  }
+  return fclose(f) == 0;
+}
+
+static void hf_rm(const char *dir) {
+  static const char *const files[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                                      "model.safetensors.index.json", "a.safetensors"};
+  char p[1200];
+  size_t i;
+  for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    remove(p);
+  }
+}
+
+#define HF_LLAMA_CONFIG                                                                                        \
+  "{\"model_type\": \"llama\", \"hidden_size\": 2, \"intermediate_size\": 4, \"num_hidden_layers\": 1,"      \
+  " \"num_attention_heads\": 1, \"num_key_value_heads\": 1, \"max_position_embeddings\": 16,"                 \
+  " \"rms_norm_eps\": 1e-05, \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"hidden_act\": \"silu\"}"
+
+DKT_TEST(models_hf_view, DKT_ONCE) {
+  char dir[] = "/tmp/dk_hf_XXXXXX";
+  static const char *const names[] = {"model.layers.0.self_attn.q_proj.weight", "model.norm.weight",
+                                      "model.layers.0.rotary_emb.inv_freq", "lm_head.weight"};
+  static const char *const odd[] = {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.mixer.A_log"};
+  dk_file *f = NULL;
+  int64_t v = 0, i;
+  double x = 0;
+  const char *s;
+  size_t n;
+  dk_tensor *w = NULL;
+  if (!mkdtemp(dir)) { dkt_fail_at(t, __FILE__, __LINE__, "mkdtemp failed"); return; }
+  DKT_CHECK(t, hf_write(dir, "config.json", HF_LLAMA_CONFIG) && hf_safetensors(dir, "model.safetensors", names, 4),
+            "writing %s", dir);
+  DKT_CHECK(t, dk_hf_is_dir(dir) && !dk_hf_is_dir("/tmp"), "dk_hf_is_dir");
+  DKT_OK(t, dk_hf_open(dir, &f));
+  if (f) {
+    DKT_CHECK(t, dk_file_format_of(f) == DK_FILE_HF, "format %d", (int)dk_file_format_of(f));
+    DKT_OK(t, dk_file_meta_string(f, "general.architecture", &s, &n));
+    DKT_CHECK(t, n == 5 && !memcmp(s, "llama", 5), "architecture '%.*s'", (int)n, s);
+    DKT_OK(t, dk_file_meta_int(f, "llama.block_count", &v));
+    DKT_CHECK(t, v == 1, "block_count %lld", (long long)v);
+    DKT_OK(t, dk_file_meta_float(f, "llama.rope.freq_base", &x));
+    DKT_CHECK(t, x == 500000.0, "freq_base %g", x);
+    DKT_OK(t, dk_file_meta_float(f, "llama.attention.layer_norm_rms_epsilon", &x));
+    DKT_CHECK(t, fabs(x - 1e-5) < 1e-10, "eps %g", x);
+    /* renamed, the RoPE table left out, the bytes where the shard has them */
+    DKT_CHECK(t, dk_file_tensor_count(f) == 3, "%lld tensors", (long long)dk_file_tensor_count(f));
+    DKT_CHECK(t, dk_file_tensor_find(f, "blk.0.attn_q.weight") >= 0 && dk_file_tensor_find(f, "output_norm.weight") >= 0 &&
+                     dk_file_tensor_find(f, "output.weight") >= 0,
+              "GGUF names");
+    i = dk_file_tensor_find(f, "output.weight");
+    DKT_CHECK(t, i >= 0 && ((const float *)dk_file_tensor_data(f, i))[1] == 3.5f, "output.weight's bytes");
+    DKT_OK(t, dk_file_load_tensor(f, "blk.0.attn_q.weight", t->dev, &w));
+    if (w) {
+      float h[2] = {0, 0};
+      DKT_OK(t, dk_tensor_download(w, h, sizeof h));
+      DKT_CHECK(t, h[0] == 0.0f && h[1] == 0.5f, "values %g %g", (double)h[0], (double)h[1]);
+      DKT_CHECK(t, !strcmp(dk_tensor_name(w), "blk.0.attn_q.weight"), "name %s", dk_tensor_name(w));
+      DKT_CHECK(t, strstr(dk_tensor_site(w), "model.safetensors:model.layers.0.self_attn.q_proj.weight") != NULL, "site %s",
+                dk_tensor_site(w));
+      dk_tensor_free(w);
+    }
+    DKT_CHECK(t, !dk_file_meta_find(f, "tokenizer.ggml.tokens", NULL), "tokens without a tokenizer.json");
+    dk_file_close(f);
+    f = NULL;
+  }
+
+  /* a byte-level BPE tokenizer.json: "ab a" is "ab", " a" -> ids 3, 4 */
+  DKT_CHECK(t, hf_write(dir, "tokenizer.json",
+                        "{\"version\": \"1.0\", \"added_tokens\": [{\"id\": 5, \"content\": \"<|endoftext|>\", \"special\": true}],"
+                        " \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true,"
+                        " \"use_regex\": true}, \"post_processor\": {\"type\": \"ByteLevel\"},"
+                        " \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"\\u0120\": 2, \"ab\": 3,"
+                        " \"\\u0120a\": 4}, \"merges\": [[\"a\", \"b\"], \"\\u0120 a\"]}}") &&
+                hf_write(dir, "tokenizer_config.json",
+                         "{\"eos_token\": \"<|endoftext|>\", \"bos_token\": null, \"chat_template\": \"{{ messages }}\"}"),
+            "writing the tokenizer");
+  DKT_OK(t, dk_hf_open(dir, &f));
+  if (f) {
+    dk_bpe *b = NULL;
+    int32_t *ids = NULL;
+    int nid = 0;
+    DKT_OK(t, dk_file_meta_string(f, "tokenizer.ggml.pre", &s, &n));
+    DKT_CHECK(t, n == 5 && !memcmp(s, "gpt-2", 5), "pre '%.*s'", (int)n, s);
+    DKT_OK(t, dk_file_meta_string(f, "tokenizer.chat_template", &s, &n));
+    DKT_CHECK(t, n == 14 && !memcmp(s, "{{ messages }}", 14), "template '%.*s'", (int)n, s);
+    DKT_OK(t, dk_bpe_load(f, NULL, &b));
+    if (b) {
+      const dk_vocab *vb = dk_bpe_vocab(b);
+      DKT_CHECK(t, vb->n == 6 && vb->eos == 5 && vb->type[5] == DK_TOKEN_CONTROL && !dk_bpe_wants_bos(b),
+                "n %d eos %d type %d bos %d", vb->n, vb->eos, vb->type[5], dk_bpe_wants_bos(b));
+      DKT_OK(t, dk_bpe_encode(b, "ab a<|endoftext|>", 17, DK_BPE_SPECIAL, &ids, &nid));
+      DKT_CHECK(t, nid == 3 && ids && ids[0] == 3 && ids[1] == 4 && ids[2] == 5, "%d ids: %d %d %d", nid,
+                nid > 0 ? ids[0] : -1, nid > 1 ? ids[1] : -1, nid > 2 ? ids[2] : -1);
+      free(ids);
+      dk_bpe_free(b);
+    }
+    dk_file_close(f);
+    f = NULL;
+  }
+  /* a SentencePiece-style BPE is not turned into keys, and says why */
+  DKT_CHECK(t, hf_write(dir, "tokenizer.json",
+                        "{\"model\": {\"type\": \"BPE\", \"byte_fallback\": true, \"vocab\": {\"a\": 0}, \"merges\": []}}"),
+            "writing");
+  DKT_OK(t, dk_hf_open(dir, &f));
+  if (f) {
+    DKT_CHECK(t, dk_file_meta_string(f, "tokenizer.devkit.unsupported", &s, &n) == DK_OK && n > 0 &&
+                     !dk_file_meta_find(f, "tokenizer.ggml.tokens", NULL),
+              "the reason");
+    dk_file_close(f);
+    f = NULL;
+  }
+
+  /* refused, by name: a tensor no llama has; a model_type devkit does not run;
+   * a shard the index names that is not there */
+  DKT_CHECK(t, hf_safetensors(dir, "model.safetensors", odd, 2), "writing");
+  DKT_REFUSED(t, dk_hf_open(dir, &f), DK_ERR_UNSUPPORTED);
+  DKT_MSG_HAS(t, "model.layers.0.mixer.A_log");
+  DKT_CHECK(t, hf_write(dir, "config.json", "{\"model_type\": \"mamba\", \"hidden_size\": 2}"), "writing");
+  DKT_REFUSED(t, dk_hf_open(dir, &f), DK_ERR_UNSUPPORTED);
+  DKT_MSG_HAS(t, "model_type 'mamba'");
+  DKT_CHECK(t, hf_write(dir, "config.json", HF_LLAMA_CONFIG) &&
+                   hf_write(dir, "model.safetensors.index.json",
+                            "{\"weight_map\": {\"model.norm.weight\": \"model-00001-of-00002.safetensors\"}}"),
+            "writing");
+  DKT_REFUSED(t, dk_hf_open(dir, &f), DK_ERR_IO);
+  DKT_MSG_HAS(t, "model-00001-of-00002.safetensors");
+  DKT_CHECK(t, hf_write(dir, "model.safetensors.index.json", "{\"weight_map\": {\"model.norm.weight\": \"../x.safetensors\"}}"),
+            "writing");
+  DKT_REFUSED(t, dk_hf_open(dir, &f), DK_ERR_FORMAT);
+  DKT_MSG_HAS(t, "not a file of the directory");
+  DKT_CHECK(t, f == NULL, "a refused view came back");
+  hf_rm(dir);
+  rmdir(dir);
 }

@@ -10,6 +10,7 @@ architectures), and run in float64 on fixed token ids. Output, in
 tests/data/arch/ (read by tests/test_arch.c):
 
   NAME.gguf   the model: matrices f16, norms and biases f32 (each < 300 KB)
+  hf/NAME/    the same model as a Hugging Face directory (write_hf)
   NAME.ref    reference: the logits of every position of a teacher-forced
               sequence and 16 greedy ids after its first 8 tokens (format in
               write_ref)
@@ -106,7 +107,7 @@ def write_ref(path, ids, gen, logits, margin):
 def randomize(model, seed, norm_offset):
     """Weights large enough that logits are spread (the default init gives
     near-uniform ones, and greedy ids that a rounding flips). Matrices are
-    rounded to f16, the values the file holds."""
+    rounded to f16, the values the file holds; norms and biases to bf16."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -115,6 +116,9 @@ def randomize(model, seed, norm_offset):
                     p.copy_(norm_offset + 0.2 * torch.randn(p.shape, generator=g))
                 else:   # biases
                     p.copy_(0.5 * torch.randn(p.shape, generator=g))
+                # bf16 values, which the Hugging Face directory holds (the
+                # GGUF file holds them in f32, exactly)
+                p.copy_(p.bfloat16().float())
             else:
                 fan_in = p.shape[1]
                 p.copy_((1.5 / math.sqrt(fan_in)) * torch.randn(p.shape, generator=g))
@@ -276,11 +280,54 @@ def build(name, seed):
     return model, files
 
 
+def write_hf(path, name, model, cfg, shards=1):
+    """The model as save_pretrained lays it out (config.json, safetensors with
+    Hugging Face's names; a tied lm_head left out), matrices in f16 and
+    vectors in bf16: the values the reference ran on. llama3 keeps the
+    transformers 4 keys (rope_theta, rope_scaling), which most published
+    configs have; the others transformers 5's rope_parameters. shards > 1:
+    split, with model.safetensors.index.json."""
+    import json
+    from safetensors.torch import save_file
+    os.makedirs(path, exist_ok=True)
+    sd = {}
+    for k, v in model.state_dict().items():
+        if k == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        sd[k] = v.detach().to(torch.float16 if v.ndim == 2 else torch.bfloat16).contiguous()
+    cfg.save_pretrained(path)
+    if name == "llama3":
+        with open(os.path.join(path, "config.json")) as f:
+            c = json.load(f)
+        rp = c.pop("rope_parameters")
+        c["rope_theta"] = rp.pop("rope_theta")
+        c["rope_scaling"] = rp
+        with open(os.path.join(path, "config.json"), "w") as f:
+            json.dump(c, f, indent=2)
+    for old in os.listdir(path):
+        if old.endswith(".safetensors") or old.endswith(".index.json"):
+            os.remove(os.path.join(path, old))
+    if shards == 1:
+        save_file(sd, os.path.join(path, "model.safetensors"), metadata={"format": "pt"})
+        return
+    keys = sorted(sd)
+    wm = {}
+    for i in range(shards):
+        fn = "model-%05d-of-%05d.safetensors" % (i + 1, shards)
+        part = {k: sd[k] for k in keys[i::shards]}
+        save_file(part, os.path.join(path, fn), metadata={"format": "pt"})
+        wm.update({k: fn for k in part})
+    with open(os.path.join(path, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": sum(v.numel() * v.element_size() for v in sd.values())}, "weight_map": wm},
+                  f, indent=2)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(1234)
     for seed, name in enumerate(["llama3", "qwen2", "qwen3", "gemma3"], start=7):
         model, files = build(name, seed)
+        write_hf(os.path.join(OUT, "hf", name), name, model, model.config, shards=2 if name == "llama3" else 1)
         for fname, kv, tensors in files:
             n = write_gguf(os.path.join(OUT, fname), kv, tensors)
             print("%-18s %7d bytes, %d tensors" % (fname, n, len(tensors)))
