@@ -331,7 +331,7 @@ int main(int argc, char **argv) {
     }
     dk_file_close(tf);
     g_tok = tok;
-    if (chat && !g_bpe) die("--chat needs a byte-level BPE vocabulary (tokenizer.ggml.model gpt2) for now%s%s", "", "");
+    if (chat && !g_bpe && !tok) die("--chat needs the model's own vocabulary%s%s", "", "");
     if (!tok_path) stop2 = -1;
     else if (tok) stop2 = dk_spm_bos(tok);   /* run.c ends a llama2.c story at BOS */
   }
@@ -356,8 +356,19 @@ int main(int argc, char **argv) {
     dk_status st = dk_bpe_encode(g_bpe, prompt, strlen(prompt), DK_BPE_ADD_BOS | DK_BPE_SPECIAL, &ids, &n_prompt);
     free(chat_text);
     if (st != DK_OK) die("%s%s", dk_last_error(), "");
-  } else if (!ids_arg && dk_spm_encode(tok, prompt, strlen(prompt), dk_spm_wants_bos(tok), &ids, &n_prompt) != DK_OK)
-    die("%s%s", dk_last_error(), "");
+  } else if (!ids_arg) {
+    /* control tokens' text is cut out as their ids (spm.h), as a chat prompt needs */
+    dk_status st = dk_spm_encode(tok, prompt, strlen(prompt), dk_spm_wants_bos(tok), &ids, &n_prompt);
+    if (st == DK_OK && chat) {
+      /* SentencePiece vocabularies (Gemma) name no end-of-turn id: the turn's end marker is one control token */
+      int32_t *end = NULL;
+      int n_end = 0;
+      if (dk_spm_encode(tok, "<end_of_turn>", 13, 0, &end, &n_end) == DK_OK && n_end == 1) stop2 = end[0];
+      free(end);
+    }
+    free(chat_text);
+    if (st != DK_OK) die("%s%s", dk_last_error(), "");
+  }
   g_ids = ids;
   if (!tok && !g_bpe) print_ids = 1;   /* --ids without a tokenizer: ids are all there is to print */
   if (n_prompt == 0) die("the prompt is empty and the tokenizer adds no BOS: give -p TEXT or --ids%s%s", "", "");

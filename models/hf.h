@@ -32,14 +32,20 @@
  *                 -> blk.3.ffn_up); a multimodal Gemma 3's vision tower is
  *                 left out; a name it does not know is an error naming it
  *   tokenizer.json, tokenizer_config.json, chat_template.jinja (optional)
- *                 a byte-level BPE (SmolLM2, Llama 3, Qwen, GPT-2) as
- *                 tokenizer.ggml.* keys: tokens by id (added tokens typed
+ *                 as tokenizer.ggml.* keys: tokens by id (added tokens typed
  *                 control or user-defined, holes and rows past the tokenizer
- *                 up to vocab_size as [PADn]), merges, the pre-tokenizer
- *                 recognized by its regex (llama-bpe, qwen2, smollm, gpt-2),
- *                 BOS/EOS/PAD/UNK, whether BOS is added, the chat template.
- *                 Another kind (a SentencePiece-style BPE with byte fallback:
- *                 Gemma, Llama 2) gets no tokenizer keys; the reason is the
+ *                 up to the embedding's as [PADn]), BOS/EOS/PAD/UNK, whether
+ *                 BOS is added (add_bos_token, else a post-processor template
+ *                 that starts with a special token), the chat template; and
+ *                 - a byte-level BPE (SmolLM2, Llama 3, Qwen, GPT-2): model
+ *                   gpt2, its merges, the pre-tokenizer recognized by its
+ *                   regex (llama-bpe, qwen2, smollm, gpt-2), for bpe.h;
+ *                 - a SentencePiece-style BPE with byte fallback (Gemma,
+ *                   Llama 2, Mistral): model llama, scores from the merges'
+ *                   ranks (dk_hf__spm_scores says why that is exact),
+ *                   <0xXX> tokens typed byte, add_space_prefix from the
+ *                   normalizer or Metaspace, for spm.h.
+ *                 Another kind gets no tokenizer keys; the reason is the
  *                 string key "tokenizer.devkit.unsupported".
  *
  * Two differences stay, since a view cannot rewrite bytes, and the llama
@@ -72,6 +78,7 @@ DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out);
 #if defined(DEVKIT_MODELS_IMPLEMENTATION) && !defined(DK_MODELS_HF_IMPL)
 #define DK_MODELS_HF_IMPL
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +586,112 @@ static int32_t dk_hf__id_of(const dk_hf__toks *t, const char *s) {
   return -1;
 }
 
+/* merge e of tokenizer.json: "a b", or ["a", "b"] (tokenizers 0.20 and later) */
+static dk_status dk_hf__merge(const dk_json *j, int e, const char **a, size_t *la, const char **c, size_t *lc) {
+  const char *sp;
+  *a = dk_json_string(j, e, la);
+  if (*a) {
+    /* the first space splits: byte-level and SentencePiece tokens hold none */
+    if (!(sp = (const char *)memchr(*a, ' ', *la))) return dk_set_error(DK_ERR_FORMAT, "tokenizer.json: merge '%.60s' has no space", *a);
+    *c = sp + 1;
+    *lc = *la - (size_t)(sp + 1 - *a);
+    *la = (size_t)(sp - *a);
+    return DK_OK;
+  }
+  *a = dk_json_string(j, dk_json_first(j, e), la);
+  *c = dk_json_string(j, dk_json_next(j, dk_json_first(j, e)), lc);
+  if (dk_json_count(j, e) != 2 || !*a || !*c) return dk_set_error(DK_ERR_FORMAT, "tokenizer.json: a merge that is not two strings");
+  return DK_OK;
+}
+
+/* Whether a SentencePiece-style tokenizer.json puts the dummy prefix "▁"
+ * before the text (Llama 2's Prepend normalizer or Metaspace pre-tokenizer
+ * with prepend_scheme first/always: 1) or not (Gemma: 0); -1 for a
+ * normalizer or pre-tokenizer that is neither. */
+static int dk_hf__spm_prefix(const dk_json *j) {
+  int nz = dk_json_find(j, 0, "normalizer"), pt = dk_json_find(j, 0, "pre_tokenizer"), items[8], n = 0, e, i, prefix = 0;
+  if (dk_json_type_of(j, nz) == DK_JSON_OBJECT) {
+    if (dk_hf__is(j, nz, "type", "Sequence")) {
+      for (e = dk_json_first(j, dk_json_find(j, nz, "normalizers")); e >= 0 && n < 8; e = dk_json_next(j, e)) items[n++] = e;
+      if (e >= 0) return -1;
+    } else {
+      items[n++] = nz;
+    }
+    for (i = 0; i < n; i++) {
+      if (dk_hf__is(j, items[i], "type", "Prepend") && dk_hf__is(j, items[i], "prepend", "\xe2\x96\x81")) prefix = 1;
+      else if (!(dk_hf__is(j, items[i], "type", "Replace") &&
+                 dk_hf__is(j, dk_json_find(j, items[i], "pattern"), "String", " ") && dk_hf__is(j, items[i], "content", "\xe2\x96\x81")))
+        return -1;
+    }
+  }
+  if (dk_json_type_of(j, pt) == DK_JSON_OBJECT) {
+    if (dk_hf__is(j, pt, "type", "Metaspace")) {
+      const char *ps = dk_json_string(j, dk_json_find(j, pt, "prepend_scheme"), NULL);
+      int ap = 0;
+      if (!dk_hf__is(j, pt, "replacement", "\xe2\x96\x81")) return -1;
+      if (ps ? strcmp(ps, "never") != 0 : dk_json_bool(j, dk_json_find(j, pt, "add_prefix_space"), &ap) && ap) prefix = 1;
+    } else if (!(dk_hf__is(j, pt, "type", "Split") && dk_hf__is(j, dk_json_find(j, pt, "pattern"), "String", " "))) {
+      /* Gemma's Split on " " never matches after its normalizer made every space "▁" */
+      return -1;
+    }
+  }
+  return prefix;
+}
+
+/* SentencePiece's scores from a BPE's merges: the merge of rank r makes a
+ * piece of score -r (the first merge that makes it), so that merging the
+ * pair of the highest score (spm.h) merges what BPE's lowest rank would.
+ * Hugging Face's converter wrote the merges in the order of the pieces'
+ * SentencePiece scores, so this gives that order back. Pieces no merge
+ * makes (characters, bytes, added tokens) never result from a merge. */
+static dk_status dk_hf__spm_scores(dk_file *f, dk_hf__buf *b, const dk_json *j, int merges, const dk_hf__toks *t) {
+  uint64_t cap = 1, h;
+  int32_t *hash, i;
+  float *score = (float *)malloc(sizeof *score * (size_t)t->n);
+  char *cat = (char *)malloc(4096);
+  int e, r = 0;
+  dk_status s = DK_OK;
+  while (cap < 2 * (uint64_t)t->n) cap *= 2;
+  hash = (int32_t *)malloc(sizeof *hash * (size_t)cap);
+  if (!score || !hash || !cat) { free(score); free(hash); free(cat); return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory"); }
+  for (h = 0; h < cap; h++) hash[h] = -1;
+  for (i = 0; i < t->n; i++) {
+    score[i] = -1e9f;
+    if (!t->text[i]) continue;
+    for (h = dk_spelling_hash(t->text[i], t->len[i]) & (cap - 1); hash[h] >= 0; h = (h + 1) & (cap - 1)) {}
+    hash[h] = i;
+  }
+  for (e = dk_json_first(j, merges); e >= 0 && !s; e = dk_json_next(j, e), r++) {
+    const char *a, *c;
+    size_t la, lc;
+    if ((s = dk_hf__merge(j, e, &a, &la, &c, &lc))) break;
+    if (la + lc > 4096) continue;
+    memcpy(cat, a, la);
+    memcpy(cat + la, c, lc);
+    for (h = dk_spelling_hash(cat, la + lc) & (cap - 1); hash[h] >= 0; h = (h + 1) & (cap - 1)) {
+      i = hash[h];
+      if (t->len[i] == la + lc && !memcmp(t->text[i], cat, la + lc)) {
+        if (score[i] == -1e9f) score[i] = -(float)r;
+        break;
+      }
+    }
+  }
+  if (!s) {
+    dk_hf__u32(b, DK_META_F32);
+    dk_hf__u64(b, (uint64_t)t->n);
+    for (i = 0; i < t->n; i++) {
+      uint32_t u;
+      memcpy(&u, &score[i], 4);
+      dk_hf__u32(b, u);
+    }
+    s = dk_hf__meta(f, "tokenizer.ggml.scores", DK_META_ARRAY, b);
+  }
+  free(score);
+  free(hash);
+  free(cat);
+  return s;
+}
+
 /* tokenizer.json (and tokenizer_config.json) as tokenizer.ggml.* keys; a
  * kind it does not turn into them leaves its reason in
  * tokenizer.devkit.unsupported */
@@ -587,7 +700,7 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   dk_json *j = NULL, *tc = NULL;
   dk_hf__toks t;
   dk_status s = DK_OK;
-  int model, vocab, merges, e, added, pp;
+  int model, vocab, merges, e, added, pp, spm = 0, prefix = 0, r;
   const char *pre;
   int32_t i, n = 0, bos = -1, eos = -1, pad = -1, unk = -1;
   FILE *fp;
@@ -600,17 +713,16 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   vocab = dk_json_find(j, model, "vocab");
   merges = dk_json_find(j, model, "merges");
   pre = dk_hf__pre(j, dk_json_find(j, 0, "pre_tokenizer"));
+  dk_json_bool(j, dk_json_find(j, model, "byte_fallback"), &spm);
   {
-    int fb = 0;
-    dk_json_bool(j, dk_json_find(j, model, "byte_fallback"), &fb);
     if (!dk_hf__is(j, model, "type", "BPE") || dk_json_type_of(j, vocab) != DK_JSON_OBJECT ||
         dk_json_type_of(j, merges) != DK_JSON_ARRAY)
-      snprintf(why, sizeof why, "tokenizer.json: a %.20s model; devkit reads byte-level BPE tokenizers from it",
+      snprintf(why, sizeof why, "tokenizer.json: a %.20s model; devkit reads BPE tokenizers from it",
                dk_json_string(j, dk_json_find(j, model, "type"), NULL) ? dk_json_string(j, dk_json_find(j, model, "type"), NULL) : "?");
-    else if (fb)
-      snprintf(why, sizeof why, "tokenizer.json: a SentencePiece-style BPE with byte fallback (Gemma, Llama 2); devkit "
-               "reads that vocabulary from GGUF files");
-    else if (!pre)
+    else if (spm && (prefix = dk_hf__spm_prefix(j)) < 0)
+      snprintf(why, sizeof why, "tokenizer.json: a SentencePiece-style BPE whose normalizer or pre-tokenizer is not one "
+               "devkit recognizes (it knows Gemma's, Llama 2's and Mistral's)");
+    else if (!spm && !pre)
       snprintf(why, sizeof why, "tokenizer.json: a pre-tokenizer devkit does not recognize (it knows Llama 3's, Qwen2's, "
                "SmolLM2's and GPT-2's)");
   }
@@ -633,6 +745,12 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
       goto done;
     }
     if ((int32_t)id >= n) n = (int32_t)id + 1;
+  }
+  /* ids are dense (a few holes at most): a file that claims more costs no
+   * more memory than its entries */
+  if ((int64_t)n > (int64_t)dk_json_count(j, vocab) + dk_json_count(j, added) + vocab_rows + 1024) {
+    s = dk_set_error(DK_ERR_FORMAT, "tokenizer.json: ids up to %d for %d tokens", n - 1, dk_json_count(j, vocab) + dk_json_count(j, added));
+    goto done;
   }
   /* the embedding may have more rows than the tokenizer has ids (Qwen):
    * llama.cpp's converter fills them with [PADn], and so does this */
@@ -659,6 +777,14 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
     t.len[(int32_t)id] = len;
     t.type[(int32_t)id] = sp ? DK_TOKEN_CONTROL : DK_TOKEN_USER;
   }
+  if (spm) {
+    /* the bytes' own tokens, <0x00>..<0xFF>, and the unknown token */
+    for (i = 0; i < n; i++)
+      if (t.text[i] && t.len[i] == 6 && !memcmp(t.text[i], "<0x", 3) && t.text[i][5] == '>' && isxdigit((unsigned char)t.text[i][3]) &&
+          isxdigit((unsigned char)t.text[i][4]))
+        t.type[i] = DK_TOKEN_BYTE;
+    if ((unk = dk_hf__id_of(&t, dk_json_string(j, dk_json_find(j, model, "unk_token"), NULL))) >= 0) t.type[unk] = DK_TOKEN_UNKNOWN;
+  }
   dk_hf__u32(b, DK_META_STRING);
   dk_hf__u64(b, (uint64_t)n);
   for (i = 0; i < n; i++) {
@@ -672,25 +798,28 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   dk_hf__u64(b, (uint64_t)n);
   for (i = 0; i < n; i++) dk_hf__u32(b, t.type[i]);
   if ((s = dk_hf__meta(f, "tokenizer.ggml.token_type", DK_META_ARRAY, b))) goto done;
-  /* merges: "a b" strings, or [a, b] pairs (tokenizers 0.20 and later) */
-  dk_hf__u32(b, DK_META_STRING);
-  dk_hf__u64(b, (uint64_t)dk_json_count(j, merges));
-  for (e = dk_json_first(j, merges); e >= 0; e = dk_json_next(j, e)) {
-    size_t la = 0, lb = 0;
-    const char *a = dk_json_string(j, e, &la), *c;
-    if (a) { dk_hf__str(b, a, la); continue; }
-    a = dk_json_string(j, dk_json_first(j, e), &la);
-    c = dk_json_string(j, dk_json_next(j, dk_json_first(j, e)), &lb);
-    if (dk_json_count(j, e) != 2 || !a || !c) { s = dk_set_error(DK_ERR_FORMAT, "tokenizer.json: a merge that is not two strings"); goto done; }
-    dk_hf__u64(b, la + 1 + lb);
-    dk_hf__put(b, a, la);
-    dk_hf__put(b, " ", 1);
-    dk_hf__put(b, c, lb);
+  if (spm) {
+    if ((s = dk_hf__spm_scores(f, b, j, merges, &t)) || (s = dk_hf__meta_str(f, b, "tokenizer.ggml.model", "llama", 5)) ||
+        (s = dk_hf__meta_bool(f, b, "tokenizer.ggml.add_space_prefix", prefix)))
+      goto done;
+  } else {
+    /* merges as GGUF has them, "a b" */
+    dk_hf__u32(b, DK_META_STRING);
+    dk_hf__u64(b, (uint64_t)dk_json_count(j, merges));
+    for (e = dk_json_first(j, merges); e >= 0; e = dk_json_next(j, e)) {
+      const char *a, *c;
+      size_t la, lc;
+      if ((s = dk_hf__merge(j, e, &a, &la, &c, &lc))) goto done;
+      dk_hf__u64(b, la + 1 + lc);
+      dk_hf__put(b, a, la);
+      dk_hf__put(b, " ", 1);
+      dk_hf__put(b, c, lc);
+    }
+    if ((s = dk_hf__meta(f, "tokenizer.ggml.merges", DK_META_ARRAY, b)) ||
+        (s = dk_hf__meta_str(f, b, "tokenizer.ggml.model", "gpt2", 4)) ||
+        (s = dk_hf__meta_str(f, b, "tokenizer.ggml.pre", pre, strlen(pre))))
+      goto done;
   }
-  if ((s = dk_hf__meta(f, "tokenizer.ggml.merges", DK_META_ARRAY, b)) ||
-      (s = dk_hf__meta_str(f, b, "tokenizer.ggml.model", "gpt2", 4)) ||
-      (s = dk_hf__meta_str(f, b, "tokenizer.ggml.pre", pre, strlen(pre))))
-    goto done;
   /* special ids: tokenizer_config.json's, BOS from the post-processor's template */
   snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
   if ((fp = fopen(path, "rb"))) { fclose(fp); if ((s = dk_json_load(path, &tc))) goto done; }
@@ -698,7 +827,7 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
     bos = dk_hf__id_of(&t, dk_hf__tok_text(tc, dk_json_find(tc, 0, "bos_token")));
     eos = dk_hf__id_of(&t, dk_hf__tok_text(tc, dk_json_find(tc, 0, "eos_token")));
     pad = dk_hf__id_of(&t, dk_hf__tok_text(tc, dk_json_find(tc, 0, "pad_token")));
-    unk = dk_hf__id_of(&t, dk_hf__tok_text(tc, dk_json_find(tc, 0, "unk_token")));
+    if ((r = dk_hf__id_of(&t, dk_hf__tok_text(tc, dk_json_find(tc, 0, "unk_token")))) >= 0) unk = r;
   }
   {
     int add_bos = 0, have = tc && dk_json_bool(tc, dk_json_find(tc, 0, "add_bos_token"), &add_bos);

@@ -9,6 +9,7 @@
 #include "test.h"
 #include "../models/llama.h"
 #include "../models/bpe.h"
+#include "../models/spm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -402,9 +403,55 @@ DKT_TEST(models_hf_view, DKT_ONCE) {
     dk_file_close(f);
     f = NULL;
   }
-  /* a SentencePiece-style BPE is not turned into keys, and says why */
+  /* a SentencePiece-style BPE (Llama 2's normalizer: "\u2581" before the
+   * text, spaces as "\u2581"): scores from the merges' ranks, so spm.h
+   * merges as BPE would. "ab ab" is "\u2581ab" twice (the merge of rank 2
+   * after rank 0's); "c" has no token: its byte's. BOS from the template. */
   DKT_CHECK(t, hf_write(dir, "tokenizer.json",
-                        "{\"model\": {\"type\": \"BPE\", \"byte_fallback\": true, \"vocab\": {\"a\": 0}, \"merges\": []}}"),
+                        "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\": "
+                        "\"\\u2581\"}, {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\\u2581\"}]},"
+                        " \"pre_tokenizer\": null, \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\":"
+                        " [{\"SpecialToken\": {\"id\": \"<s>\", \"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}]},"
+                        " \"added_tokens\": [{\"id\": 1, \"content\": \"<s>\", \"special\": true},"
+                        " {\"id\": 2, \"content\": \"</s>\", \"special\": true}],"
+                        " \"model\": {\"type\": \"BPE\", \"byte_fallback\": true, \"unk_token\": \"<unk>\", \"vocab\": {\"<unk>\": 0,"
+                        " \"<s>\": 1, \"</s>\": 2, \"\\u2581\": 3, \"a\": 4, \"b\": 5, \"\\u2581a\": 6, \"ab\": 7, \"\\u2581ab\": 8,"
+                        " \"<0x63>\": 9, \"x\": 10, \"y\": 11, \"xy\": 12, \"\\u2581x\": 13}, \"merges\": [[\"\\u2581\", \"a\"],"
+                        " [\"a\", \"b\"], [\"\\u2581a\", \"b\"], [\"\\u2581\", \"ab\"], \"x y\", [\"\\u2581\", \"x\"]]}}") &&
+                hf_write(dir, "tokenizer_config.json", "{\"eos_token\": \"</s>\"}"),
+            "writing");
+  DKT_OK(t, dk_hf_open(dir, &f));
+  if (f) {
+    dk_spm *sp = NULL;
+    int32_t *ids = NULL;
+    int nid = 0;
+    DKT_OK(t, dk_spm_load(f, &sp));
+    if (sp) {
+      DKT_CHECK(t, dk_spm_count(sp) == 14 && dk_spm_bos(sp) == 1 && dk_spm_eos(sp) == 2 && dk_spm_wants_bos(sp),
+                "count %d bos %d eos %d add %d", dk_spm_count(sp), dk_spm_bos(sp), dk_spm_eos(sp), dk_spm_wants_bos(sp));
+      DKT_OK(t, dk_spm_encode(sp, "ab ab", 5, 1, &ids, &nid));
+      DKT_CHECK(t, nid == 3 && ids && ids[0] == 1 && ids[1] == 8 && ids[2] == 8, "'ab ab': %d ids: %d %d %d", nid,
+                nid > 0 ? ids[0] : -1, nid > 1 ? ids[1] : -1, nid > 2 ? ids[2] : -1);
+      free(ids);
+      ids = NULL;
+      DKT_OK(t, dk_spm_encode(sp, "c", 1, 1, &ids, &nid));
+      DKT_CHECK(t, nid == 3 && ids && ids[0] == 1 && ids[1] == 3 && ids[2] == 9, "'c': %d ids: %d %d %d", nid,
+                nid > 0 ? ids[0] : -1, nid > 1 ? ids[1] : -1, nid > 2 ? ids[2] : -1);
+      free(ids);
+      ids = NULL;
+      /* "xy": rank 4 (x y) before rank 5 (\u2581 x), though \u2581 x is leftmost */
+      DKT_OK(t, dk_spm_encode(sp, "xy", 2, 0, &ids, &nid));
+      DKT_CHECK(t, nid == 2 && ids && ids[0] == 3 && ids[1] == 12, "'xy': %d ids: %d %d", nid, nid > 0 ? ids[0] : -1,
+                nid > 1 ? ids[1] : -1);
+      free(ids);
+      dk_spm_free(sp);
+    }
+    dk_file_close(f);
+    f = NULL;
+  }
+  /* another kind (a WordPiece model) is not turned into keys, and says why */
+  DKT_CHECK(t, hf_write(dir, "tokenizer.json",
+                        "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}}}"),
             "writing");
   DKT_OK(t, dk_hf_open(dir, &f));
   if (f) {
