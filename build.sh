@@ -181,9 +181,10 @@ plan_programs() {
   done
   if [ -d bench ] && ls bench/*.c >/dev/null 2>&1; then program "$out" bench "$ld" c11 bench/*.c; fi
   # model-file tools: print a model file, write synthetic llama GGUF files,
+  # convert a Hugging Face directory to GGUF,
   # the fuzzers' seed files; the op table printer
   local t
-  for t in model_info make_model make_bert optable amalgamate quant_check quantize_file teacher_force tiktoken_vocab; do
+  for t in model_info make_model make_bert convert optable amalgamate quant_check quantize_file teacher_force tiktoken_vocab; do
     [ -f "tools/$t.c" ] && program "$out" "$t" "$ld" c11 "tools/$t.c"
   done
   if [ -f fuzz/seeds.c ]; then program "$out" fuzz_seeds "$ld" c11 fuzz/seeds.c --nolibs; fi

@@ -15,6 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a program uses some of these, not all */
+#if defined(__GNUC__)
+#define GW_FN static __attribute__((unused))
+#else
+#define GW_FN static
+#endif
+
 /* GGUF metadata value types */
 enum { GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32, GW_BOOL, GW_STRING, GW_ARRAY, GW_U64, GW_I64, GW_F64 };
 /* GGML tensor types this writer is used with */
@@ -27,7 +34,7 @@ typedef struct {
   int failed;             /* out of memory somewhere: the buffer is useless */
 } gw_buf;
 
-static void gw_bytes(gw_buf *b, const void *src, size_t n) {
+GW_FN void gw_bytes(gw_buf *b, const void *src, size_t n) {
   if (b->failed) return;
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 1024;
@@ -41,38 +48,38 @@ static void gw_bytes(gw_buf *b, const void *src, size_t n) {
   if (n) memcpy(b->p + b->n, src, n);
   b->n += n;
 }
-static void gw_u8(gw_buf *b, uint8_t v) { gw_bytes(b, &v, 1); }
-static void gw_u32(gw_buf *b, uint32_t v) {
+GW_FN void gw_u8(gw_buf *b, uint8_t v) { gw_bytes(b, &v, 1); }
+GW_FN void gw_u32(gw_buf *b, uint32_t v) {
   unsigned char c[4];
   c[0] = (unsigned char)v; c[1] = (unsigned char)(v >> 8); c[2] = (unsigned char)(v >> 16); c[3] = (unsigned char)(v >> 24);
   gw_bytes(b, c, 4);
 }
-static void gw_u64(gw_buf *b, uint64_t v) { gw_u32(b, (uint32_t)v); gw_u32(b, (uint32_t)(v >> 32)); }
-static void gw_f32(gw_buf *b, float f) { uint32_t u; memcpy(&u, &f, 4); gw_u32(b, u); }
-static void gw_strn(gw_buf *b, const char *s, size_t n) { gw_u64(b, n); gw_bytes(b, s, n); }
-static void gw_str(gw_buf *b, const char *s) { gw_strn(b, s, strlen(s)); }
+GW_FN void gw_u64(gw_buf *b, uint64_t v) { gw_u32(b, (uint32_t)v); gw_u32(b, (uint32_t)(v >> 32)); }
+GW_FN void gw_f32(gw_buf *b, float f) { uint32_t u; memcpy(&u, &f, 4); gw_u32(b, u); }
+GW_FN void gw_strn(gw_buf *b, const char *s, size_t n) { gw_u64(b, n); gw_bytes(b, s, n); }
+GW_FN void gw_str(gw_buf *b, const char *s) { gw_strn(b, s, strlen(s)); }
 
 /* the file header: magic, version, tensor count, metadata count */
-static void gw_header(gw_buf *b, uint32_t version, uint64_t n_tensors, uint64_t n_kv) {
+GW_FN void gw_header(gw_buf *b, uint32_t version, uint64_t n_tensors, uint64_t n_kv) {
   gw_bytes(b, "GGUF", 4);
   gw_u32(b, version);
   gw_u64(b, n_tensors);
   gw_u64(b, n_kv);
 }
 
-static void gw_key(gw_buf *b, const char *key, uint32_t type) { gw_str(b, key); gw_u32(b, type); }
-static void gw_kv_u32(gw_buf *b, const char *key, uint32_t v) { gw_key(b, key, GW_U32); gw_u32(b, v); }
-static void gw_kv_f32(gw_buf *b, const char *key, float v) { gw_key(b, key, GW_F32); gw_f32(b, v); }
-static void gw_kv_bool(gw_buf *b, const char *key, int v) { gw_key(b, key, GW_BOOL); gw_u8(b, (uint8_t)(v != 0)); }
-static void gw_kv_str(gw_buf *b, const char *key, const char *v) { gw_key(b, key, GW_STRING); gw_str(b, v); }
-static void gw_arr_head(gw_buf *b, const char *key, uint32_t elem, uint64_t n) {
+GW_FN void gw_key(gw_buf *b, const char *key, uint32_t type) { gw_str(b, key); gw_u32(b, type); }
+GW_FN void gw_kv_u32(gw_buf *b, const char *key, uint32_t v) { gw_key(b, key, GW_U32); gw_u32(b, v); }
+GW_FN void gw_kv_f32(gw_buf *b, const char *key, float v) { gw_key(b, key, GW_F32); gw_f32(b, v); }
+GW_FN void gw_kv_bool(gw_buf *b, const char *key, int v) { gw_key(b, key, GW_BOOL); gw_u8(b, (uint8_t)(v != 0)); }
+GW_FN void gw_kv_str(gw_buf *b, const char *key, const char *v) { gw_key(b, key, GW_STRING); gw_str(b, v); }
+GW_FN void gw_arr_head(gw_buf *b, const char *key, uint32_t elem, uint64_t n) {
   gw_key(b, key, GW_ARRAY);
   gw_u32(b, elem);
   gw_u64(b, n);
 }
 
 /* a tensor info; offset is from the start of the data section */
-static void gw_tensor_info(gw_buf *b, const char *name, int ndim, const int64_t *shape, uint32_t type, uint64_t offset) {
+GW_FN void gw_tensor_info(gw_buf *b, const char *name, int ndim, const int64_t *shape, uint32_t type, uint64_t offset) {
   int d;
   gw_str(b, name);
   gw_u32(b, (uint32_t)ndim);
@@ -82,13 +89,13 @@ static void gw_tensor_info(gw_buf *b, const char *name, int ndim, const int64_t 
 }
 
 /* zero bytes up to the next multiple of align */
-static void gw_pad(gw_buf *b, size_t align) {
+GW_FN void gw_pad(gw_buf *b, size_t align) {
   static const unsigned char zero[64] = {0};
   while (b->n % align) gw_bytes(b, zero, align - b->n % align < 64 ? align - b->n % align : 64);
 }
 
 /* bytes of a tensor of n elements of a GGML type */
-static uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
+GW_FN uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
   switch (type) {
   case GW_T_F32: case GW_T_I32: return 4 * n;
   case GW_T_F16: case GW_T_BF16: return 2 * n;
@@ -105,5 +112,57 @@ static uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
   default: return 0;
   }
 }
+
+#ifdef DEVKIT_H
+/* ---- the weights' types, as llama.cpp's quantizer picks them (make_model,
+ * convert) ----
+ * A --type: the GGML type of the weights, llama.cpp's file type number, and
+ * for the mixes the type of the tensors that get more bits */
+typedef struct { const char *name; uint32_t type, file_type, more; } gw_type;
+static const gw_type gw_types[] = {
+  {"f32", GW_T_F32, 0, 0}, {"f16", GW_T_F16, 1, 0}, {"bf16", GW_T_BF16, 32, 0}, {"q4_0", GW_T_Q4_0, 2, 0}, {"q4_1", GW_T_Q4_1, 3, 0},
+  {"q8_0", GW_T_Q8_0, 7, 0}, {"q5_0", GW_T_Q5_0, 8, 0}, {"q5_1", GW_T_Q5_1, 9, 0}, {"q2_K", GW_T_Q2_K, 10, 0},
+  {"q3_K", GW_T_Q3_K, 11, 0}, {"q4_K", GW_T_Q4_K, 14, 0}, {"q5_K", GW_T_Q5_K, 16, 0}, {"q6_K", GW_T_Q6_K, 18, 0},
+  {"Q4_K_M", GW_T_Q4_K, 15, GW_T_Q6_K}, {"Q5_K_M", GW_T_Q5_K, 17, GW_T_Q6_K},
+};
+
+/* devkit's dtype of a GGML type (needs devkit.h before this header) */
+GW_FN dk_dtype gw_dtype(uint32_t gw) {
+  switch (gw) {
+  case GW_T_F16: return DK_F16;
+  case GW_T_BF16: return DK_BF16;
+  case GW_T_Q8_0: return DK_Q8_0;
+  case GW_T_Q4_0: return DK_Q4_0;
+  case GW_T_Q4_1: return DK_Q4_1;
+  case GW_T_Q5_0: return DK_Q5_0;
+  case GW_T_Q5_1: return DK_Q5_1;
+  case GW_T_Q2_K: return DK_Q2_K;
+  case GW_T_Q3_K: return DK_Q3_K;
+  case GW_T_Q4_K: return DK_Q4_K;
+  case GW_T_Q5_K: return DK_Q5_K;
+  case GW_T_Q6_K: return DK_Q6_K;
+  default: return DK_F32;
+  }
+}
+
+/* llama.cpp's choice of the layers that get more bits in the _M mixes */
+GW_FN int gw_more_bits(int layer, int layers) {
+  return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
+}
+
+/* a K-quant needs rows of whole 256-value super-blocks; otherwise the
+ * 32-value format llama.cpp falls back to */
+GW_FN uint32_t gw_fit(uint32_t type, int64_t row) {
+  if (row % 256 == 0) return type;
+  switch (type) {
+  case GW_T_Q2_K: case GW_T_Q3_K: return GW_T_Q4_0;
+  case GW_T_Q4_K: return GW_T_Q5_0;
+  case GW_T_Q5_K: return GW_T_Q5_1;
+  case GW_T_Q6_K: return GW_T_Q8_0;
+  default: return type;
+  }
+}
+
+#endif
 
 #endif

@@ -74,52 +74,7 @@ static double num(const char *opt, const char *v) {
 static const char *usage =
   "usage: make_model -o OUT.gguf [--params N | --dim D --layers L --heads H [--kv-heads K] [--hidden F]]\n"
   "                  [--vocab V] [--ctx C] [--type TYPE] [--seed S]\n"
-  "  TYPE: f32 f16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K, or the mixes Q4_K_M Q5_K_M\n";
-
-/* --type: the GGML type of the weights, llama.cpp's file type number, and
- * for the mixes the type of the tensors that get more bits */
-typedef struct { const char *name; uint32_t type, file_type, more; } mm_type;
-static const mm_type mm_types[] = {
-  {"f32", GW_T_F32, 0, 0}, {"f16", GW_T_F16, 1, 0}, {"q4_0", GW_T_Q4_0, 2, 0}, {"q4_1", GW_T_Q4_1, 3, 0},
-  {"q8_0", GW_T_Q8_0, 7, 0}, {"q5_0", GW_T_Q5_0, 8, 0}, {"q5_1", GW_T_Q5_1, 9, 0}, {"q2_K", GW_T_Q2_K, 10, 0},
-  {"q3_K", GW_T_Q3_K, 11, 0}, {"q4_K", GW_T_Q4_K, 14, 0}, {"q5_K", GW_T_Q5_K, 16, 0}, {"q6_K", GW_T_Q6_K, 18, 0},
-  {"Q4_K_M", GW_T_Q4_K, 15, GW_T_Q6_K}, {"Q5_K_M", GW_T_Q5_K, 17, GW_T_Q6_K},
-};
-
-static dk_dtype mm_dtype(uint32_t gw) {
-  switch (gw) {
-  case GW_T_F16: return DK_F16;
-  case GW_T_Q8_0: return DK_Q8_0;
-  case GW_T_Q4_0: return DK_Q4_0;
-  case GW_T_Q4_1: return DK_Q4_1;
-  case GW_T_Q5_0: return DK_Q5_0;
-  case GW_T_Q5_1: return DK_Q5_1;
-  case GW_T_Q2_K: return DK_Q2_K;
-  case GW_T_Q3_K: return DK_Q3_K;
-  case GW_T_Q4_K: return DK_Q4_K;
-  case GW_T_Q5_K: return DK_Q5_K;
-  case GW_T_Q6_K: return DK_Q6_K;
-  default: return DK_F32;
-  }
-}
-
-/* llama.cpp's choice of the layers that get more bits in the _M mixes */
-static int mm_more_bits(int layer, int layers) {
-  return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
-}
-
-/* a K-quant needs rows of whole 256-value super-blocks; otherwise the
- * 32-value format llama.cpp falls back to */
-static uint32_t mm_fit(uint32_t type, int64_t row) {
-  if (row % 256 == 0) return type;
-  switch (type) {
-  case GW_T_Q2_K: case GW_T_Q3_K: return GW_T_Q4_0;
-  case GW_T_Q4_K: return GW_T_Q5_0;
-  case GW_T_Q5_K: return GW_T_Q5_1;
-  case GW_T_Q6_K: return GW_T_Q8_0;
-  default: return type;
-  }
-}
+  "  TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K, or the mixes Q4_K_M Q5_K_M\n";
 
 int main(int argc, char **argv) {
   const char *out = NULL, *tname = "f32";
@@ -154,15 +109,15 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "make_model: error: unknown option '%s'\n%s", a, usage); return 2; }
   }
   if (!out) { fprintf(stderr, "make_model: error: no output file: give -o OUT.gguf\n"); return 2; }
-  for (i = 0; i < (int)(sizeof mm_types / sizeof mm_types[0]); i++)
-    if (!strcmp(tname, mm_types[i].name)) break;
-  if (i == (int)(sizeof mm_types / sizeof mm_types[0])) {
+  for (i = 0; i < (int)(sizeof gw_types / sizeof gw_types[0]); i++)
+    if (!strcmp(tname, gw_types[i].name)) break;
+  if (i == (int)(sizeof gw_types / sizeof gw_types[0])) {
     fprintf(stderr, "make_model: error: --type '%s' is not one of the types below\n%s", tname, usage);
     return 2;
   }
-  wtype = mm_types[i].type;
-  file_type = mm_types[i].file_type;
-  more = mm_types[i].more ? mm_types[i].more : wtype;
+  wtype = gw_types[i].type;
+  file_type = gw_types[i].file_type;
+  more = gw_types[i].more ? gw_types[i].more : wtype;
   if (params > 0) {
     /* a llama-like shape: head size 64, dim near cbrt(P / 0.1875) (which
      * makes layers ~ dim/64) rounded to 128 so the head count is even and
@@ -185,7 +140,7 @@ int main(int argc, char **argv) {
             "kv-heads, and a vocabulary of at least 260 (dim %d, heads %d, kv %d, vocab %d)\n", dim, heads, kv, vocab);
     return 2;
   }
-  if (wtype != GW_T_F32 && wtype != GW_T_F16 && (dim % 32 || hidden % 32)) {
+  if (wtype != GW_T_F32 && wtype != GW_T_F16 && wtype != GW_T_BF16 && (dim % 32 || hidden % 32)) {
     fprintf(stderr, "make_model: error: %s needs dim and hidden to be multiples of 32 (%d, %d)\n", tname, dim, hidden);
     return 2;
   }
@@ -210,17 +165,17 @@ int main(int argc, char **argv) {
     MM_L("attn_norm", 1, dim, 1, GW_T_F32, 0.0f);
     MM_L("attn_q", 2, dim, dim, wtype, sd);
     MM_L("attn_k", 2, kv * hd, dim, wtype, sd);
-    MM_L("attn_v", 2, kv * hd, dim, mm_more_bits(l, layers) ? more : wtype, sd);
+    MM_L("attn_v", 2, kv * hd, dim, gw_more_bits(l, layers) ? more : wtype, sd);
     MM_L("attn_output", 2, dim, dim, wtype, sd);
     MM_L("ffn_norm", 1, dim, 1, GW_T_F32, 0.0f);
     MM_L("ffn_gate", 2, hidden, dim, wtype, sd);
-    MM_L("ffn_down", 2, dim, hidden, mm_more_bits(l, layers) ? more : wtype, sh);
+    MM_L("ffn_down", 2, dim, hidden, gw_more_bits(l, layers) ? more : wtype, sh);
     MM_L("ffn_up", 2, hidden, dim, wtype, sd);
 #undef MM_L
   }
   for (i = 0; i < nt; i++) {
     uint64_t n = (uint64_t)ts[i].shape[0] * (uint64_t)(ts[i].ndim > 1 ? ts[i].shape[1] : 1);
-    if (ts[i].ndim > 1) ts[i].type = mm_fit(ts[i].type, ts[i].shape[1]);
+    if (ts[i].ndim > 1) ts[i].type = gw_fit(ts[i].type, ts[i].shape[1]);
     ts[i].nbytes = gw_type_bytes(ts[i].type, n);
     ts[i].offset = off;
     off += (ts[i].nbytes + 31) / 32 * 32;
@@ -279,7 +234,7 @@ int main(int argc, char **argv) {
     uint64_t n = (uint64_t)ts[i].shape[0] * (uint64_t)(ts[i].ndim > 1 ? ts[i].shape[1] : 1), done = 0;
     uint64_t rng = mm_hash(ts[i].name, seed);
     static const unsigned char zero[32] = {0};
-    dk_dtype dt = mm_dtype(ts[i].type);
+    dk_dtype dt = gw_dtype(ts[i].type);
     while (done < n) {
       size_t k = n - done < chunk ? (size_t)(n - done) : chunk, j, nb;
       for (j = 0; j < k; j++) {

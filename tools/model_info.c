@@ -2,12 +2,14 @@
  * metadata entry (arrays shortened) and every tensor with its devkit shape.
  *
  *   build/model_info FILE [--format gguf|safetensors|llama2c|llama2c-tokenizer]
+ *   build/model_info DIR     (a Hugging Face directory: the GGUF file models/hf.h makes of it)
  */
 #define _DEFAULT_SOURCE
 #define DEVKIT_IMPLEMENTATION
 #include "../devkit.h"
 #define DEVKIT_MODELS_IMPLEMENTATION
 #include "../models/file.h"
+#include "../models/hf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +47,7 @@ int main(int argc, char **argv) {
   dk_file_format fmt = DK_FILE_AUTO;
   int64_t i;
   if (argc < 2) {
-    fprintf(stderr, "usage: %s FILE [--format gguf|safetensors|llama2c|llama2c-tokenizer]\n", argv[0]);
+    fprintf(stderr, "usage: %s FILE|DIR [--format gguf|safetensors|llama2c|llama2c-tokenizer]\n", argv[0]);
     return 2;
   }
   if (argc > 3 && !strcmp(argv[2], "--format")) {
@@ -55,7 +57,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[3], "llama2c-tokenizer")) fmt = DK_FILE_LLAMA2C_TOKENIZER;
     else { fprintf(stderr, "error: format '%s' is not gguf, safetensors, llama2c or llama2c-tokenizer\n", argv[3]); return 2; }
   }
-  if (dk_file_open_as(argv[1], fmt, &f) != DK_OK) {
+  /* a Hugging Face directory: the GGUF file models/hf.h sees in it */
+  if ((fmt == DK_FILE_AUTO && dk_hf_is_dir(argv[1]) ? dk_hf_open(argv[1], &f) : dk_file_open_as(argv[1], fmt, &f)) != DK_OK) {
     fprintf(stderr, "error: %s\n", dk_last_error());
     return 1;
   }
