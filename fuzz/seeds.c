@@ -106,6 +106,16 @@ static void st(const char *name, const char *json, size_t ndata) {
   free(p);
 }
 
+/* a fuzz/hf.c input: which file, then its text */
+static void hf(int which, const char *name, const char *text) {
+  size_t n = strlen(text);
+  unsigned char *p = (unsigned char *)malloc(n + 1);
+  p[0] = (unsigned char)which;
+  memcpy(p + 1, text, n);
+  put("hf", name, p, n + 1);
+  free(p);
+}
+
 /* dim 8, hidden 16, 1 layer, 2 heads, 1 kv head, vocab 8 (negative: untied), seq 4 */
 static void l2c(const char *name, int untied) {
   int32_t h[7] = {8, 16, 1, 2, 1, 8, 4};
@@ -147,5 +157,24 @@ int main(int argc, char **argv) {
   l2c("tied.bin", 0);
   l2c("untied.bin", 1);
   l2c_tok();
+  /* models/hf.h: the first byte picks the file (fuzz/hf.c) */
+  hf(0, "config_qwen2.json", "{\"model_type\": \"qwen2\", \"hidden_size\": 2, \"intermediate_size\": 4, \"num_hidden_layers\": 1,"
+     " \"num_attention_heads\": 1, \"num_key_value_heads\": 1, \"rope_parameters\": {\"rope_type\": \"default\","
+     " \"rope_theta\": 1000000.0}, \"tie_word_embeddings\": true}");
+  hf(0, "config_gemma3.json", "{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 2, \"intermediate_size\": 4,"
+     " \"num_hidden_layers\": 2, \"num_attention_heads\": 1, \"layer_types\": [\"sliding_attention\", \"sliding_attention\"],"
+     " \"rope_parameters\": {\"full_attention\": {\"rope_theta\": 1e6}, \"sliding_attention\": {\"rope_theta\": 1e4}}}}");
+  hf(1, "tokenizer_spm.json", "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\":"
+     " \"\\u2581\"}, {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\\u2581\"}]}, \"model\":"
+     " {\"type\": \"BPE\", \"byte_fallback\": true, \"unk_token\": \"<unk>\", \"vocab\": {\"<unk>\": 0, \"\\u2581\": 1,"
+     " \"a\": 2, \"\\u2581a\": 3, \"<0x62>\": 4}, \"merges\": [[\"\\u2581\", \"a\"]]}}");
+  hf(1, "tokenizer_llama3.json", "{\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\","
+     " \"pattern\": {\"Regex\": \"\\\\p{N}{1,3}\"}, \"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\", \"use_regex\": false}]},"
+     " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\"}}]},"
+     " \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"<s>\": 1}, \"merges\": []}}");
+  hf(2, "tokenizer_config.json", "{\"bos_token\": {\"content\": \"<s>\"}, \"eos_token\": \"a\", \"add_bos_token\": true,"
+     " \"chat_template\": [{\"name\": \"default\", \"template\": \"{{ x }}\"}]}");
+  hf(3, "index.json", "{\"weight_map\": {\"model.norm.weight\": \"model.safetensors\","
+     " \"model.embed_tokens.weight\": \"model.safetensors\"}}");
   return 0;
 }

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-60}
-TARGETS=${FUZZ_TARGETS:-"gguf safetensors llama2c api"}
+TARGETS=${FUZZ_TARGETS:-"gguf safetensors llama2c hf api"}
 JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-$(command -v clang || command -v clang-14 || true)}
 OUT=fuzz/out
