@@ -68,6 +68,9 @@ extern "C" {
 /* whether path is a directory holding a config.json */
 DK_MODELS_API int       dk_hf_is_dir(const char *path);
 DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out);
+/* The same without the tokenizer keys, for a loader of weights: a large
+ * tokenizer.json (Gemma's: 33 MB, 262k tokens) is not parsed. */
+DK_MODELS_API dk_status dk_hf_open_weights(const char *dir, dk_file **out);
 
 #ifdef __cplusplus
 }
@@ -881,7 +884,7 @@ done:
 
 /* ---- opening -------------------------------------------------------------------- */
 
-DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out) {
+static dk_status dk_hf__open(const char *dir, int with_tokenizer, dk_file **out) {
   char path[4400], name[256];
   dk_json *j;
   dk_file *f;
@@ -915,12 +918,15 @@ DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out) {
   if (!s) {
     int64_t ti = dk_file_tensor_find(f, "token_embd.weight");
     if (ti >= 0 && f->tensors[ti].ndim == 2 && f->tensors[ti].shape[0] < (1 << 24)) rows = (int)f->tensors[ti].shape[0];
-    s = dk_hf__tokenizer(f, &b, dir, rows);
+    if (with_tokenizer) s = dk_hf__tokenizer(f, &b, dir, rows);
   }
   free(b.p);
   if (s) { dk_file_close(f); return s; }
   *out = f;
   return DK_OK;
 }
+
+DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out) { return dk_hf__open(dir, 1, out); }
+DK_MODELS_API dk_status dk_hf_open_weights(const char *dir, dk_file **out) { return dk_hf__open(dir, 0, out); }
 
 #endif /* DEVKIT_MODELS_IMPLEMENTATION */

@@ -1143,7 +1143,7 @@ dk_status dk_llm_load(const char *path, const dk_llm_options *o, dk_llm_model **
   const char *b;
   double t0 = dk_llm_now();
   *out = NULL;
-  if ((s = dk_hf_is_dir(path) ? dk_hf_open(path, &f) : dk_file_open(path, &f)) != DK_OK) return s;
+  if ((s = dk_hf_is_dir(path) ? dk_hf_open_weights(path, &f) : dk_file_open(path, &f)) != DK_OK) return s;
   m = (dk_llm_model *)calloc(1, sizeof *m);
   if (!m) { dk_file_close(f); return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory for the model"); }
   b = strrchr(path, '/');

@@ -395,6 +395,13 @@ DKT_TEST(models_hf_view, DKT_ONCE) {
     DKT_OK(t, dk_file_meta_string(f, "tokenizer.chat_template", &s, &n));
     DKT_CHECK(t, n == 14 && !memcmp(s, "{{ messages }}", 14), "template '%.*s'", (int)n, s);
     DKT_OK(t, dk_bpe_load(f, NULL, &b));
+    {
+      dk_file *w2 = NULL;   /* the weights alone: no tokenizer parsed */
+      DKT_OK(t, dk_hf_open_weights(dir, &w2));
+      DKT_CHECK(t, w2 && !dk_file_meta_find(w2, "tokenizer.ggml.tokens", NULL) && dk_file_tensor_count(w2) == 3,
+                "dk_hf_open_weights");
+      dk_file_close(w2);
+    }
     if (b) {
       const dk_vocab *vb = dk_bpe_vocab(b);
       DKT_CHECK(t, vb->n == 6 && vb->eos == 5 && vb->type[5] == DK_TOKEN_CONTROL && !dk_bpe_wants_bos(b),
