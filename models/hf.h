@@ -65,7 +65,8 @@
 extern "C" {
 #endif
 
-/* whether path is a directory holding a config.json */
+/* whether path is a directory: what dk_hf_open takes (and, when it is no
+ * model directory, says what it lacks) */
 DK_MODELS_API int       dk_hf_is_dir(const char *path);
 DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out);
 /* The same without the tokenizer keys, for a loader of weights: a large
@@ -90,10 +91,7 @@ DK_MODELS_API dk_status dk_hf_open_weights(const char *dir, dk_file **out);
 
 DK_MODELS_API int dk_hf_is_dir(const char *path) {
   struct stat st;
-  char p[4200];
-  if (!path || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
-  snprintf(p, sizeof p, "%s/config.json", path);
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+  return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* ---- the view ------------------------------------------------------------------
@@ -903,6 +901,13 @@ static dk_status dk_hf__open(const char *dir, int with_tokenizer, dk_file **out)
   for (e = dir + n; e > dir && e[-1] != '/'; e--) {}
   snprintf(name, sizeof name, "%.*s", (int)(dir + n - e), e);
   snprintf(path, sizeof path, "%s/config.json", dir);
+  {
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+      return dk_set_error(DK_ERR_IO, "%s: a directory without config.json; a Hugging Face model directory holds config.json, "
+                          "model.safetensors (or its shards) and tokenizer.json", dir);
+    fclose(fp);
+  }
   if ((s = dk_json_load(path, &j))) return s;
   if ((s = dk_hf__view_new(name, DK_FILE_HF, &f))) { dk_json_free(j); return s; }
   memset(&b, 0, sizeof b);

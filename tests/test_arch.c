@@ -337,7 +337,9 @@ DKT_TEST(models_hf_view, DKT_ONCE) {
   if (!mkdtemp(dir)) { dkt_fail_at(t, __FILE__, __LINE__, "mkdtemp failed"); return; }
   DKT_CHECK(t, hf_write(dir, "config.json", HF_LLAMA_CONFIG) && hf_safetensors(dir, "model.safetensors", names, 4),
             "writing %s", dir);
-  DKT_CHECK(t, dk_hf_is_dir(dir) && !dk_hf_is_dir("/tmp"), "dk_hf_is_dir");
+  DKT_CHECK(t, dk_hf_is_dir(dir) && !dk_hf_is_dir("/dev/null"), "dk_hf_is_dir");
+  DKT_REFUSED(t, dk_hf_open("/", &f), DK_ERR_IO);
+  DKT_MSG_HAS(t, "without config.json");
   DKT_OK(t, dk_hf_open(dir, &f));
   if (f) {
     DKT_CHECK(t, dk_file_format_of(f) == DK_FILE_HF, "format %d", (int)dk_file_format_of(f));
