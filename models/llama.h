@@ -20,7 +20,11 @@
  *             q/k norms, norms before and after attention and FFN, sliding-
  *             window layers (every 6th layer global) with their own RoPE base
  * and llama2.c checkpoints. Weights may be f32, f16, bf16 or any block type
- * the kit loads.
+ * the kit loads. A Hugging Face directory of one of these families
+ * (config.json, safetensors) loads as the GGUF file models/hf.h makes of it;
+ * the loader then rotates q/k in NeoX's order (Hugging Face's, for llama too)
+ * and adds 1 to Gemma's norms, the two rewrites llama.cpp's converter does
+ * on the bytes.
  *
  * WHY ONE FILE AND ONE BLOCK FUNCTION. These families differ from llama in
  * a handful of switches, each one or two ops in the block: biases on the
