@@ -236,11 +236,20 @@ static dk_status dk_hf__meta_str(dk_file *f, dk_hf__buf *b, const char *key, con
 typedef struct {
   const char *model_type, *arch;
   double rope_theta, eps;
+  /* hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+   * num_key_value_heads (-1: the heads), head_dim (-1: hidden / heads),
+   * max_position_embeddings: what transformers' config class takes when
+   * config.json leaves one out (Gemma 3 4B's text_config leaves out its heads) */
+  int def[7];
 } dk_hf__archrow;
 
 static const dk_hf__archrow dk_hf__archs[] = {
-  {"llama", "llama", 10000.0, 1e-6},     {"mistral", "llama", 10000.0, 1e-6}, {"qwen2", "qwen2", 10000.0, 1e-6},
-  {"qwen3", "qwen3", 10000.0, 1e-6},     {"gemma3_text", "gemma3", 1e6, 1e-6}, {"gemma3", "gemma3", 1e6, 1e-6},
+  {"llama", "llama", 10000.0, 1e-6, {4096, 11008, 32, 32, -1, -1, 2048}},
+  {"mistral", "llama", 10000.0, 1e-6, {4096, 14336, 32, 32, 8, -1, 131072}},
+  {"qwen2", "qwen2", 10000.0, 1e-6, {4096, 22016, 32, 32, 32, -1, 32768}},
+  {"qwen3", "qwen3", 10000.0, 1e-6, {4096, 22016, 32, 32, 32, 128, 32768}},
+  {"gemma3_text", "gemma3", 1e6, 1e-6, {2304, 9216, 26, 8, 4, 256, 131072}},
+  {"gemma3", "gemma3", 1e6, 1e-6, {2304, 9216, 26, 8, 4, 256, 131072}},
 };
 
 /* a number member of object node; *out untouched when absent */
@@ -253,14 +262,15 @@ static dk_status dk_hf__num(const dk_json *j, int node, const char *key, int req
   return DK_OK;
 }
 
-/* a count member copied to the GGUF key <arch>.<gkey> */
-static dk_status dk_hf__count(dk_file *f, dk_hf__buf *b, const dk_json *j, int node, const char *key, int required,
+/* a count member copied to the GGUF key <arch>.<gkey>; absent, def (-1:
+ * no key) */
+static dk_status dk_hf__count(dk_file *f, dk_hf__buf *b, const dk_json *j, int node, const char *key, int def,
                               const char *arch, const char *gkey) {
-  double v = -1;
+  double v = def;
   char k[128];
   dk_status s;
-  if ((s = dk_hf__num(j, node, key, required, &v))) return s;
-  if (v == -1 && !required) return DK_OK;
+  if ((s = dk_hf__num(j, node, key, 0, &v))) return s;
+  if (v == -1) return DK_OK;
   if (v != floor(v) || v < 1 || v > (double)(1 << 30))
     return dk_set_error(DK_ERR_FORMAT, "config.json: '%s' is %g; a count was expected", key, v);
   snprintf(k, sizeof k, "%s.%s", arch, gkey);
@@ -291,14 +301,14 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
     return dk_set_error(DK_ERR_FORMAT, "config.json: a gemma3 model without its text_config");
   if ((s = dk_hf__meta_str(f, b, "general.architecture", arch, strlen(arch))) ||
       (s = dk_hf__meta_str(f, b, "general.name", dk_file_name(f), strlen(dk_file_name(f)))) ||
-      (s = dk_hf__count(f, b, j, c, "hidden_size", 1, arch, "embedding_length")) ||
-      (s = dk_hf__count(f, b, j, c, "intermediate_size", 1, arch, "feed_forward_length")) ||
-      (s = dk_hf__count(f, b, j, c, "num_hidden_layers", 1, arch, "block_count")) ||
-      (s = dk_hf__count(f, b, j, c, "num_attention_heads", 1, arch, "attention.head_count")) ||
-      (s = dk_hf__count(f, b, j, c, "num_key_value_heads", 0, arch, "attention.head_count_kv")) ||
-      (s = dk_hf__count(f, b, j, c, "max_position_embeddings", 0, arch, "context_length")) ||
-      (s = dk_hf__count(f, b, j, c, "head_dim", 0, arch, "attention.key_length")) ||
-      (s = dk_hf__count(f, b, j, c, "head_dim", 0, arch, "attention.value_length")))
+      (s = dk_hf__count(f, b, j, c, "hidden_size", (*row)->def[0], arch, "embedding_length")) ||
+      (s = dk_hf__count(f, b, j, c, "intermediate_size", (*row)->def[1], arch, "feed_forward_length")) ||
+      (s = dk_hf__count(f, b, j, c, "num_hidden_layers", (*row)->def[2], arch, "block_count")) ||
+      (s = dk_hf__count(f, b, j, c, "num_attention_heads", (*row)->def[3], arch, "attention.head_count")) ||
+      (s = dk_hf__count(f, b, j, c, "num_key_value_heads", (*row)->def[4], arch, "attention.head_count_kv")) ||
+      (s = dk_hf__count(f, b, j, c, "max_position_embeddings", (*row)->def[6], arch, "context_length")) ||
+      (s = dk_hf__count(f, b, j, c, "head_dim", (*row)->def[5], arch, "attention.key_length")) ||
+      (s = dk_hf__count(f, b, j, c, "head_dim", (*row)->def[5], arch, "attention.value_length")))
     return s;
 #define DK_HF_KEY(suffix) (snprintf(key, sizeof key, "%s." suffix, arch), key)
   /* RoPE: rope_theta and rope_scaling, or (transformers 5) rope_parameters

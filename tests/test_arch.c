@@ -495,6 +495,33 @@ DKT_TEST(models_hf_view, DKT_ONCE) {
   DKT_REFUSED(t, dk_hf_open(dir, &f), DK_ERR_FORMAT);
   DKT_MSG_HAS(t, "not a file of the directory");
   DKT_CHECK(t, f == NULL, "a refused view came back");
+  {
+    /* a multimodal Gemma 3 (Gemma 3 4B's layout): the text model's numbers in
+     * text_config, transformers' defaults where it leaves them out, the
+     * language model's tensors under either prefix, the vision tower left out */
+    static const char *const mm[] = {"language_model.model.norm.weight", "model.language_model.layers.0.mlp.up_proj.weight",
+                                     "vision_tower.vision_model.embeddings.patch_embedding.weight",
+                                     "multi_modal_projector.mm_input_projection_weight"};
+    char ix[1200];
+    snprintf(ix, sizeof ix, "%s/model.safetensors.index.json", dir);
+    remove(ix);
+    DKT_CHECK(t, hf_write(dir, "config.json", "{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 2560,"
+                          " \"intermediate_size\": 10240, \"model_type\": \"gemma3_text\", \"num_hidden_layers\": 34,"
+                          " \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, \"sliding_window\": 1024}}") &&
+                     hf_safetensors(dir, "model.safetensors", mm, 4),
+              "writing");
+    DKT_OK(t, dk_hf_open(dir, &f));
+    if (f) {
+      DKT_CHECK(t, dk_file_meta_int(f, "gemma3.attention.head_count", &v) == DK_OK && v == 8, "heads %lld", (long long)v);
+      DKT_CHECK(t, dk_file_meta_int(f, "gemma3.attention.key_length", &v) == DK_OK && v == 256, "head_dim %lld", (long long)v);
+      DKT_CHECK(t, dk_file_meta_float(f, "gemma3.rope.scaling.factor", &x) == DK_OK && x == 8.0, "rope factor %g", x);
+      DKT_CHECK(t, dk_file_tensor_count(f) == 2 && dk_file_tensor_find(f, "output_norm.weight") >= 0 &&
+                       dk_file_tensor_find(f, "blk.0.ffn_up.weight") >= 0,
+                "%lld tensors", (long long)dk_file_tensor_count(f));
+      dk_file_close(f);
+      f = NULL;
+    }
+  }
   hf_rm(dir);
   rmdir(dir);
 }
