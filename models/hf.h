@@ -284,7 +284,7 @@ static int dk_hf__is(const dk_json *j, int node, const char *key, const char *wa
 
 static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, const dk_hf__archrow **row) {
   const char *mt = dk_json_string(j, dk_json_find(j, 0, "model_type"), NULL), *arch, *act;
-  int c = 0, k, rs, rp, slide = -1, flag = 0;
+  int c = 0, k, rs, rp, slide = -1, flag = 0, gemma;
   size_t i;
   double v;
   char key[128];
@@ -296,6 +296,7 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
     return dk_set_error(DK_ERR_UNSUPPORTED, "config.json: model_type '%.40s' is not one devkit runs from a Hugging Face "
                         "directory (llama, mistral, qwen2, qwen3, gemma3_text, gemma3)", mt ? mt : "(none)");
   arch = (*row)->arch;
+  gemma = !strcmp(arch, "gemma3");
   /* a multimodal Gemma 3 keeps the language model's numbers in text_config */
   if (!strcmp(mt, "gemma3") && (c = dk_json_find(j, 0, "text_config")) < 0)
     return dk_set_error(DK_ERR_FORMAT, "config.json: a gemma3 model without its text_config");
@@ -327,11 +328,11 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
       (s = dk_hf__meta_f32(f, b, DK_HF_KEY("attention.layer_norm_rms_epsilon"), v)))
     return s;
   /* the activation the block computes: SiLU, Gemma's tanh GELU */
-  act = dk_json_string(j, dk_json_find(j, c, strcmp(arch, "gemma3") ? "hidden_act" : "hidden_activation"), NULL);
-  if (!act && !strcmp(arch, "gemma3")) act = dk_json_string(j, dk_json_find(j, c, "hidden_act"), NULL);
-  if (act && strcmp(act, strcmp(arch, "gemma3") ? "silu" : "gelu_pytorch_tanh") && strcmp(act, strcmp(arch, "gemma3") ? "silu" : "gelu_tanh"))
+  act = dk_json_string(j, dk_json_find(j, c, gemma ? "hidden_activation" : "hidden_act"), NULL);
+  if (!act && gemma) act = dk_json_string(j, dk_json_find(j, c, "hidden_act"), NULL);
+  if (act && (gemma ? strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu_tanh") : strcmp(act, "silu") != 0))
     return dk_set_error(DK_ERR_UNSUPPORTED, "config.json: activation '%.40s'; a %s model here computes %s", act, mt,
-                        strcmp(arch, "gemma3") ? "silu" : "gelu_pytorch_tanh");
+                        gemma ? "gelu_pytorch_tanh" : "silu");
   {
     /* switches devkit's block for this family does not have (Qwen2's q/k/v
      * biases it has; Mistral's sliding window, as llama.cpp, it ignores) */
@@ -361,11 +362,12 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
       return dk_set_error(DK_ERR_UNSUPPORTED, "config.json: use_bidirectional_attention is true (an encoder); devkit's %s "
                           "block is causal", arch);
   }
-  if (!strcmp(arch, "gemma3")) {
+  if (gemma) {
     int lt = dk_json_find(j, c, "layer_types"), e, l = 0;
     double q = 256, win = 4096, pat = 6;
     v = 10000.0;
-    if ((s = dk_hf__num(j, slide, "rope_theta", 0, &v)) || (s = dk_hf__num(j, c, "rope_local_base_freq", 0, &v)) || (s = dk_hf__meta_f32(f, b, DK_HF_KEY("rope.freq_base_swa"), v)) ||
+    if ((s = dk_hf__num(j, slide, "rope_theta", 0, &v)) || (s = dk_hf__num(j, c, "rope_local_base_freq", 0, &v)) ||
+        (s = dk_hf__meta_f32(f, b, DK_HF_KEY("rope.freq_base_swa"), v)) ||
         (s = dk_hf__num(j, c, "query_pre_attn_scalar", 0, &q)) || (s = dk_hf__num(j, c, "sliding_window", 0, &win)) ||
         (s = dk_hf__num(j, c, "sliding_window_pattern", 0, &pat)))
       return s;
@@ -392,6 +394,7 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
     const char *t = dk_json_string(j, dk_json_find(j, rs, "rope_type"), NULL);
     double fac = 1, lo = 1, hi = 4, orig = 8192;
     if (!t) t = dk_json_string(j, dk_json_find(j, rs, "type"), NULL);
+    if (!t && rs == rp) t = "default";   /* rope_parameters may hold rope_theta alone */
     if (!t) return dk_set_error(DK_ERR_FORMAT, "config.json: rope_scaling names no rope_type");
     if (strcmp(t, "default")) {
       if ((s = dk_hf__meta_str(f, b, DK_HF_KEY("rope.scaling.type"), t, strlen(t))) ||
@@ -402,7 +405,8 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
             (s = dk_hf__num(j, rs, "original_max_position_embeddings", 0, &orig)) ||
             (s = dk_hf__meta_f32(f, b, DK_HF_KEY("rope.scaling.low_freq_factor"), lo)) ||
             (s = dk_hf__meta_f32(f, b, DK_HF_KEY("rope.scaling.high_freq_factor"), hi)) ||
-            (s = dk_hf__meta_u32(f, b, DK_HF_KEY("rope.scaling.original_context_length"), orig > 0 && orig < 1e9 ? (uint32_t)orig : 0)))
+            (s = dk_hf__meta_u32(f, b, DK_HF_KEY("rope.scaling.original_context_length"),
+                                 orig > 0 && orig < 1e9 ? (uint32_t)orig : 0)))
           return s;
       }
     }
@@ -603,7 +607,8 @@ static dk_status dk_hf__merge(const dk_json *j, int e, const char **a, size_t *l
   *a = dk_json_string(j, e, la);
   if (*a) {
     /* the first space splits: byte-level and SentencePiece tokens hold none */
-    if (!(sp = (const char *)memchr(*a, ' ', *la))) return dk_set_error(DK_ERR_FORMAT, "tokenizer.json: merge '%.60s' has no space", *a);
+    if (!(sp = (const char *)memchr(*a, ' ', *la)))
+      return dk_set_error(DK_ERR_FORMAT, "tokenizer.json: merge '%.60s' has no space", *a);
     *c = sp + 1;
     *lc = *la - (size_t)(sp + 1 - *a);
     *la = (size_t)(sp - *a);
@@ -611,7 +616,8 @@ static dk_status dk_hf__merge(const dk_json *j, int e, const char **a, size_t *l
   }
   *a = dk_json_string(j, dk_json_first(j, e), la);
   *c = dk_json_string(j, dk_json_next(j, dk_json_first(j, e)), lc);
-  if (dk_json_count(j, e) != 2 || !*a || !*c) return dk_set_error(DK_ERR_FORMAT, "tokenizer.json: a merge that is not two strings");
+  if (dk_json_count(j, e) != 2 || !*a || !*c)
+    return dk_set_error(DK_ERR_FORMAT, "tokenizer.json: a merge that is not two strings");
   return DK_OK;
 }
 
@@ -631,7 +637,8 @@ static int dk_hf__spm_prefix(const dk_json *j) {
     for (i = 0; i < n; i++) {
       if (dk_hf__is(j, items[i], "type", "Prepend") && dk_hf__is(j, items[i], "prepend", "\xe2\x96\x81")) prefix = 1;
       else if (!(dk_hf__is(j, items[i], "type", "Replace") &&
-                 dk_hf__is(j, dk_json_find(j, items[i], "pattern"), "String", " ") && dk_hf__is(j, items[i], "content", "\xe2\x96\x81")))
+                 dk_hf__is(j, dk_json_find(j, items[i], "pattern"), "String", " ") &&
+                 dk_hf__is(j, items[i], "content", "\xe2\x96\x81")))
         return -1;
     }
   }
@@ -664,7 +671,10 @@ static dk_status dk_hf__spm_scores(dk_file *f, dk_hf__buf *b, const dk_json *j, 
   dk_status s = DK_OK;
   while (cap < 2 * (uint64_t)t->n) cap *= 2;
   hash = (int32_t *)malloc(sizeof *hash * (size_t)cap);
-  if (!score || !hash || !cat) { free(score); free(hash); free(cat); return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory"); }
+  if (!score || !hash || !cat) {
+    free(score); free(hash); free(cat);
+    return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  }
   for (h = 0; h < cap; h++) hash[h] = -1;
   for (i = 0; i < t->n; i++) {
     score[i] = -1e9f;
@@ -726,10 +736,10 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   pre = dk_hf__pre(j, dk_json_find(j, 0, "pre_tokenizer"));
   dk_json_bool(j, dk_json_find(j, model, "byte_fallback"), &spm);
   {
+    const char *mtype = dk_json_string(j, dk_json_find(j, model, "type"), NULL);
     if (!dk_hf__is(j, model, "type", "BPE") || dk_json_type_of(j, vocab) != DK_JSON_OBJECT ||
         dk_json_type_of(j, merges) != DK_JSON_ARRAY)
-      snprintf(why, sizeof why, "tokenizer.json: a %.20s model; devkit reads BPE tokenizers from it",
-               dk_json_string(j, dk_json_find(j, model, "type"), NULL) ? dk_json_string(j, dk_json_find(j, model, "type"), NULL) : "?");
+      snprintf(why, sizeof why, "tokenizer.json: a %.20s model; devkit reads BPE tokenizers from it", mtype ? mtype : "?");
     else if (spm && (prefix = dk_hf__spm_prefix(j)) < 0)
       snprintf(why, sizeof why, "tokenizer.json: a SentencePiece-style BPE whose normalizer or pre-tokenizer is not one "
                "devkit recognizes (it knows Gemma's, Llama 2's and Mistral's)");
@@ -760,7 +770,8 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   /* ids are dense (a few holes at most): a file that claims more costs no
    * more memory than its entries */
   if ((int64_t)n > (int64_t)dk_json_count(j, vocab) + dk_json_count(j, added) + vocab_rows + 1024) {
-    s = dk_set_error(DK_ERR_FORMAT, "tokenizer.json: ids up to %d for %d tokens", n - 1, dk_json_count(j, vocab) + dk_json_count(j, added));
+    s = dk_set_error(DK_ERR_FORMAT, "tokenizer.json: ids up to %d for %d tokens", n - 1,
+                     dk_json_count(j, vocab) + dk_json_count(j, added));
     goto done;
   }
   /* the embedding may have more rows than the tokenizer has ids (Qwen):
@@ -791,10 +802,12 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   if (spm) {
     /* the bytes' own tokens, <0x00>..<0xFF>, and the unknown token */
     for (i = 0; i < n; i++)
-      if (t.text[i] && t.len[i] == 6 && !memcmp(t.text[i], "<0x", 3) && t.text[i][5] == '>' && isxdigit((unsigned char)t.text[i][3]) &&
+      if (t.text[i] && t.len[i] == 6 && !memcmp(t.text[i], "<0x", 3) && t.text[i][5] == '>' &&
+          isxdigit((unsigned char)t.text[i][3]) &&
           isxdigit((unsigned char)t.text[i][4]))
         t.type[i] = DK_TOKEN_BYTE;
-    if ((unk = dk_hf__id_of(&t, dk_json_string(j, dk_json_find(j, model, "unk_token"), NULL))) >= 0) t.type[unk] = DK_TOKEN_UNKNOWN;
+    unk = dk_hf__id_of(&t, dk_json_string(j, dk_json_find(j, model, "unk_token"), NULL));
+    if (unk >= 0) t.type[unk] = DK_TOKEN_UNKNOWN;
   }
   dk_hf__u32(b, DK_META_STRING);
   dk_hf__u64(b, (uint64_t)n);
