@@ -743,6 +743,13 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
     else if (spm && (prefix = dk_hf__spm_prefix(j)) < 0)
       snprintf(why, sizeof why, "tokenizer.json: a SentencePiece-style BPE whose normalizer or pre-tokenizer is not one "
                "devkit recognizes (it knows Gemma's, Llama 2's and Mistral's)");
+    else if (!spm && dk_json_type_of(j, dk_json_find(j, 0, "normalizer")) == DK_JSON_OBJECT &&
+             !dk_hf__is(j, dk_json_find(j, 0, "normalizer"), "type", "NFC"))
+      /* Qwen's NFC is bpe.h's documented assumption about its input; any
+       * other normalizer would change the ids without a word */
+      snprintf(why, sizeof why, "tokenizer.json: a byte-level BPE with a '%.20s' normalizer, which devkit does not apply",
+               dk_json_string(j, dk_json_find(j, dk_json_find(j, 0, "normalizer"), "type"), NULL) ?
+               dk_json_string(j, dk_json_find(j, dk_json_find(j, 0, "normalizer"), "type"), NULL) : "?");
     else if (!spm && !pre)
       snprintf(why, sizeof why, "tokenizer.json: a pre-tokenizer devkit does not recognize (it knows Llama 3's, Qwen2's, "
                "SmolLM2's and GPT-2's)");

@@ -463,7 +463,20 @@ DKT_TEST(models_hf_view, DKT_ONCE) {
     dk_file_close(f);
     f = NULL;
   }
-  /* another kind (a WordPiece model) is not turned into keys, and says why */
+  /* a byte-level BPE whose normalizer devkit does not apply, and another
+   * kind (a WordPiece model): not turned into keys, and each says why */
+  DKT_CHECK(t, hf_write(dir, "tokenizer.json",
+                        "{\"normalizer\": {\"type\": \"Lowercase\"}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"},"
+                        " \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}"),
+            "writing");
+  DKT_OK(t, dk_hf_open(dir, &f));
+  if (f) {
+    DKT_CHECK(t, dk_file_meta_string(f, "tokenizer.devkit.unsupported", &s, &n) == DK_OK && n > 0 &&
+                     memmem(s, n, "Lowercase", 9) != NULL && !dk_file_meta_find(f, "tokenizer.ggml.tokens", NULL),
+              "the normalizer's name");
+    dk_file_close(f);
+    f = NULL;
+  }
   DKT_CHECK(t, hf_write(dir, "tokenizer.json",
                         "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}}}"),
             "writing");
