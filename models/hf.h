@@ -863,6 +863,12 @@ static dk_status dk_hf__tokenizer(dk_file *f, dk_hf__buf *b, const char *dir, in
   {
     int add_bos = 0, have = tc && dk_json_bool(tc, dk_json_find(tc, 0, "add_bos_token"), &add_bos);
     pp = dk_json_find(j, 0, "post_processor");
+    /* Llama 3.1's: a Sequence of ByteLevel and the TemplateProcessing */
+    if (dk_hf__is(j, pp, "type", "Sequence")) {
+      for (e = dk_json_first(j, dk_json_find(j, pp, "processors")); e >= 0; e = dk_json_next(j, e))
+        if (dk_hf__is(j, e, "type", "TemplateProcessing")) break;
+      pp = e;
+    }
     /* a TemplateProcessing whose single sequence starts with a special token adds it (Llama 3's BOS) */
     if (dk_hf__is(j, pp, "type", "TemplateProcessing")) {
       int first = dk_json_first(j, dk_json_find(j, pp, "single"));

@@ -417,6 +417,25 @@ DKT_TEST(models_hf_view, DKT_ONCE) {
     dk_file_close(f);
     f = NULL;
   }
+  /* Llama 3.1's post-processor, a Sequence holding the template that adds BOS */
+  DKT_CHECK(t, hf_write(dir, "tokenizer.json",
+                        "{\"added_tokens\": [{\"id\": 5, \"content\": \"<|endoftext|>\", \"special\": true}],"
+                        " \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"use_regex\": true}, \"post_processor\": {\"type\":"
+                        " \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\"}, {\"type\": \"TemplateProcessing\", \"single\":"
+                        " [{\"SpecialToken\": {\"id\": \"<|endoftext|>\", \"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\"}}]}]},"
+                        " \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}") &&
+                hf_write(dir, "tokenizer_config.json", "{}"),
+            "writing");
+  DKT_OK(t, dk_hf_open(dir, &f));
+  if (f) {
+    dk_bpe *b = NULL;
+    DKT_OK(t, dk_bpe_load(f, NULL, &b));
+    DKT_CHECK(t, b && dk_bpe_wants_bos(b) && dk_bpe_vocab(b)->bos == 5, "BOS %d, added %d", b ? dk_bpe_vocab(b)->bos : -2,
+              b ? dk_bpe_wants_bos(b) : -1);
+    dk_bpe_free(b);
+    dk_file_close(f);
+    f = NULL;
+  }
   /* a SentencePiece-style BPE (Llama 2's normalizer: "\u2581" before the
    * text, spaces as "\u2581"): scores from the merges' ranks, so spm.h
    * merges as BPE would. "ab ab" is "\u2581ab" twice (the merge of rank 2
