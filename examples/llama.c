@@ -177,11 +177,6 @@ static void template_default(const char *tmpl, size_t tlen, const char *after, c
   out[n] = 0;
 }
 
-/* a model file, or a Hugging Face directory seen as one (models/hf.h) */
-static dk_status open_model(const char *path, dk_file **f) {
-  return dk_hf_is_dir(path) ? dk_hf_open(path, f) : dk_file_open(path, f);
-}
-
 /* the prompt of one user turn in the chat format the file's template names,
  * with the assistant's header after it (add_generation_prompt) */
 static char *chat_prompt(const char *model_path, const char *user, const char *sys) {
@@ -190,7 +185,7 @@ static char *chat_prompt(const char *model_path, const char *user, const char *s
   size_t tlen, cap = strlen(user) + (sys ? strlen(sys) : 0) + 4096;
   char def[1024], *out = (char *)malloc(cap);
   if (!out) die("%s%s", "out of memory", "");
-  if (open_model(model_path, &f) != DK_OK) die("%s%s", dk_last_error(), "");
+  if (dk_model_open(model_path, &f) != DK_OK) die("%s%s", dk_last_error(), "");
   if (dk_file_meta_string(f, "tokenizer.chat_template", &tmpl, &tlen) != DK_OK) {
     dk_file_close(f);
     free(out);
@@ -302,7 +297,7 @@ int main(int argc, char **argv) {
   if (!ids_arg || tok_path) {
     dk_file *tf;
     const char *tp = tok_path ? tok_path : model_path;
-    if ((tok_path ? dk_file_open_as(tp, DK_FILE_LLAMA2C_TOKENIZER, &tf) : open_model(tp, &tf)) != DK_OK)
+    if ((tok_path ? dk_file_open_as(tp, DK_FILE_LLAMA2C_TOKENIZER, &tf) : dk_model_open(tp, &tf)) != DK_OK)
       die("%s%s", dk_last_error(), "");
     if (!tok_path && dk_file_format_of(tf) == DK_FILE_LLAMA2C) {
       dk_file_close(tf);
@@ -321,7 +316,7 @@ int main(int argc, char **argv) {
         dk_file_close(tf);
         die("%s: give the prompt as token ids (--ids 2,651,...) or use the model's GGUF file%s", msg, "");
       }
-      if (!tok_path && (dk_file_format_of(tf) == DK_FILE_GGUF || dk_file_format_of(tf) == DK_FILE_HF) &&
+      if (!tok_path && dk_file_has_gguf_keys(tf) &&
           dk_file_meta_string(tf, "tokenizer.ggml.model", &model, &mlen) == DK_OK && mlen == 4 && !memcmp(model, "gpt2", 4)) {
         if (dk_bpe_load(tf, NULL, &g_bpe) != DK_OK) { dk_file_close(tf); die("%s%s", dk_last_error(), ""); }
       } else if (dk_spm_load(tf, &tok) != DK_OK) {

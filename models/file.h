@@ -121,6 +121,9 @@ DK_MODELS_API dk_file_format dk_file_format_of(const dk_file *f);
 DK_MODELS_API const char *dk_file_format_name(dk_file_format format);  /* "gguf" */
 DK_MODELS_API const char *dk_file_name(const dk_file *f);     /* the base name, as in messages */
 DK_MODELS_API int       dk_file_version(const dk_file *f);    /* GGUF: 2 or 3; others 0 */
+/* whether f holds GGUF's keys and tensor names: a GGUF file, or the view
+ * models/hf.h makes of a Hugging Face directory */
+DK_MODELS_API int       dk_file_has_gguf_keys(const dk_file *f);
 
 /* metadata: by position, or by key. A missing key is not an error for
  * dk_file_meta_find (it returns 0); the typed lookups report a missing key or
@@ -1469,6 +1472,9 @@ DK_MODELS_API void dk_file_close(dk_file *f) {
 DK_MODELS_API dk_file_format dk_file_format_of(const dk_file *f) { return f ? f->format : DK_FILE_AUTO; }
 DK_MODELS_API const char *dk_file_name(const dk_file *f) { return f ? f->name : ""; }
 DK_MODELS_API int dk_file_version(const dk_file *f) { return f ? f->version : 0; }
+DK_MODELS_API int dk_file_has_gguf_keys(const dk_file *f) {
+  return f && (f->format == DK_FILE_GGUF || f->format == DK_FILE_HF);
+}
 
 /* ---- lookups ---------------------------------------------------------------------- */
 

@@ -72,6 +72,9 @@ DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out);
 /* The same without the tokenizer keys, for a loader of weights: a large
  * tokenizer.json (Gemma's: 33 MB, 262k tokens) is not parsed. */
 DK_MODELS_API dk_status dk_hf_open_weights(const char *dir, dk_file **out);
+/* A model path as a user gives it: a directory through dk_hf_open, a file
+ * through dk_file_open. */
+DK_MODELS_API dk_status dk_model_open(const char *path, dk_file **out);
 
 #ifdef __cplusplus
 }
@@ -282,7 +285,9 @@ static int dk_hf__is(const dk_json *j, int node, const char *key, const char *wa
   return v && !strcmp(v, want);
 }
 
-static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, const dk_hf__archrow **row) {
+/* config.json's keys as GGUF's; *row the family, *node the object holding
+ * the text model's fields (the root, or a multimodal model's text_config) */
+static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, const dk_hf__archrow **row, int *node) {
   const char *mt = dk_json_string(j, dk_json_find(j, 0, "model_type"), NULL), *arch, *act;
   int c = 0, k, rs, rp, slide = -1, flag = 0, gemma;
   size_t i;
@@ -300,6 +305,7 @@ static dk_status dk_hf__config(dk_file *f, dk_hf__buf *b, const dk_json *j, cons
   /* a multimodal Gemma 3 keeps the language model's numbers in text_config */
   if (!strcmp(mt, "gemma3") && (c = dk_json_find(j, 0, "text_config")) < 0)
     return dk_set_error(DK_ERR_FORMAT, "config.json: a gemma3 model without its text_config");
+  *node = c;
   if ((s = dk_hf__meta_str(f, b, "general.architecture", arch, strlen(arch))) ||
       (s = dk_hf__meta_str(f, b, "general.name", dk_file_name(f), strlen(dk_file_name(f)))) ||
       (s = dk_hf__count(f, b, j, c, "hidden_size", (*row)->def[0], arch, "embedding_length")) ||
@@ -925,7 +931,7 @@ static dk_status dk_hf__open(const char *dir, int with_tokenizer, dk_file **out)
   dk_hf__buf b;
   const dk_hf__archrow *row;
   dk_status s;
-  int tied = -1, rows = 0, c;
+  int tied = -1, rows = 0, c = 0;
   const char *e;
   size_t n;
   if (!out) return dk_set_error(DK_ERR_INVALID, "dk_hf_open: out is NULL");
@@ -947,8 +953,7 @@ static dk_status dk_hf__open(const char *dir, int with_tokenizer, dk_file **out)
   if ((s = dk_json_load(path, &j))) return s;
   if ((s = dk_hf__view_new(name, DK_FILE_HF, &f))) { dk_json_free(j); return s; }
   memset(&b, 0, sizeof b);
-  s = dk_hf__config(f, &b, j, &row);
-  c = row && !strcmp(row->model_type, "gemma3") ? dk_json_find(j, 0, "text_config") : 0;
+  s = dk_hf__config(f, &b, j, &row, &c);
   /* tied: as config.json says (absent: transformers' default, tied), and
    * always when there is no lm_head */
   if (!s && !dk_json_bool(j, dk_json_find(j, c, "tie_word_embeddings"), &tied) &&
@@ -969,5 +974,8 @@ static dk_status dk_hf__open(const char *dir, int with_tokenizer, dk_file **out)
 
 DK_MODELS_API dk_status dk_hf_open(const char *dir, dk_file **out) { return dk_hf__open(dir, 1, out); }
 DK_MODELS_API dk_status dk_hf_open_weights(const char *dir, dk_file **out) { return dk_hf__open(dir, 0, out); }
+DK_MODELS_API dk_status dk_model_open(const char *path, dk_file **out) {
+  return dk_hf_is_dir(path) ? dk_hf_open(path, out) : dk_file_open(path, out);
+}
 
 #endif /* DEVKIT_MODELS_IMPLEMENTATION */

@@ -317,7 +317,7 @@ static dk_status dk_llm_read_config(const dk_file *f, dk_llm_config *c) {
     c->rope_factor = 1.0f;
     return DK_OK;
   }
-  if (dk_file_format_of(f) == DK_FILE_GGUF || dk_file_format_of(f) == DK_FILE_HF) {
+  if (dk_file_has_gguf_keys(f)) {
     const char *arch;
     size_t alen, i;
     dk_meta m;
@@ -417,7 +417,7 @@ static dk_status dk_llm_check_config(const char *name, const dk_llm_config *c) {
 static dk_status dk_llm_rope_setup(const dk_file *f, dk_llm_model *m) {
   const dk_llm_config *c = &m->c;
   int n = c->rope_dim / 2, i, llama3 = !strcmp(c->rope_scaling, "llama3"), linear = !strcmp(c->rope_scaling, "linear");
-  int64_t ti = dk_file_format_of(f) == DK_FILE_GGUF ? dk_file_tensor_find(f, "rope_freqs.weight") : -1;
+  int64_t ti = dk_file_has_gguf_keys(f) ? dk_file_tensor_find(f, "rope_freqs.weight") : -1;
   const float *ff = NULL;
   double *inv;
   m->rope[0].theta = c->rope_theta;
@@ -803,16 +803,12 @@ static dk_status dk_llm_hf_vector(const dk_file *f, const char *name, dk_device 
   if (!p || (t.dtype != DK_F32 && t.dtype != DK_F16 && t.dtype != DK_BF16))
     return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s; a vector of f32, f16 or bf16 was expected", dk_file_name(f),
                         name, t.type_name);
-  if (!(v = (float *)malloc(sizeof *v * (size_t)t.shape[0]))) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
-  for (k = 0; k < t.shape[0]; k++) {
-    uint16_t h;
-    if (t.dtype == DK_F32) memcpy(&v[k], p + 4 * k, 4);
-    else {
-      memcpy(&h, p + 2 * k, 2);
-      v[k] = t.dtype == DK_F16 ? dk_f16_to_f32(h) : dk_bf16_to_f32(h);
-    }
-    if (plus1) v[k] += 1.0f;
-  }
+  /* the values, then an aligned copy of the bytes behind them (safetensors
+   * data need not be aligned) */
+  if (!(v = (float *)malloc(2 * sizeof *v * (size_t)t.shape[0]))) return dk_set_error(DK_ERR_OUT_OF_MEMORY, "no host memory");
+  memcpy(v + t.shape[0], p, (size_t)t.nbytes);
+  dk_dequantize(t.dtype, v + t.shape[0], t.shape[0], v);
+  for (k = 0; plus1 && k < t.shape[0]; k++) v[k] += 1.0f;
   dk_file__site(f, i, site, sizeof site);
   s = dk_tensor_new_at(d, DK_F32, 1, t.shape, name, site, out);
   if (!s && (s = dk_tensor_upload(*out, v, sizeof *v * (size_t)t.shape[0]))) { dk_tensor_free(*out); *out = NULL; }

@@ -134,7 +134,7 @@ dk_status dk_spm_load(const dk_file *f, dk_spm **out) {
   if (!l2c) {
     const char *model;
     size_t mlen;
-    if (dk_file_format_of(f) != DK_FILE_GGUF && dk_file_format_of(f) != DK_FILE_HF)
+    if (!dk_file_has_gguf_keys(f))
       return dk_set_error(DK_ERR_FORMAT, "%s: a %s file holds no tokenizer; use a GGUF file or a llama2.c tokenizer (-z)",
                       dk_file_name(f), dk_file_format_name(dk_file_format_of(f)));
     if (dk_file_meta_string(f, "tokenizer.ggml.model", &model, &mlen) != DK_OK)

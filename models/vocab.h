@@ -177,7 +177,7 @@ DK_MODELS_API dk_status dk_vocab_load(const dk_file *f, dk_vocab **out) {
                                           "<|end|>", "<EOT>", "<|end_of_text|>"};
   if (!f || !out) return dk_set_error(DK_ERR_INVALID, "dk_vocab_load: NULL argument");
   *out = NULL;
-  if (dk_file_format_of(f) != DK_FILE_GGUF && dk_file_format_of(f) != DK_FILE_HF)
+  if (!dk_file_has_gguf_keys(f))
     return dk_set_error(DK_ERR_FORMAT, "%s: a %s file holds no GGUF vocabulary", dk_file_name(f),
                            dk_file_format_name(dk_file_format_of(f)));
   if (!dk_file_meta_find(f, "tokenizer.ggml.tokens", &toks) || toks.type != DK_META_ARRAY ||

@@ -93,15 +93,6 @@ typedef struct {
   int plus1;              /* a Gemma norm */
 } cv_tensor;
 
-/* element i of a source tensor as f32 */
-static float src_value(const void *p, dk_dtype dt, uint64_t i) {
-  uint16_t h;
-  float f;
-  if (dt == DK_F32) { memcpy(&f, (const char *)p + 4 * i, 4); return f; }
-  memcpy(&h, (const char *)p + 2 * i, 2);
-  return dt == DK_F16 ? dk_f16_to_f32(h) : dk_bf16_to_f32(h);
-}
-
 int main(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *tname = NULL, *arch = "";
   dk_file *f;
@@ -113,7 +104,7 @@ int main(int argc, char **argv) {
   uint64_t off = 0;
   FILE *o;
   float *buf;
-  void *qbuf;
+  void *qbuf, *raw;
   const size_t chunk = (size_t)1 << 22;   /* f32 values converted at a time */
   for (a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "-o") && a + 1 < argc) out = argv[++a];
@@ -123,7 +114,7 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "convert: error: unknown argument '%s'\n%s", argv[a], usage); return 2; }
   }
   if (!in || !out) { fputs(usage, stderr); return 2; }
-  if ((dk_hf_is_dir(in) ? dk_hf_open(in, &f) : dk_file_open(in, &f)) != DK_OK) {
+  if (dk_model_open(in, &f) != DK_OK) {
     fprintf(stderr, "convert: error: %s\n", dk_last_error());
     return 1;
   }
@@ -237,7 +228,8 @@ int main(int argc, char **argv) {
   if (!o) { fprintf(stderr, "convert: error: %s: cannot create: %s\n", out, strerror(errno)); return 1; }
   buf = (float *)malloc(chunk * sizeof *buf);
   qbuf = malloc(chunk * sizeof(float));
-  if (!buf || !qbuf || fwrite(h.p, 1, h.n, o) != h.n) { fprintf(stderr, "convert: error: writing %s failed\n", out); return 1; }
+  raw = malloc(chunk * sizeof(float));
+  if (!buf || !qbuf || !raw || fwrite(h.p, 1, h.n, o) != h.n) { fprintf(stderr, "convert: error: writing %s failed\n", out); return 1; }
   for (i = 0; i < nt; i++) {
     cv_tensor *c = &ts[i];
     dk_file_tensor t;
@@ -247,7 +239,9 @@ int main(int argc, char **argv) {
     int64_t step = c->permute_heads ? c->shape[0] / c->permute_heads : 1;
     int64_t rows = (int64_t)(chunk / (size_t)K) / step * step;
     static const unsigned char zero[32] = {0};
+    size_t esize;
     dk_file_tensor_at(f, c->index, &t);
+    esize = dk_dtype_block_bytes(t.dtype);
     if (rows < step) { fprintf(stderr, "convert: error: '%s': rows of %lld values are too long\n", c->name, (long long)K); return 1; }
     while (row < c->shape[0]) {
       int64_t r, j, nr = c->shape[0] - row < rows ? c->shape[0] - row : rows;
@@ -260,10 +254,10 @@ int main(int argc, char **argv) {
           int64_t hd = step, base = (row + r) / hd * hd, w = (row + r) % hd;
           from = base + (w % 2) * (hd / 2) + w / 2;
         }
-        for (j = 0; j < K; j++) {
-          float v = src_value(src, t.dtype, (uint64_t)from * (uint64_t)K + (uint64_t)j);
-          buf[r * K + j] = c->plus1 ? v + 1.0f : v;
-        }
+        /* through an aligned copy: safetensors data need not be aligned */
+        memcpy(raw, (const char *)src + (size_t)from * (size_t)K * esize, (size_t)K * esize);
+        dk_dequantize(t.dtype, raw, K, buf + r * K);
+        for (j = 0; c->plus1 && j < K; j++) buf[r * K + j] += 1.0f;
       }
       nb = dk_quantize(gw_dtype(c->type), buf, nr * K, qbuf);
       if (fwrite(qbuf, 1, nb, o) != nb) { fprintf(stderr, "convert: error: writing %s failed\n", out); return 1; }
@@ -279,6 +273,7 @@ int main(int argc, char **argv) {
   dk_file_close(f);
   free(buf);
   free(qbuf);
+  free(raw);
   free(h.p);
   free(ts);
   return 0;
