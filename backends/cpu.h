@@ -35,7 +35,7 @@
 #endif
 
 typedef enum { DK__CPU_PORTABLE, DK__CPU_AVX2, DK__CPU_AVX512, DK__CPU_AMX, DK__CPU_NCLASS } dk__cpu_class;
-#include "cpu_quant.h"   /* q4_1, q5_0, q5_1, q2_K..q6_K */
+#include "cpu_quant.h"   /* q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs */
 
 
 /* ==== thread pool ========================================================= */
@@ -413,7 +413,9 @@ typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 typedef struct { float d, s[2]; int8_t qs[32]; } dk__cpu_q8h;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
 /* the 32-value weight dtypes whose decode products may round activations to q8 */
-#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1))
+/* (iq4_xs too: its 32-value groups are blocks with a scale of their own) */
+#define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | \
+                        DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS))
 /* 256 activations rounded to int8 with a scale per 32 and their 16-value
  * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
 typedef struct { int8_t qs[256]; int16_t bs[16]; float d[8]; } dk__cpu_q8k;
@@ -1557,12 +1559,24 @@ static inline void dk__cpu_k45_scales(const uint8_t *s12, uint64_t *sc, uint64_t
 }
 
 /* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
- * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m) */
+ * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m),
+ * iq4_nl and iq4_xs's group b % 8 (the levels themselves) */
 static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t *q, float *d, float *mn) {
   const uint8_t *qs = NULL;
   uint32_t qh = 0;
   int j, off = 0;
   *mn = 0.0f;
+  if (wdt == DK_IQ4_NL || wdt == DK_IQ4_XS) {
+    if (wdt == DK_IQ4_NL) {
+      const dk_block_iq4_nl *p = (const dk_block_iq4_nl *)w + b;
+      qs = p->qs; *d = dk_f16_to_f32(p->d);
+    } else {
+      const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)w + b / 8;
+      qs = p->qs + 16 * (b & 7); *d = dk_f16_to_f32(p->d) * (float)(dk__quant_iq4xs_sc(p, (int)(b & 7)) - 32);
+    }
+    for (j = 0; j < 16; j++) { q[j] = dk_iq4_levels[qs[j] & 15]; q[j + 16] = dk_iq4_levels[qs[j] >> 4]; }
+    return;
+  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
@@ -1856,7 +1870,7 @@ DK_CPU_AVX2_INLINE void dk__cpu_k45_dm(dk_dtype wdt, const char *w, int64_t sb, 
 }
 
 /* A 32-value weight block in a register as w = d*q + mn*(1 per value): q8_0
- * signed bytes (mn 0); every other format unsigned codes 0-31 with its offset
+ * and the iq4 levels signed bytes (mn 0); every other format unsigned codes 0-31 with its offset
  * in the min (q4_0: -8d, q5_0: -16d), since maddubs takes unsigned codes
  * as they are and a signed operand needs two sign fixes per block. The min
  * term is mn times the activation block's sum (dk__cpu_q8x.s). */
@@ -1878,6 +1892,19 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
     *d = _cvtsh_ss(wdt == DK_Q4_K ? p4->d : p5->d) * (float)((sc >> (8 * g)) & 255);
     *mn = -_cvtsh_ss(wdt == DK_Q4_K ? p4->dmin : p5->dmin) * (float)((mi >> (8 * g)) & 255);
     return dk__cpu_k45_codes(wdt, w, b / 8, g);
+  }
+  if (wdt == DK_IQ4_NL || wdt == DK_IQ4_XS) {
+    const __m128i tab = _mm_loadu_si128((const __m128i *)dk_iq4_levels);
+    if (wdt == DK_IQ4_NL) {
+      const dk_block_iq4_nl *p = (const dk_block_iq4_nl *)w + b;
+      qs = p->qs; *d = _cvtsh_ss(p->d);
+    } else {
+      const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)w + b / 8;
+      qs = p->qs + 16 * (b & 7); *d = _cvtsh_ss(p->d) * (float)(dk__quant_iq4xs_sc(p, (int)(b & 7)) - 32);
+    }
+    raw = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(raw, 4), lo4)),
+                            _mm_shuffle_epi8(tab, _mm_and_si128(raw, lo4)));
   }
   switch (wdt) {
   case DK_Q8_0: {
@@ -1917,8 +1944,11 @@ DK_CPU_AVX2_INLINE __m256 dk__cpu_idot_avx2(__m256i u, __m256i x) {
 __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) static inline __m256 dk__cpu_idot_vnni(__m256i u, __m256i x) {
   return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, x));
 }
-#define DK__IDOT(IDOT, T, v, x) ((T) == DK_Q8_0 ? IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v)) : IDOT(v, x))
-#define DK__HAS_MIN(T) ((T) != DK_Q8_0)
+/* the weight dtypes whose codes are signed bytes, in at most +-128 (q8_0)
+ * or +-127 (the iq4 levels): maddubs takes them as |w| and x carrying w's sign */
+#define DK__SIGNED_W(T) ((T) == DK_Q8_0 || (T) == DK_IQ4_NL || (T) == DK_IQ4_XS)
+#define DK__IDOT(IDOT, T, v, x) (DK__SIGNED_W(T) ? IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v)) : IDOT(v, x))
+#define DK__HAS_MIN(T) (!DK__SIGNED_W(T))
 
 /* Decode's four-rows-per-pass form (below), for the 4/5-bit formats. Two
  * weight rows share a register: the 16 code bytes of row 0 (values 0-15 in
@@ -1980,7 +2010,7 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * tok/s at 1 KB, 434-452 at 2 KB (three alternating rounds, Intel). */
 #define DK__PF_GROUP 2048
 #define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
-  if (M == 1 && (T) != DK_Q8_0)                                                \
+  if (M == 1 && !DK__SIGNED_W(T))                                              \
     for (; r + 4 <= rows; r += 4) {                                            \
       const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow, *w2 = w1 + wrow, *w3 = w2 + wrow; \
       const size_t bsz = wrow / (size_t)nb;                                    \
@@ -2148,6 +2178,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
   ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_1) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_0) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_1) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq4_nl(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_NL) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq4_xs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_XS) (void)dt; } \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -2155,6 +2187,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
     case DK_Q4_1: return dk__cpu_rows_q8_##CLS##_q4_1;                                                \
     case DK_Q5_0: return dk__cpu_rows_q8_##CLS##_q5_0;                                                \
     case DK_Q5_1: return dk__cpu_rows_q8_##CLS##_q5_1;                                                \
+    case DK_IQ4_NL: return dk__cpu_rows_q8_##CLS##_iq4_nl;                                            \
+    case DK_IQ4_XS: return dk__cpu_rows_q8_##CLS##_iq4_xs;                                            \
     default: return NULL;                                                                             \
     }                                                                                                 \
   }

@@ -53,7 +53,8 @@
 /* the weight dtypes it takes (DK_BIT): bf16 and every block format */
 #define DK__CPU_AMX_TYPES                                                                                              \
   (DK_BIT(DK_BF16) | DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) |       \
-   DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K))
+   DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K) | DK_BIT(DK_IQ4_NL) |      \
+   DK_BIT(DK_IQ4_XS))
 
 /* (VNNI too, which every AMX CPU has: the K-quant code helpers are compiled for it) */
 #define DK__CPU_AMX_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx512bf16,amx-tile,amx-bf16,avx2,fma,f16c"
@@ -193,6 +194,12 @@ DK_CPU_AMX_INLINE void dk__cpu_amx_wdec_t(dk_dtype T, const char *row, int64_t k
         _mm512_storeu_si512(dst + s * ld, dk__cpu_bf16_block_avx512amx(v, dd[2 * j], mm[2 * j], dd[2 * j + 1], mm[2 * j + 1]));
       }
     }
+  } else if (T == DK_IQ4_NL || T == DK_IQ4_XS) {   /* the levels as signed bytes, d the group's scale */
+    for (b = k0 / 32, s = 0; s < kc / 32; b++, s++) {
+      float d, mn;
+      const __m256i v = dk__cpu_wblock_i8(T, row, b, &d, &mn);
+      _mm512_storeu_si512(dst + s * ld, dk__cpu_bf16_block_avx512amx(v, d, 0, d, 0));
+    }
   } else if (T == DK_Q8_0) {
     for (b = k0 / 32, s = 0; s < kc / 32; b++, s++) {
       const dk_block_q8_0 *p = (const dk_block_q8_0 *)row + b;
@@ -235,6 +242,7 @@ DK_CPU_AMX_INLINE void dk__cpu_amx_wdec_t(dk_dtype T, const char *row, int64_t k
   }
 DK__AMX_WDEC(BF16) DK__AMX_WDEC(Q8_0) DK__AMX_WDEC(Q4_0) DK__AMX_WDEC(Q4_1) DK__AMX_WDEC(Q5_0) DK__AMX_WDEC(Q5_1)
 DK__AMX_WDEC(Q2_K) DK__AMX_WDEC(Q3_K) DK__AMX_WDEC(Q4_K) DK__AMX_WDEC(Q5_K) DK__AMX_WDEC(Q6_K)
+DK__AMX_WDEC(IQ4_NL) DK__AMX_WDEC(IQ4_XS)
 typedef struct {
   const float *x;        /* M rows of K, f32 */
   uint16_t *xb;          /* the activations as B tiles: group g's at step s at ((g / 2) * K / 32 + s) * 1024 + (g & 1) * 512 */
@@ -301,6 +309,8 @@ DK_CPU_AMX static void dk__cpu_amx_wrows_avx512amx(const dk__cpu_amx *g, int64_t
     case DK_Q3_K: dk__cpu_amx_wdec_Q3_K_avx512amx(row, k0, kc, ab + i * 32, 1024); break;
     case DK_Q4_K: dk__cpu_amx_wdec_Q4_K_avx512amx(row, k0, kc, ab + i * 32, 1024); break;
     case DK_Q5_K: dk__cpu_amx_wdec_Q5_K_avx512amx(row, k0, kc, ab + i * 32, 1024); break;
+    case DK_IQ4_NL: dk__cpu_amx_wdec_IQ4_NL_avx512amx(row, k0, kc, ab + i * 32, 1024); break;
+    case DK_IQ4_XS: dk__cpu_amx_wdec_IQ4_XS_avx512amx(row, k0, kc, ab + i * 32, 1024); break;
     default: dk__cpu_amx_wdec_Q6_K_avx512amx(row, k0, kc, ab + i * 32, 1024); break;
     }
   }

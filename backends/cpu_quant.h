@@ -25,6 +25,13 @@
  *   q5_K  d, dmin, scales[12], qh[32], qs[128] as q4_K with a fifth bit
  *   q6_K  ql[128], qh[64], scales[16] (i8), d  16 groups of 16,
  *         x = (d*sc)*(q - 32), q 6 bits
+ *   iq4_nl  d, qs[16]                          x = d*K[q], q 4 bits as q4_1's
+ *   iq4_xs  d, scales_h (u16), scales_l[4], qs[128]   8 groups of 32, 6-bit
+ *         scales (low 4 bits in scales_l, nibble j%2 of byte j/2; high 2
+ *         bits 2j.. of scales_h), x = (d*(sc-32))*K[q], each group's 16
+ *         bytes of nibbles as iq4_nl's
+ *   K = dk_iq4_levels: 16 levels spaced closer near zero, where most
+ *   weights lie (a fixed table of the format, llama.cpp's kvalues_iq4nl).
  */
 #ifndef DK_BACKEND_CPU_QUANT_H
 #define DK_BACKEND_CPU_QUANT_H
@@ -52,7 +59,11 @@ typedef struct { uint8_t hmask[32], qs[64], scales[12]; uint16_t d; } dk_block_q
 typedef struct { uint16_t d, dmin; uint8_t scales[12], qs[128]; } dk_block_q4_K;      /* 144 */
 typedef struct { uint16_t d, dmin; uint8_t scales[12], qh[32], qs[128]; } dk_block_q5_K; /* 176 */
 typedef struct { uint8_t ql[128], qh[64]; int8_t scales[16]; uint16_t d; } dk_block_q6_K; /* 210 */
-typedef char dk__quant_sizes_ok[(sizeof(dk_block_q4_1) == 20 && sizeof(dk_block_q5_0) == 22 &&
+typedef struct { uint16_t d; uint8_t qs[16]; } dk_block_iq4_nl;                       /* 18 */
+typedef struct { uint16_t d, scales_h; uint8_t scales_l[4], qs[128]; } dk_block_iq4_xs; /* 136 */
+static const int8_t dk_iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+typedef char dk__quant_sizes_ok[(sizeof(dk_block_iq4_nl) == 18 && sizeof(dk_block_iq4_xs) == 136 &&
+                                 sizeof(dk_block_q4_1) == 20 && sizeof(dk_block_q5_0) == 22 &&
                                  sizeof(dk_block_q5_1) == 24 && sizeof(dk_block_q2_K) == 84 &&
                                  sizeof(dk_block_q3_K) == 110 && sizeof(dk_block_q4_K) == 144 &&
                                  sizeof(dk_block_q5_K) == 176 && sizeof(dk_block_q6_K) == 210) ? 1 : -1];
@@ -189,6 +200,28 @@ static void dk__deq_q6_K(const void *blk, float *y) {
   }
 }
 
+/* iq4_nl/iq4_xs: 32 values d * K[q] (the reference's one f32 product) */
+static void dk__quant_iq4_32(float d, const uint8_t qs[16], float *y) {
+  uint8_t q[32];
+  int j;
+  dk__quant_nibbles(qs, q);
+  for (j = 0; j < 32; j++) y[j] = d * (float)dk_iq4_levels[q[j]];
+}
+/* iq4_xs group j's 6-bit scale code (0..63; the scale is d * (code - 32)) */
+static int dk__quant_iq4xs_sc(const dk_block_iq4_xs *b, int j) {
+  return ((b->scales_l[j >> 1] >> (4 * (j & 1))) & 15) | (((b->scales_h >> (2 * j)) & 3) << 4);
+}
+static void dk__deq_iq4_nl(const void *blk, float *y) {
+  const dk_block_iq4_nl *b = (const dk_block_iq4_nl *)blk;
+  dk__quant_iq4_32(dk_f16_to_f32(b->d), b->qs, y);
+}
+static void dk__deq_iq4_xs(const void *blk, float *y) {
+  const dk_block_iq4_xs *b = (const dk_block_iq4_xs *)blk;
+  float d = dk_f16_to_f32(b->d);
+  int j;
+  for (j = 0; j < 8; j++) dk__quant_iq4_32(d * (float)(dk__quant_iq4xs_sc(b, j) - 32), b->qs + 16 * j, y + 32 * j);
+}
+
 typedef void (*dk__deq_fn)(const void *blk, float *y);
 static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
   switch (t) {
@@ -200,6 +233,8 @@ static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
   case DK_Q4_K: return dk__deq_q4_K;
   case DK_Q5_K: return dk__deq_q5_K;
   case DK_Q6_K: return dk__deq_q6_K;
+  case DK_IQ4_NL: return dk__deq_iq4_nl;
+  case DK_IQ4_XS: return dk__deq_iq4_xs;
   default: return NULL;
   }
 }
@@ -393,6 +428,75 @@ static void dk__quant_q6_K_block(const float *x, dk_block_q6_K *b) {
   }
 }
 
+/* iq4: the level nearest v (in units of the scale) */
+static int dk__quant_iq4_nearest(float v) {
+  int lo = 0, hi = 15;
+  while (hi - lo > 1) {   /* K[lo] <= v < K[hi] once narrowed */
+    int mid = (lo + hi) / 2;
+    if (v < (float)dk_iq4_levels[mid]) hi = mid; else lo = mid;
+  }
+  return v - (float)dk_iq4_levels[lo] <= (float)dk_iq4_levels[hi] - v ? lo : hi;
+}
+/* One group of n values as s * K[q]: the scales that put the value of
+ * largest magnitude on each of the levels near the table's ends, each
+ * tried with the nearest levels and then the least-squares s for those
+ * levels; the fit of least squared error wins. Returns s, codes to q. */
+static float dk__quant_iq4_fit(const float *x, int n, uint8_t *q) {
+  static const int ends[6] = {0, 1, 2, 13, 14, 15};
+  float amax = 0.0f, mx = 0.0f, best = -1.0f, bs = 0.0f;
+  uint8_t c[32];
+  int e, t, j;
+  for (j = 0; j < n; j++)
+    if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); mx = x[j]; }
+  if (amax == 0.0f) { memset(q, 8, (size_t)n); return 0.0f; }
+  for (e = 0; e < 6; e++)
+    for (t = -4; t <= 4; t++) {
+      float s = mx / ((float)dk_iq4_levels[ends[e]] * (1.0f + 0.02f * (float)t)), id, sxl = 0.0f, sll = 0.0f, err = 0.0f;
+      id = 1.0f / s;
+      for (j = 0; j < n; j++) {
+        float l;
+        c[j] = (uint8_t)dk__quant_iq4_nearest(x[j] * id);
+        l = (float)dk_iq4_levels[c[j]];
+        sxl += x[j] * l;
+        sll += l * l;
+      }
+      s = sxl / sll;
+      for (j = 0; j < n; j++) { float r = x[j] - s * (float)dk_iq4_levels[c[j]]; err += r * r; }
+      if (best < 0.0f || err < best) { best = err; bs = s; memcpy(q, c, (size_t)n); }
+    }
+  return bs;
+}
+static void dk__quant_iq4_nl_block(const float *x, dk_block_iq4_nl *b) {
+  uint8_t q[32];
+  float d = dk__quant_iq4_fit(x, 32, q);
+  b->d = dk_f32_to_f16(d);
+  dk__quant_pack_nibbles(q, b->qs);
+}
+/* iq4_xs: each group's own best scale, then those coded as d * (-32..31)
+ * with the largest on -32 (its sign folded into d), and every value's level
+ * chosen again under its coded scale */
+static void dk__quant_iq4_xs_block(const float *x, dk_block_iq4_xs *b) {
+  float s[8], smax = 0.0f, d;
+  uint8_t q[32];
+  int j, k;
+  for (j = 0; j < 8; j++) {
+    s[j] = dk__quant_iq4_fit(x + 32 * j, 32, q);
+    if (fabsf(s[j]) > fabsf(smax)) smax = s[j];
+  }
+  d = dk_f16_to_f32(dk_f32_to_f16(smax / -32.0f));
+  b->d = dk_f32_to_f16(d);
+  b->scales_h = 0;
+  memset(b->scales_l, 0, sizeof b->scales_l);
+  for (j = 0; j < 8; j++) {
+    int ls = d != 0.0f ? dk__quant_clampi(dk__quant_round(s[j] / d), -32, 31) : 0;
+    float dl = d * (float)ls;
+    b->scales_l[j >> 1] |= (uint8_t)(((ls + 32) & 15) << (4 * (j & 1)));
+    b->scales_h |= (uint16_t)(((ls + 32) >> 4) << (2 * j));
+    for (k = 0; k < 32; k++) q[k] = (uint8_t)(dl != 0.0f ? dk__quant_iq4_nearest(x[32 * j + k] / dl) : 8);
+    dk__quant_pack_nibbles(q, b->qs + 16 * j);
+  }
+}
+
 static void dk__quant_more(dk_dtype t, const float *src, int64_t nblocks, void *dst) {
   int64_t b;
   for (b = 0; b < nblocks; b++) {
@@ -429,6 +533,8 @@ static void dk__quant_more(dk_dtype t, const float *src, int64_t nblocks, void *
       break;
     }
     case DK_Q6_K: dk__quant_q6_K_block(x, (dk_block_q6_K *)p); break;
+    case DK_IQ4_NL: dk__quant_iq4_nl_block(x, (dk_block_iq4_nl *)p); break;
+    case DK_IQ4_XS: dk__quant_iq4_xs_block(x, (dk_block_iq4_xs *)p); break;
     default: return;
     }
   }
@@ -589,6 +695,17 @@ DK_CPU_AVX2 static __m256 dk__cpu_q_k23(dk_dtype dt, const char *blk, const floa
   }
 }
 
+/* iq4 group(s): 16 bytes of nibbles each to 32 signed levels by a byte shuffle */
+DK_CPU_AVX2_INLINE void dk__cpu_q_iq4(const uint8_t *qs, int ng, int8_t *q) {
+  const __m128i tab = _mm_loadu_si128((const __m128i *)dk_iq4_levels), m4 = _mm_set1_epi8(15);
+  int g;
+  for (g = 0; g < ng; g++) {
+    __m128i raw = _mm_loadu_si128((const __m128i *)(qs + 16 * g));
+    _mm_storeu_si128((__m128i *)(q + 32 * g), _mm_shuffle_epi8(tab, _mm_and_si128(raw, m4)));
+    _mm_storeu_si128((__m128i *)(q + 32 * g + 16), _mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(raw, 4), m4)));
+  }
+}
+
 /* takes every type of this file (DK_QUANTS_MORE) */
 DK_CPU_AVX2_INLINE float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
   __m256 acc = _mm256_setzero_ps();
@@ -606,6 +723,19 @@ DK_CPU_AVX2_INLINE float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, co
       acc = dk__cpu_q_q6_K((const dk_block_q6_K *)blk, x + 256 * b, acc);
     } else if (dt == DK_Q2_K || dt == DK_Q3_K) {
       acc = dk__cpu_q_k23(dt, blk, x + 256 * b, acc);
+    } else if (dt == DK_IQ4_NL) {
+      int8_t q[32];
+      float d = dk__cpu_q_h2f(((const dk_block_iq4_nl *)blk)->d);
+      dk__cpu_q_iq4(((const dk_block_iq4_nl *)blk)->qs, 1, q);
+      acc = dk__cpu_q_groups((const uint8_t *)q, 1, x + 32 * b, &d, NULL, 1, 32, acc);
+    } else if (dt == DK_IQ4_XS) {
+      const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)blk;
+      int8_t q[256];
+      float dl[8], d = dk__cpu_q_h2f(p->d);
+      int j;
+      for (j = 0; j < 8; j++) dl[j] = d * (float)(dk__quant_iq4xs_sc(p, j) - 32);
+      dk__cpu_q_iq4(p->qs, 8, q);
+      acc = dk__cpu_q_groups((const uint8_t *)q, 1, x + 256 * b, dl, NULL, 8, 32, acc);
     } else {
       /* q4_1, q5_1: d*q + m; q5_0: d*(q - 16); the fifth bit from qh */
       uint8_t q[32];

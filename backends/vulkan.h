@@ -3370,11 +3370,11 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             per = 2;   /* its R */
             dk_vk_arg_dummy(d, &args, 4);   /* its PRO operand (dk_vk_fused_vec), unused here */
           }
-          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_Q6_K &&
+          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_IQ4_XS &&
               dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
-          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_Q6_K) {
+          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ4_XS) {
             uint32_t rpl = d->rows_mv ? dk_vk_rows_per_lane(d, w->dtype, K, nc) : 1;
             if (quant && dk_dtype_block(w->dtype) == 32 && (spec[5] & 1u) && (K / 32) % 8 == 0)
               /* every row of w is whole chunks of eight blocks on the 16-byte

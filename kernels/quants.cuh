@@ -1,11 +1,11 @@
 // kernels/quants.cuh — one value of a GGUF block of the formats beyond
-// q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K); the layouts and
+// q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs); the layouts and
 // the f32 arithmetic of backends/cpu_quant.h (bit-exact with GGUF's
 // reference dequantizers). __fmul_rn/__fadd_rn keep nvcc from contracting
 // d*q + m into one FMA, whose single rounding would differ.
 //
-// These kernels have not run on a GPU yet: the backend offers these types
-// only under DEVKIT_CUDA_KQUANTS=1.
+// q4_1..q6_K ran clean on an H100 (2026-11-24); iq4_nl and iq4_xs have not
+// run on a GPU yet, and the backend offers them only under DEVKIT_CUDA_IQ4=1.
 #ifndef DK_QUANTS_CUH
 #define DK_QUANTS_CUH
 #include "dk_common.cuh"
@@ -18,8 +18,10 @@
 #define DK_KT_Q4_K 11
 #define DK_KT_Q5_K 12
 #define DK_KT_Q6_K 13
+#define DK_KT_IQ4_NL 14
+#define DK_KT_IQ4_XS 15
 
-DK_DEV int dkq_block(int dt) { return dt <= DK_KT_Q5_1 ? 32 : 256; }
+DK_DEV int dkq_block(int dt) { return dt <= DK_KT_Q5_1 || dt == DK_KT_IQ4_NL ? 32 : 256; }
 DK_DEV int dkq_bytes(int dt) {
   switch (dt) {
   case DK_KT_Q4_1: return 20;
@@ -29,6 +31,8 @@ DK_DEV int dkq_bytes(int dt) {
   case DK_KT_Q3_K: return 110;
   case DK_KT_Q4_K: return 144;
   case DK_KT_Q5_K: return 176;
+  case DK_KT_IQ4_NL: return 18;
+  case DK_KT_IQ4_XS: return 136;
   default: return 210;
   }
 }
@@ -36,8 +40,23 @@ DK_DEV int dkq_bytes(int dt) {
 DK_DEV float dkq_half(const uint8_t *b, int o) { return dk_h2f((uint16_t)(b[o] | (b[o + 1] << 8))); }
 DK_DEV float dkq_affine(float d, float q, float m) { return __fadd_rn(__fmul_rn(d, q), m); }
 
+// iq4's level q (0..15): the 16 signed bytes of backends/cpu_quant.h's
+// dk_iq4_levels packed in two constants (no table in local memory)
+DK_DEV float dkq_iq4_level(int q) {
+  const unsigned long long v = q < 8 ? 0xf6eaddcfbfad9881ull : 0x7159453526190d01ull;
+  return (float)(int8_t)(v >> (8 * (q & 7)));
+}
+
 // value j of the block of type dt at b
 DK_DEV float dkq_value(int dt, const uint8_t *b, int j) {
+  if (dt == DK_KT_IQ4_NL) return __fmul_rn(dkq_half(b, 0), dkq_iq4_level((b[2 + (j & 15)] >> (j < 16 ? 0 : 4)) & 15));
+  if (dt == DK_KT_IQ4_XS) {
+    // group s: its 6-bit scale (low 4 bits in byte 4 + s/2, high 2 at bit 2s of the u16 at 2), then as iq4_nl
+    const int s = j >> 5, l = j & 31;
+    const int ls = ((b[4 + (s >> 1)] >> (4 * (s & 1))) & 15) | ((((b[2] | (b[3] << 8)) >> (2 * s)) & 3) << 4);
+    const float dl = __fmul_rn(dkq_half(b, 0), (float)(ls - 32));
+    return __fmul_rn(dl, dkq_iq4_level((b[8 + 16 * s + (l & 15)] >> (l < 16 ? 0 : 4)) & 15));
+  }
   if (dt == DK_KT_Q4_1 || dt == DK_KT_Q5_0 || dt == DK_KT_Q5_1) {
     const int qo = dt == DK_KT_Q4_1 ? 4 : dt == DK_KT_Q5_0 ? 6 : 8;
     int q = (b[qo + (j & 15)] >> (j < 16 ? 0 : 4)) & 15;

@@ -21,6 +21,8 @@
 //!variant matvec_rows_q4_K -DWT=11
 //!variant matvec_rows_q5_K -DWT=12
 //!variant matvec_rows_q6_K -DWT=13
+//!variant matvec_rows_iq4_nl -DWT=14
+//!variant matvec_rows_iq4_xs -DWT=15
 //!variant matvec_rows_t_f32 -DWT=0 -DTEXW
 //!variant matvec_rows_t_f16 -DWT=1 -DTEXW
 //!variant matvec_rows_t_bf16 -DWT=2 -DTEXW
@@ -34,6 +36,8 @@
 //!variant matvec_rows_t_q4_K -DWT=11 -DTEXW
 //!variant matvec_rows_t_q5_K -DWT=12 -DTEXW
 //!variant matvec_rows_t_q6_K -DWT=13 -DTEXW
+//!variant matvec_rows_t_iq4_nl -DWT=14 -DTEXW
+//!variant matvec_rows_t_iq4_xs -DWT=15 -DTEXW
 #extension GL_GOOGLE_include_directive : require
 #define WG 64
 #define MMAX 8

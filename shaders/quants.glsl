@@ -1,5 +1,5 @@
 /* shaders/quants.glsl — one value of a GGUF block of the formats beyond
- * q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K), read from the
+ * q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs), read from the
  * 16-bit view DKQ_BUF of a binding (blocks are only 2-byte aligned). The
  * layouts and the f32 arithmetic are those of backends/cpu_quant.h, which is
  * bit-exact with GGUF's reference dequantizers; `precise` keeps d*q + m from
@@ -13,13 +13,18 @@
 #define DT_Q4_K 11u
 #define DT_Q5_K 12u
 #define DT_Q6_K 13u
+#define DT_IQ4_NL 14u
+#define DT_IQ4_XS 15u
 
 /* values per block and halves per block */
-uint dkq_block(uint dt) { return dt <= DT_Q5_1 ? 32u : 256u; }
+uint dkq_block(uint dt) { return dt <= DT_Q5_1 || dt == DT_IQ4_NL ? 32u : 256u; }
 uint dkq_halves(uint dt) {
   return dt == DT_Q4_1 ? 10u : dt == DT_Q5_0 ? 11u : dt == DT_Q5_1 ? 12u : dt == DT_Q2_K ? 42u
-       : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : 105u;
+       : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : dt == DT_IQ4_NL ? 9u
+       : dt == DT_IQ4_XS ? 68u : 105u;
 }
+/* iq4's 16 levels (backends/cpu_quant.h's dk_iq4_levels) */
+const int DKQ_IQ4[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
 
 /* half i of the binding; a shader may define DKQ_HALF itself (matvec_rows'
  * texel variants) */
@@ -43,8 +48,24 @@ uvec2 dkq_scale_min(uint hb, uint o, uint s) {
   return uvec2((b & 15u) | ((dkq_byte(hb, o + s - 4u) >> 6) << 4), (b >> 4) | ((dkq_byte(hb, o + s) >> 6) << 4));
 }
 
+/* iq4: where the codes of value j (< 32 of a group) start, and its scale:
+ * iq4_nl d; iq4_xs d * (sc - 32), sc group j/32's 6 bits (low 4 in byte
+ * 4 + s/2, high 2 at bit 2s of the 16 bits at byte 2) */
+float dkq_iq4_scale(uint dt, uint hb, uint j, out uint qo) {
+  if (dt == DT_IQ4_NL) { qo = 2u; return dkq_half(hb, 0u); }
+  uint s = j >> 5;
+  uint sc = ((dkq_byte(hb, 4u + (s >> 1)) >> (4u * (s & 1u))) & 15u) | (((DKQ_HALF(hb + 1u) >> (2u * s)) & 3u) << 4);
+  qo = 8u + 16u * s;
+  return dkq_half(hb, 0u) * float(int(sc) - 32);
+}
+
 /* value j of the block of type dt starting at half hb */
 float dkq_value(uint dt, uint hb, uint j) {
+  if (dt == DT_IQ4_NL || dt == DT_IQ4_XS) {
+    uint qo;
+    float dl = dkq_iq4_scale(dt, hb, j, qo);
+    return dl * float(DKQ_IQ4[(dkq_byte(hb, qo + (j & 15u)) >> ((j & 16u) != 0u ? 4u : 0u)) & 15u]);
+  }
   if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
     /* d, [m], [qh: 4 bytes], qs: 16 bytes of nibbles */
     uint qo = dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : 8u;
@@ -95,7 +116,13 @@ uvec2 dkq_8bytes(uint hb, uint o) {
 uint dkq_lane(uvec2 w, uint i) { return ((i < 4u ? w.x : w.y) >> (8u * (i & 3u))) & 255u; }
 
 void dkq_group8(uint dt, uint hb, uint j, out float v[8]) {
-  if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
+  if (dt == DT_IQ4_NL || dt == DT_IQ4_XS) {
+    uint qo;
+    float dl = dkq_iq4_scale(dt, hb, j, qo);
+    uvec2 w = dkq_8bytes(hb, qo + (j & 15u));
+    uint sh = (j & 16u) != 0u ? 4u : 0u;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(DKQ_IQ4[(dkq_lane(w, i) >> sh) & 15u]);
+  } else if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
     uint qo = dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : 8u, sh = j < 16u ? 0u : 4u;
     uvec2 w = dkq_8bytes(hb, qo + (j & 15u));
     uint hbits = dt != DT_Q4_1 ? dkq_byte(hb, qo - 4u + (j >> 3)) : 0u;

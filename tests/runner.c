@@ -350,8 +350,7 @@ int dkt_cpu_integer_prompt(dk_dtype wdt, int64_t M) {
 int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M) {
   if (M > 4)
     return cpu && (dkt_four_five_bit(wdt) || dkt_cpu_integer_prompt(wdt, M));
-  return wdt == DK_Q8_0 || wdt == DK_Q4_0 || wdt == DK_Q4_1 || wdt == DK_Q5_0 || wdt == DK_Q5_1 || wdt == DK_Q2_K ||
-         wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K;
+  return dk_dtype_is_quant(wdt);
 }
 
 /* A prompt-sized dk_linear on tensor cores (dk_device_props.prompt_x16:

@@ -134,8 +134,8 @@ double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, 
 double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,
                           int64_t M, int64_t N, int64_t K);
 /* whether an M-row dk_linear against wdt weights may round its activations
- * to q8 (the CPU's decode dot: q8_0, q4_0, q4_1, q5_0, q5_1 and the K-quants
- * q2_K-q6_K, M <= 4; its prompt product, dkt_cpu_integer_prompt) */
+ * to q8 (the CPU's decode dot: every block format, M <= 4; its prompt
+ * product, dkt_cpu_integer_prompt) */
 int dkt_q8_acts(int cpu, dk_dtype wdt, int64_t M);
 /* whether the CPU's current kernel class runs an M-row product against wdt
  * weights in integers against q8 activations (M > 4; not on AMX tiles) */

@@ -26,7 +26,8 @@
 enum { GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32, GW_BOOL, GW_STRING, GW_ARRAY, GW_U64, GW_I64, GW_F64 };
 /* GGML tensor types this writer is used with */
 enum { GW_T_F32 = 0, GW_T_F16 = 1, GW_T_Q4_0 = 2, GW_T_Q4_1 = 3, GW_T_Q5_0 = 6, GW_T_Q5_1 = 7, GW_T_Q8_0 = 8,
-       GW_T_Q2_K = 10, GW_T_Q3_K = 11, GW_T_Q4_K = 12, GW_T_Q5_K = 13, GW_T_Q6_K = 14, GW_T_I32 = 26, GW_T_BF16 = 30 };
+       GW_T_Q2_K = 10, GW_T_Q3_K = 11, GW_T_Q4_K = 12, GW_T_Q5_K = 13, GW_T_Q6_K = 14, GW_T_IQ4_NL = 20,
+       GW_T_IQ4_XS = 23, GW_T_I32 = 26, GW_T_BF16 = 30 };
 
 typedef struct {
   unsigned char *p;
@@ -109,6 +110,8 @@ GW_FN uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
   case GW_T_Q4_K: return n / 256 * 144;
   case GW_T_Q5_K: return n / 256 * 176;
   case GW_T_Q6_K: return n / 256 * 210;
+  case GW_T_IQ4_NL: return n / 32 * 18;
+  case GW_T_IQ4_XS: return n / 256 * 136;
   default: return 0;
   }
 }
@@ -123,6 +126,7 @@ static const gw_type gw_types[] = {
   {"f32", GW_T_F32, 0, 0}, {"f16", GW_T_F16, 1, 0}, {"bf16", GW_T_BF16, 32, 0}, {"q4_0", GW_T_Q4_0, 2, 0}, {"q4_1", GW_T_Q4_1, 3, 0},
   {"q8_0", GW_T_Q8_0, 7, 0}, {"q5_0", GW_T_Q5_0, 8, 0}, {"q5_1", GW_T_Q5_1, 9, 0}, {"q2_K", GW_T_Q2_K, 10, 0},
   {"q3_K", GW_T_Q3_K, 11, 0}, {"q4_K", GW_T_Q4_K, 14, 0}, {"q5_K", GW_T_Q5_K, 16, 0}, {"q6_K", GW_T_Q6_K, 18, 0},
+  {"iq4_nl", GW_T_IQ4_NL, 25, 0}, {"iq4_xs", GW_T_IQ4_XS, 30, 0},
   {"Q4_K_M", GW_T_Q4_K, 15, GW_T_Q6_K}, {"Q5_K_M", GW_T_Q5_K, 17, GW_T_Q6_K},
 };
 
@@ -141,6 +145,8 @@ GW_FN dk_dtype gw_dtype(uint32_t gw) {
   case GW_T_Q4_K: return DK_Q4_K;
   case GW_T_Q5_K: return DK_Q5_K;
   case GW_T_Q6_K: return DK_Q6_K;
+  case GW_T_IQ4_NL: return DK_IQ4_NL;
+  case GW_T_IQ4_XS: return DK_IQ4_XS;
   default: return DK_F32;
   }
 }
@@ -159,6 +165,7 @@ GW_FN uint32_t gw_fit(uint32_t type, int64_t row) {
   case GW_T_Q4_K: return GW_T_Q5_0;
   case GW_T_Q5_K: return GW_T_Q5_1;
   case GW_T_Q6_K: return GW_T_Q8_0;
+  case GW_T_IQ4_XS: return GW_T_IQ4_NL;
   default: return type;
   }
 }

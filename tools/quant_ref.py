@@ -37,6 +37,13 @@ TYPES = {
     "q5_K": (T.Q5_K, 256, 176, [0, 2]),
     "q6_K": (T.Q6_K, 256, 210, [208]),
 }
+# the non-linear 4-bit formats, drawn from a random stream of their own so
+# that the files above stay as they were
+TYPES_IQ = {
+    "iq4_nl": (T.IQ4_NL, 32, 18, [0]),
+    "iq4_xs": (T.IQ4_XS, 256, 136, [0]),
+}
+TYPES.update(TYPES_IQ)
 
 # f16 bit patterns for scales: the extremes and the odd ones by name, the
 # rest drawn at random over every finite value
@@ -96,6 +103,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(20261124)
     for name, (_, bs, _, _) in TYPES.items():
+        if name in TYPES_IQ:
+            continue
         nblocks = 64 if bs == 32 else 12
         data = make(name, nblocks, rng)
         path = os.path.join(out, "quant_%s.bin" % name)
@@ -109,6 +118,14 @@ def main():
         with open(path, "wb") as f:
             f.write(data)
         print("%s: 64 blocks, %d bytes" % (path, len(data)))
+    rng = np.random.default_rng(20261129)
+    for name, (_, bs, _, _) in TYPES_IQ.items():
+        nblocks = 64 if bs == 32 else 12
+        data = make(name, nblocks, rng)
+        path = os.path.join(out, "quant_%s.bin" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        print("%s: %d blocks, %d bytes" % (path, nblocks, len(data)))
     return 0
 
 
