@@ -151,8 +151,11 @@ void dot8(float w0, float w1, float w2, float w3, float w4, float w5, float w6, 
   }
 }
 
-#if WT >= 4 && WT <= 8
-/* the 32 values of one block of q8_0, q4_0, q4_1, q5_0 or q5_1: scale d,
+/* the 32-value block formats with a path of their own here: q8_0, q4_0,
+ * q4_1, q5_0, q5_1, and iq4_nl (q4_0's layout, its nibbles picking levels) */
+#define BLK32 ((WT >= 4 && WT <= 8) || WT == 14)
+#if BLK32
+/* the 32 values of one block of q8_0, q4_0, q4_1, q5_0, q5_1 or iq4_nl: scale d,
  * min m (q4_1/q5_1), the fifth bits qh (q5_0/q5_1), the quants in q[0 .. NW) */
 void qblock(float d, float m, uint qh, uint q[8], uint k) {
 #if WT == 4
@@ -172,7 +175,8 @@ void qblock(float d, float m, uint qh, uint q[8], uint k) {
       [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint c = ((i < 4u ? u0 : u1) >> (8u * (i & 3u) + 4u * hi)) & 15u;
         if (WT == 7 || WT == 8) c |= ((qh >> (16u * hi + 8u * g + i)) & 1u) << 4;
-        v[i] = WT == 5 ? d * float(int(c) - 8) : WT == 7 ? d * float(int(c) - 16) : dkq_affine(d, float(c), m);
+        v[i] = WT == 5 ? d * float(int(c) - 8) : WT == 7 ? d * float(int(c) - 16)
+             : WT == 14 ? d * float(dkq_iq4(c)) : dkq_affine(d, float(c), m);
       }
       dot8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], k + 16u * hi + 8u * g);
     }
@@ -184,8 +188,8 @@ void qblock(float d, float m, uint qh, uint q[8], uint k) {
 /* chunks of eight blocks in whole texels: TB halves a block (q8_0 17, q4_0
  * 9, q4_1 10, q5_0 11, q5_1 12), so TB texels a chunk; the quants from half
  * QO of a block on */
-const uint TB = WT == 4 ? 17u : WT == 5 ? 9u : WT == 6 ? 10u : WT == 7 ? 11u : 12u;
-const uint QO = WT <= 5 ? 1u : WT == 6 ? 2u : WT == 7 ? 3u : 4u;
+const uint TB = WT == 4 ? 17u : WT == 5 || WT == 14 ? 9u : WT == 6 ? 10u : WT == 7 ? 11u : 12u;
+const uint QO = WT <= 5 || WT == 14 ? 1u : WT == 6 ? 2u : WT == 7 ? 3u : 4u;
 /* blocks b .. b+nb-1 of the row (nb <= 8, a constant where inlined), block
  * j's first half at half TB*j of the words u */
 void qchunk(uint u[4u * TB + 4u], uint b, uint nb) {
@@ -217,9 +221,15 @@ void generic_blocks(uint row) {
 }
 #endif
 
-#if WT == 11 || WT == 12 || ((WT == 9 || WT == 10 || WT == 13) && defined(TEXW))
+/* the 256-value formats read as texels, off the 16-byte grid */
+#if (WT == 9 || WT == 10 || WT == 13 || WT == 15) && defined(TEXW)
+#define KQ_TEX 1
+#else
+#define KQ_TEX 0
+#endif
+#if WT == 11 || WT == 12 || KQ_TEX
 /* Super-block b of a row of q4_K/q5_K (rows on the 16-byte grid) or
- * q2_K/q3_K/q6_K (texels): with XS false into acc[] through dot8 (every row of x read
+ * q2_K/q3_K/q6_K/iq4_xs (texels): with XS false into acc[] through dot8 (every row of x read
  * from its binding), with XS true returned as its dot with xv, the
  * super-block's 256 values of x that rows_kquant reads once for all of a
  * lane's rows. XS is a constant where inlined. */
@@ -275,7 +285,7 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
    * values from registers, where dkq_group8 spends about one 16-bit texel
    * read a value (q2_K/q3_K 4096 x 4096 on lavapipe: 0.4-0.5 GB/s, a tenth
    * of q4_K's). Each value as dkq_group8 computes it. */
-  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : 105u;   /* halves a super-block */
+  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : WT == 15 ? 68u : 105u;   /* halves a super-block */
   const uint NT = (BH + 14u) / 8u, NSW = (BH + 1u) / 2u;
   uint last = uint(textureSize(WTX)) - 1u, u[4u * NT + 4u];
   SPAN_WORDS(u, p.w_off + (row * nbk + b) * BH, NT, NSW);
@@ -301,6 +311,19 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
       uint q2 = (KQ_BYTE(o + i) >> sh) & 3u, h = (KQ_BYTE((j & 31u) + i) >> (j >> 5)) & 1u;
       v[i] = dl * float(int(q2) - (h != 0u ? 0 : 4));
     }
+    KQ_USE(v, j)
+  }
+#elif WT == 15
+  /* d, scales_h (16 bits), scales_l[4] at 4, group s's 16 bytes of nibbles
+   * at 8 + 16s: values 0-15 of the group low, 16-31 high */
+  float d = dk_h2f(u[0] & 0xffffu);
+  uint sh16 = u[0] >> 16;
+  [[unroll]] for (uint j = 0u; j < 256u; j += 8u) {
+    uint s = j >> 5, l = j & 31u;
+    uint sc = ((KQ_BYTE(4u + (s >> 1)) >> (4u * (s & 1u))) & 15u) | (((sh16 >> (2u * s)) & 3u) << 4);
+    uint o = 8u + 16u * s + (l & 15u), sh = (l & 16u) != 0u ? 4u : 0u;
+    float dl = d * float(int(sc) - 32), v[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(dkq_iq4((KQ_BYTE(o + i) >> sh) & 15u));
     KQ_USE(v, j)
   }
 #else
@@ -361,7 +384,7 @@ void rows_kquant(uint lane) {
 void row_dot(uint n) {
   uint row = min(n, p.N - 1u);   /* lanes past N walk the last row and store nothing */
   [[unroll]] for (uint m = 0u; m < MMAX; m++) acc[m] = 0.0;
-#if defined(TEXW) && WT >= 4 && WT <= 8
+#if defined(TEXW) && BLK32
   /* the 32-value block formats, eight blocks at a time from whole texels
    * (9 to 17 of them). Rows on the 16-byte grid (the row a multiple of eight
    * blocks) start on a texel; q8_0/q4_0 rows off it (Gemma 3's q8_0
@@ -379,7 +402,7 @@ void row_dot(uint n) {
       qchunk(u, b, 8u);
     }
   } else {
-#if WT >= 6
+#if WT >= 6 && WT != 14
     /* q4_1/q5_0/q5_1 rows off the grid keep quants.glsl's 16-bit texel
      * reads: with the shift below and the tail they were slower on
      * SmolLM2's q4_1 960 x 576 (0.42-0.48 against 0.25-0.31 ms a call,
@@ -410,7 +433,7 @@ void row_dot(uint n) {
     for (uint b = 0u; b < p.K / 256u; b++) kq_super(row, b, false, kq_nox);
   } else
 #endif
-#if (WT == 9 || WT == 10 || WT == 13) && defined(TEXW)
+#if KQ_TEX
   for (uint b = 0u; b < p.K / 256u; b++) kq_super(row, b, false, kq_nox);
 #else
   generic_blocks(row);
@@ -456,7 +479,7 @@ void row_dot(uint n) {
   }
 }
 
-#if defined(TEXW) && WT >= 4 && WT <= 8
+#if defined(TEXW) && BLK32
 /* One row of x (f32, on the 16-byte grid) against a lane's RPL > 1 rows of
  * a 32-value block format, block by block: the block's 32 values of x are
  * read once (8 texels) for all RPL rows. Row by row (row_dot) a software
@@ -498,8 +521,12 @@ void rows_blockwise(uint lane) {
         [[unroll]] for (uint e = 0u; e < 4u; e++) {
           uint c = (w >> (8u * e)) & 255u, j = 4u * i + e;
           uint lo = (c & 15u) | (((qh >> j) & 1u) << 4), hi = (c >> 4) | (((qh >> (16u + j)) & 1u) << 4);
+#if WT == 14
+          sum += float(dkq_iq4(lo)) * xv[j] + float(dkq_iq4(hi)) * xv[16u + j];
+#else
           int z = WT == 5 ? 8 : WT == 7 ? 16 : 0;
           sum += float(int(lo) - z) * xv[j] + float(int(hi) - z) * xv[16u + j];
+#endif
         }
 #endif
       }
@@ -519,13 +546,13 @@ void rows_blockwise(uint lane) {
 
 void main() {
   uint lane = dk_group() * WG + gl_LocalInvocationID.x;
-#if defined(TEXW) && WT >= 4 && WT <= 8
+#if defined(TEXW) && BLK32
   if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u) {
     rows_blockwise(lane);
     return;
   }
 #endif
-#if WT == 11 || WT == 12 || ((WT == 9 || WT == 10 || WT == 13) && defined(TEXW))
+#if WT == 11 || WT == 12 || KQ_TEX
   if (M == 1u && RPL > 1u && DTX == DT_F32 && (WIDE & 2u) != 0u && ((WT != 11 && WT != 12) || (WIDE & 1u) != 0u)) {
     rows_kquant(lane);
     return;

@@ -23,8 +23,13 @@ uint dkq_halves(uint dt) {
        : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : dt == DT_IQ4_NL ? 9u
        : dt == DT_IQ4_XS ? 68u : 105u;
 }
-/* iq4's 16 levels (backends/cpu_quant.h's dk_iq4_levels) */
-const int DKQ_IQ4[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+/* iq4's level c (0..15; backends/cpu_quant.h's dk_iq4_levels), its byte
+ * picked from four words by selects: a table read is a gather per value on
+ * a SIMD CPU device (lavapipe) */
+int dkq_iq4(uint c) {
+  uint w = c < 8u ? (c < 4u ? 0xBFAD9881u : 0xF6EADDCFu) : (c < 12u ? 0x26190D01u : 0x71594535u);
+  return int(w << (24u - 8u * (c & 3u))) >> 24;
+}
 
 /* half i of the binding; a shader may define DKQ_HALF itself (matvec_rows'
  * texel variants) */
@@ -64,7 +69,7 @@ float dkq_value(uint dt, uint hb, uint j) {
   if (dt == DT_IQ4_NL || dt == DT_IQ4_XS) {
     uint qo;
     float dl = dkq_iq4_scale(dt, hb, j, qo);
-    return dl * float(DKQ_IQ4[(dkq_byte(hb, qo + (j & 15u)) >> ((j & 16u) != 0u ? 4u : 0u)) & 15u]);
+    return dl * float(dkq_iq4((dkq_byte(hb, qo + (j & 15u)) >> ((j & 16u) != 0u ? 4u : 0u)) & 15u));
   }
   if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
     /* d, [m], [qh: 4 bytes], qs: 16 bytes of nibbles */
@@ -121,7 +126,7 @@ void dkq_group8(uint dt, uint hb, uint j, out float v[8]) {
     float dl = dkq_iq4_scale(dt, hb, j, qo);
     uvec2 w = dkq_8bytes(hb, qo + (j & 15u));
     uint sh = (j & 16u) != 0u ? 4u : 0u;
-    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(DKQ_IQ4[(dkq_lane(w, i) >> sh) & 15u]);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(dkq_iq4((dkq_lane(w, i) >> sh) & 15u));
   } else if (dt == DT_Q4_1 || dt == DT_Q5_0 || dt == DT_Q5_1) {
     uint qo = dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : 8u, sh = j < 16u ? 0u : 4u;
     uvec2 w = dkq_8bytes(hb, qo + (j & 15u));

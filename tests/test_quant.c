@@ -230,6 +230,9 @@ DKT_TEST(quant_linear, 0) {
     /* decode over many rows (lavapipe's row kernel: 2 and 8 rows a lane) */
     qt_linear_case(t, DK_F32, wdt, 1, 1100, big ? 512 : 640);
     if (!big) qt_linear_case(t, DK_F32, wdt, 1, 4200, 640);
+    /* rows of whole chunks of eight blocks on the 16-byte grid (lavapipe's texel chunks) */
+    if (!big) qt_linear_case(t, DK_F32, wdt, 1, 1100, 512);
+    if (!big) qt_linear_case(t, DK_F32, wdt, 3, 40, 512);
   }
 }
 
