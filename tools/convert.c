@@ -35,6 +35,7 @@ static const char *usage =
   "usage: convert IN -o OUT.gguf [--type TYPE]\n"
   "  IN     a Hugging Face directory (config.json, safetensors, tokenizer.json) or a model file with float weights\n"
   "  TYPE   f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs, or the mixes Q4_K_M Q5_K_M\n"
+  "         IQ4_NL IQ4_XS\n"
   "         (default: the source's float type)\n";
 
 /* one metadata value again in GGUF's encoding, through the public reader */
@@ -100,7 +101,8 @@ int main(int argc, char **argv) {
   cv_tensor *ts;
   int64_t nt, i, k, n_meta;
   int layers = 0, heads = 0, kv_heads = 0, llama_hf, gemma, tied, a;
-  uint32_t wtype = 0, more = 0, file_type = 0;
+  uint32_t file_type = 0;
+  const gw_type *ty;
   uint64_t off = 0;
   FILE *o;
   float *buf;
@@ -157,9 +159,8 @@ int main(int argc, char **argv) {
   for (a = 0; a < (int)(sizeof gw_types / sizeof gw_types[0]); a++)
     if (!strcmp(gw_types[a].name, tname)) break;
   if (a == (int)(sizeof gw_types / sizeof gw_types[0])) { fprintf(stderr, "convert: error: unknown type '%s'\n%s", tname, usage); return 2; }
-  wtype = gw_types[a].type;
-  file_type = gw_types[a].file_type;
-  more = gw_types[a].more ? gw_types[a].more : wtype;
+  ty = &gw_types[a];
+  file_type = ty->file_type;
 
   for (i = 0; i < nt; i++) {
     dk_file_tensor t;
@@ -179,12 +180,12 @@ int main(int argc, char **argv) {
       c->type = GW_T_F32;
     } else {
       int l = !strncmp(t.name, "blk.", 4) ? atoi(t.name + 4) : -1;
-      c->type = wtype;
-      /* the classifier, or the embedding that serves as one, gets more bits */
-      if (!strcmp(t.name, "output.weight") || (tied && !strcmp(t.name, "token_embd.weight"))) c->type = more;
-      if (l >= 0 && (ends_with(t.name, ".attn_v.weight") || ends_with(t.name, ".ffn_down.weight")) && gw_more_bits(l, layers))
-        c->type = more;
-      c->type = gw_fit(c->type, c->shape[1]);
+      /* the classifier, or the embedding that serves as one, may get more bits */
+      const int role = !strcmp(t.name, "output.weight") || (tied && !strcmp(t.name, "token_embd.weight")) ? 'o'
+                       : l >= 0 && ends_with(t.name, ".attn_v.weight")                               ? 'v'
+                       : l >= 0 && ends_with(t.name, ".ffn_down.weight")                             ? 'd'
+                                                                                                      : 0;
+      c->type = gw_fit(gw_pick(ty, role, l, layers, kv_heads > 0 ? heads / kv_heads : 1), c->shape[1]);
       if (c->shape[1] % 32 && c->type != GW_T_F32 && c->type != GW_T_F16 && c->type != GW_T_BF16) c->type = GW_T_F16;
     }
     if (llama_hf && heads > 0 && (ends_with(t.name, ".attn_q.weight") || ends_with(t.name, ".attn_k.weight")))

@@ -120,14 +120,18 @@ GW_FN uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
 /* ---- the weights' types, as llama.cpp's quantizer picks them (make_model,
  * convert) ----
  * A --type: the GGML type of the weights, llama.cpp's file type number, and
- * for the mixes the type of the tensors that get more bits */
-typedef struct { const char *name; uint32_t type, file_type, more; } gw_type;
+ * for the mixes the type of the classifier (and of the tensors that get
+ * more bits in the K mixes); iq: the mix is llama.cpp's IQ4_NL/IQ4_XS
+ * (gw_pick). Lowercase names are one type throughout (llama-quantize
+ * --pure), but for the fallbacks of gw_fit. */
+typedef struct { const char *name; uint32_t type, file_type, more; int iq; } gw_type;
 static const gw_type gw_types[] = {
-  {"f32", GW_T_F32, 0, 0}, {"f16", GW_T_F16, 1, 0}, {"bf16", GW_T_BF16, 32, 0}, {"q4_0", GW_T_Q4_0, 2, 0}, {"q4_1", GW_T_Q4_1, 3, 0},
-  {"q8_0", GW_T_Q8_0, 7, 0}, {"q5_0", GW_T_Q5_0, 8, 0}, {"q5_1", GW_T_Q5_1, 9, 0}, {"q2_K", GW_T_Q2_K, 10, 0},
-  {"q3_K", GW_T_Q3_K, 11, 0}, {"q4_K", GW_T_Q4_K, 14, 0}, {"q5_K", GW_T_Q5_K, 16, 0}, {"q6_K", GW_T_Q6_K, 18, 0},
-  {"iq4_nl", GW_T_IQ4_NL, 25, 0}, {"iq4_xs", GW_T_IQ4_XS, 30, 0},
-  {"Q4_K_M", GW_T_Q4_K, 15, GW_T_Q6_K}, {"Q5_K_M", GW_T_Q5_K, 17, GW_T_Q6_K},
+  {"f32", GW_T_F32, 0, 0, 0}, {"f16", GW_T_F16, 1, 0, 0}, {"bf16", GW_T_BF16, 32, 0, 0}, {"q4_0", GW_T_Q4_0, 2, 0, 0}, {"q4_1", GW_T_Q4_1, 3, 0, 0},
+  {"q8_0", GW_T_Q8_0, 7, 0, 0}, {"q5_0", GW_T_Q5_0, 8, 0, 0}, {"q5_1", GW_T_Q5_1, 9, 0, 0}, {"q2_K", GW_T_Q2_K, 10, 0, 0},
+  {"q3_K", GW_T_Q3_K, 11, 0, 0}, {"q4_K", GW_T_Q4_K, 14, 0, 0}, {"q5_K", GW_T_Q5_K, 16, 0, 0}, {"q6_K", GW_T_Q6_K, 18, 0, 0},
+  {"iq4_nl", GW_T_IQ4_NL, 25, 0, 0}, {"iq4_xs", GW_T_IQ4_XS, 30, 0, 0},
+  {"Q4_K_M", GW_T_Q4_K, 15, GW_T_Q6_K, 0}, {"Q5_K_M", GW_T_Q5_K, 17, GW_T_Q6_K, 0},
+  {"IQ4_NL", GW_T_IQ4_NL, 25, GW_T_Q6_K, 1}, {"IQ4_XS", GW_T_IQ4_XS, 30, GW_T_Q6_K, 1},
 };
 
 /* devkit's dtype of a GGML type (needs devkit.h before this header) */
@@ -154,6 +158,24 @@ GW_FN dk_dtype gw_dtype(uint32_t gw) {
 /* llama.cpp's choice of the layers that get more bits in the _M mixes */
 GW_FN int gw_more_bits(int layer, int layers) {
   return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
+}
+
+/* The type of a matrix under --type t (before gw_fit): role 'o' is the
+ * classifier, or the embedding that serves as one; 'v' a layer's attn_v,
+ * 'd' its ffn_down; 0 any other. The K mixes give their `more` type to the
+ * classifier and to gw_more_bits's layers' attn_v and ffn_down; the IQ4
+ * mixes (as llama.cpp makes them without an importance matrix) q6_K to
+ * the classifier, q5_K to attn_v when 4 or more query heads share a KV
+ * head, and to ffn_down in the first eighth of the layers. */
+GW_FN uint32_t gw_pick(const gw_type *t, int role, int layer, int layers, int gqa) {
+  if (!t->more) return t->type;
+  if (role == 'o') return t->more;
+  if (t->iq) {
+    if (role == 'v' && gqa >= 4) return GW_T_Q5_K;
+    if (role == 'd' && layer < layers / 8) return GW_T_Q5_K;
+    return t->type;
+  }
+  return (role == 'v' || role == 'd') && gw_more_bits(layer, layers) ? t->more : t->type;
 }
 
 /* a K-quant needs rows of whole 256-value super-blocks; otherwise the

@@ -12,7 +12,9 @@
  * (quantized with devkit's dk_quantize), or the mixes Q4_K_M and Q5_K_M as llama.cpp makes
  * them: output.weight q6_K; attn_v and ffn_down q6_K in the layers where
  * llama.cpp spends more bits (the first and last eighth, and every third
- * between), the base K type elsewhere. A K-quant tensor whose rows are not a
+ * between), the base K type elsewhere; IQ4_NL and IQ4_XS likewise
+ * (gguf_writer.h's gw_pick: output q6_K, attn_v q5_K with 4 or more query
+ * heads a KV head, ffn_down q5_K in the first eighth). A K-quant tensor whose rows are not a
  * multiple of 256 falls back as llama.cpp does (q4_K -> q5_0, q5_K -> q5_1,
  * q6_K -> q8_0, iq4_xs -> iq4_nl; q2_K and q3_K -> q4_0, as it did before
  * iq4_nl). Norms stay
@@ -75,14 +77,16 @@ static double num(const char *opt, const char *v) {
 static const char *usage =
   "usage: make_model -o OUT.gguf [--params N | --dim D --layers L --heads H [--kv-heads K] [--hidden F]]\n"
   "                  [--vocab V] [--ctx C] [--type TYPE] [--seed S]\n"
-  "  TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs, or the mixes Q4_K_M Q5_K_M\n";
+  "  TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs, or the mixes Q4_K_M Q5_K_M\n"
+  "        IQ4_NL IQ4_XS\n";
 
 int main(int argc, char **argv) {
   const char *out = NULL, *tname = "f32";
   int dim = 0, layers = 0, heads = 0, kv = 0, hidden = 0, vocab = 512, ctx = 2048, i, l;
   double params = 0;
   uint64_t seed = 1;
-  uint32_t wtype = GW_T_F32, file_type = 0, more = 0;
+  uint32_t wtype = GW_T_F32, file_type = 0;
+  const gw_type *ty;
   mm_tensor *ts;
   int nt = 0;
   gw_buf h;
@@ -116,9 +120,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "make_model: error: --type '%s' is not one of the types below\n%s", tname, usage);
     return 2;
   }
-  wtype = gw_types[i].type;
-  file_type = gw_types[i].file_type;
-  more = gw_types[i].more ? gw_types[i].more : wtype;
+  ty = &gw_types[i];
+  wtype = ty->type;
+  file_type = ty->file_type;
   if (params > 0) {
     /* a llama-like shape: head size 64, dim near cbrt(P / 0.1875) (which
      * makes layers ~ dim/64) rounded to 128 so the head count is even and
@@ -157,7 +161,7 @@ int main(int argc, char **argv) {
   } while (0)
   MM_T("token_embd.weight", 2, vocab, dim, wtype, 1.0f);
   MM_T("output_norm.weight", 1, dim, 1, GW_T_F32, 0.0f);
-  MM_T("output.weight", 2, vocab, dim, more, (float)(1.0 / sqrt((double)dim)));
+  MM_T("output.weight", 2, vocab, dim, gw_pick(ty, 'o', -1, layers, heads / kv), (float)(1.0 / sqrt((double)dim)));
   for (l = 0; l < layers; l++) {
     char nm[96];
     int hd = dim / heads;
@@ -166,11 +170,11 @@ int main(int argc, char **argv) {
     MM_L("attn_norm", 1, dim, 1, GW_T_F32, 0.0f);
     MM_L("attn_q", 2, dim, dim, wtype, sd);
     MM_L("attn_k", 2, kv * hd, dim, wtype, sd);
-    MM_L("attn_v", 2, kv * hd, dim, gw_more_bits(l, layers) ? more : wtype, sd);
+    MM_L("attn_v", 2, kv * hd, dim, gw_pick(ty, 'v', l, layers, heads / kv), sd);
     MM_L("attn_output", 2, dim, dim, wtype, sd);
     MM_L("ffn_norm", 1, dim, 1, GW_T_F32, 0.0f);
     MM_L("ffn_gate", 2, hidden, dim, wtype, sd);
-    MM_L("ffn_down", 2, dim, hidden, gw_more_bits(l, layers) ? more : wtype, sh);
+    MM_L("ffn_down", 2, dim, hidden, gw_pick(ty, 'd', l, layers, heads / kv), sh);
     MM_L("ffn_up", 2, hidden, dim, wtype, sd);
 #undef MM_L
   }
