@@ -1965,11 +1965,18 @@ DK_CPU_AVX2_INLINE void dk__cpu_wpair_i8(dk_dtype T, const char *w0, const char 
   case DK_Q4_0: q0 = ((const dk_block_q4_0 *)w0 + b)->qs; q1 = ((const dk_block_q4_0 *)w1 + b)->qs; break;
   case DK_Q4_1: q0 = ((const dk_block_q4_1 *)w0 + b)->qs; q1 = ((const dk_block_q4_1 *)w1 + b)->qs; break;
   case DK_Q5_0: q0 = ((const dk_block_q5_0 *)w0 + b)->qs; q1 = ((const dk_block_q5_0 *)w1 + b)->qs; break;
+  case DK_IQ4_NL: q0 = ((const dk_block_iq4_nl *)w0 + b)->qs; q1 = ((const dk_block_iq4_nl *)w1 + b)->qs; break;
   default: q0 = ((const dk_block_q5_1 *)w0 + b)->qs; q1 = ((const dk_block_q5_1 *)w1 + b)->qs; break;
   }
   v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)q0)), _mm_loadu_si128((const __m128i *)q1), 1);
   *lo = _mm256_and_si256(v, lo4);
   *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), lo4);
+  if (T == DK_IQ4_NL) {   /* the levels + 128 as unsigned bytes (VNNI only: two such maddubs overflow int16) */
+    const __m256i tab = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)dk_iq4_levels)),
+                                         _mm256_set1_epi8((char)0x80));
+    *lo = _mm256_shuffle_epi8(tab, *lo);
+    *hi = _mm256_shuffle_epi8(tab, *hi);
+  }
   if (T == DK_Q5_0 || T == DK_Q5_1) {   /* qh sits right before qs */
     memcpy(&h0, q0 - 4, 4);
     memcpy(&h1, q1 - 4, 4);
@@ -2009,8 +2016,10 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
  * DK__PF_GROUP bytes further on still: a 100M q4_0 model 296-419 -> 403-450
  * tok/s at 1 KB, 434-452 at 2 KB (three alternating rounds, Intel). */
 #define DK__PF_GROUP 2048
-#define DK__Q8_ROWS4_BODY(I2DOT, T)                                            \
-  if (M == 1 && !DK__SIGNED_W(T))                                              \
+/* VN: the class has VNNI, whose dot sums u8 x s8 products in int32, so
+ * iq4_nl's levels + 128 (up to 241) go through it too, their min -128 d */
+#define DK__Q8_ROWS4_BODY(I2DOT, T, VN)                                        \
+  if (M == 1 && (!DK__SIGNED_W(T) || ((T) == DK_IQ4_NL && (VN))))              \
     for (; r + 4 <= rows; r += 4) {                                            \
       const char *w0 = w + (size_t)r * wrow, *w1 = w0 + wrow, *w2 = w1 + wrow, *w3 = w2 + wrow; \
       const size_t bsz = wrow / (size_t)nb;                                    \
@@ -2040,8 +2049,8 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
       }                                                                        \
       s4 = _mm_hadd_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* r0 r2 r1 r3 */ \
       s4 = _mm_permute_ps(s4, _MM_SHUFFLE(3, 1, 2, 0));                        \
-      /* the min per unit of d: q4_0 -8, q5_0 -16; q4_1/q5_1 carry m itself */ \
-      s4 = _mm_fmadd_ps(accm, _mm_set1_ps((T) == DK_Q4_0 ? -8.0f : (T) == DK_Q5_0 ? -16.0f : 1.0f), s4); \
+      /* the min per unit of d: q4_0 -8, q5_0 -16, iq4_nl -128; q4_1/q5_1 carry m itself */ \
+      s4 = _mm_fmadd_ps(accm, _mm_set1_ps((T) == DK_Q4_0 ? -8.0f : (T) == DK_Q5_0 ? -16.0f : (T) == DK_IQ4_NL ? -128.0f : 1.0f), s4); \
       _mm_storeu_ps(y + r, s4);                                                \
     }
 
@@ -2106,11 +2115,11 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
 /* the decode loop prefetches DK__PF_AHEAD bytes ahead in its row: a 100M
  * q8_0 model decoded at 83-96 tok/s without it, 103-133 with 1 KB (AMD);
  * 193-205 at 1 KB, 221-245 at 3 KB (Intel) */
-#define DK__Q8_ROWS_BODY(IDOT, I2DOT, T)                                     \
+#define DK__Q8_ROWS_BODY(IDOT, I2DOT, T, VN)                                 \
   const dk_dtype wdt = T;                                                      \
   int64_t r = 0, b;                                                            \
   int m;                                                                       \
-  DK__Q8_ROWS4_BODY(I2DOT, T)                                                  \
+  DK__Q8_ROWS4_BODY(I2DOT, T, VN)                                              \
   DK__IQ4XS_ROWS1_BODY(IDOT, T)                                                \
   if (M == 1)                                                                  \
     for (; r < rows; r++) {                                                    \
@@ -2219,14 +2228,14 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
 }
 
 #define DK__Q8_ROWS_ARGS dk_dtype dt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8x *xq, int64_t nb, int M, float *y, int64_t ldy
-#define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT, I2DOT)                                                     \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q8_0) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_0) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_1) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_0) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_1) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_iq4_nl(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_NL) (void)dt; } \
-  ATTR static void dk__cpu_rows_q8_##CLS##_iq4_xs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_XS) (void)dt; } \
+#define DK__Q8_ROWS_FNS(CLS, ATTR, IDOT, I2DOT, VN)                                                 \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q8_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q8_0, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_0, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q4_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q4_1, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_0(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_0, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_1, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq4_nl(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_NL, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq4_xs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_XS, VN) (void)dt; } \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -2239,9 +2248,9 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
     default: return NULL;                                                                             \
     }                                                                                                 \
   }
-DK__Q8_ROWS_FNS(avx2, DK_CPU_AVX2, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2)
-DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2)
-DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_vnni)
+DK__Q8_ROWS_FNS(avx2, DK_CPU_AVX2, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2, 0)
+DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2, 0)
+DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_vnni, 1)
 #endif
 
 /* the integer kernels' short loops unrolled (cpu_kdot.h, cpu_igemm.h): GCC -O2
