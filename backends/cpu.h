@@ -1567,13 +1567,10 @@ static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t 
   int j, off = 0;
   *mn = 0.0f;
   if (wdt == DK_IQ4_NL || wdt == DK_IQ4_XS) {
-    if (wdt == DK_IQ4_NL) {
-      const dk_block_iq4_nl *p = (const dk_block_iq4_nl *)w + b;
-      qs = p->qs; *d = dk_f16_to_f32(p->d);
-    } else {
-      const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)w + b / 8;
-      qs = p->qs + 16 * (b & 7); *d = dk_f16_to_f32(p->d) * (float)(dk__quant_iq4xs_sc(p, (int)(b & 7)) - 32);
-    }
+    uint16_t d16;
+    int sc;
+    qs = dk__quant_iq4_group(wdt, w, b, &d16, &sc);
+    *d = dk_f16_to_f32(d16) * (float)sc;
     for (j = 0; j < 16; j++) { q[j] = dk_iq4_levels[qs[j] & 15]; q[j + 16] = dk_iq4_levels[qs[j] >> 4]; }
     return;
   }
@@ -1895,13 +1892,10 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
   }
   if (wdt == DK_IQ4_NL || wdt == DK_IQ4_XS) {
     const __m128i tab = _mm_loadu_si128((const __m128i *)dk_iq4_levels);
-    if (wdt == DK_IQ4_NL) {
-      const dk_block_iq4_nl *p = (const dk_block_iq4_nl *)w + b;
-      qs = p->qs; *d = _cvtsh_ss(p->d);
-    } else {
-      const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)w + b / 8;
-      qs = p->qs + 16 * (b & 7); *d = _cvtsh_ss(p->d) * (float)(dk__quant_iq4xs_sc(p, (int)(b & 7)) - 32);
-    }
+    uint16_t d16;
+    int sc;
+    qs = dk__quant_iq4_group(wdt, w, b, &d16, &sc);
+    *d = _cvtsh_ss(d16) * (float)sc;
     raw = _mm_loadu_si128((const __m128i *)qs);
     return _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(raw, 4), lo4)),
                             _mm_shuffle_epi8(tab, _mm_and_si128(raw, lo4)));

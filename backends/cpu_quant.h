@@ -208,8 +208,30 @@ static void dk__quant_iq4_32(float d, const uint8_t qs[16], float *y) {
   for (j = 0; j < 32; j++) y[j] = d * (float)dk_iq4_levels[q[j]];
 }
 /* iq4_xs group j's 6-bit scale code (0..63; the scale is d * (code - 32)) */
-static int dk__quant_iq4xs_sc(const dk_block_iq4_xs *b, int j) {
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))   /* inside the CPU kernels too, which call nothing (tools/check_cpu_isa.sh) */
+#endif
+static inline int dk__quant_iq4xs_sc(const dk_block_iq4_xs *b, int j) {
   return ((b->scales_l[j >> 1] >> (4 * (j & 1))) & 15) | (((b->scales_h >> (2 * j)) & 3) << 4);
+}
+/* iq4 32-value group b of a row (iq4_xs: group b % 8 of super-block b / 8):
+ * its 16 bytes of nibbles, its f16 d, and the integer its scale is d times
+ * (iq4_nl 1, exact in f32) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline const uint8_t *dk__quant_iq4_group(dk_dtype dt, const char *row, int64_t b, uint16_t *d16, int *sc) {
+  if (dt == DK_IQ4_NL) {
+    const dk_block_iq4_nl *p = (const dk_block_iq4_nl *)row + b;
+    *d16 = p->d;
+    *sc = 1;
+    return p->qs;
+  } else {
+    const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)row + b / 8;
+    *d16 = p->d;
+    *sc = dk__quant_iq4xs_sc(p, (int)(b & 7)) - 32;
+    return p->qs + 16 * (b & 7);
+  }
 }
 static void dk__deq_iq4_nl(const void *blk, float *y) {
   const dk_block_iq4_nl *b = (const dk_block_iq4_nl *)blk;

@@ -97,20 +97,22 @@ def make_quantized(name, nblocks, rng):
     return head + x.astype("<f4").tobytes() + q.tobytes()
 
 
-def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = os.path.join(root, "tests", "data")
-    os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng(20261124)
-    for name, (_, bs, _, _) in TYPES.items():
-        if name in TYPES_IQ:
-            continue
-        nblocks = 64 if bs == 32 else 12
+def write_dequant(out, names, rng):
+    for name in names:
+        nblocks = 64 if TYPES[name][1] == 32 else 12
         data = make(name, nblocks, rng)
         path = os.path.join(out, "quant_%s.bin" % name)
         with open(path, "wb") as f:
             f.write(data)
         print("%s: %d blocks, %d bytes" % (path, nblocks, len(data)))
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = os.path.join(root, "tests", "data")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(20261124)
+    write_dequant(out, [n for n in TYPES if n not in TYPES_IQ], rng)
     # quantizers gguf has: the bytes dk_quantize must match
     for name in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1"):
         data = make_quantized(name, 64, rng)
@@ -118,14 +120,7 @@ def main():
         with open(path, "wb") as f:
             f.write(data)
         print("%s: 64 blocks, %d bytes" % (path, len(data)))
-    rng = np.random.default_rng(20261129)
-    for name, (_, bs, _, _) in TYPES_IQ.items():
-        nblocks = 64 if bs == 32 else 12
-        data = make(name, nblocks, rng)
-        path = os.path.join(out, "quant_%s.bin" % name)
-        with open(path, "wb") as f:
-            f.write(data)
-        print("%s: %d blocks, %d bytes" % (path, nblocks, len(data)))
+    write_dequant(out, list(TYPES_IQ), np.random.default_rng(20261129))
     return 0
 
 
