@@ -413,9 +413,9 @@ typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 typedef struct { float d, s[2]; int8_t qs[32]; } dk__cpu_q8h;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
 /* the 32-value weight dtypes whose decode products may round activations to q8 */
-/* (iq4_xs too: its 32-value groups are blocks with a scale of their own) */
+/* (iq4_xs and iq3 too: their 32-value groups are blocks with a scale of their own) */
 #define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | \
-                        DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS))
+                        DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS) | DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S))
 /* 256 activations rounded to int8 with a scale per 32 and their 16-value
  * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
 typedef struct { int8_t qs[256]; int16_t bs[16]; float d[8]; } dk__cpu_q8k;
@@ -1560,7 +1560,8 @@ static inline void dk__cpu_k45_scales(const uint8_t *s12, uint64_t *sc, uint64_t
 
 /* a 32-value weight block of a format the q8 dot takes, as int8 codes q with
  * w = d*q + mn: q8_0, q4_0 (q - 8), q5_0 (q - 16), q4_1 and q5_1 (+ m),
- * iq4_nl and iq4_xs's group b % 8 (the levels themselves) */
+ * iq4_nl and iq4_xs's group b % 8 (the levels themselves), iq3's (the
+ * signed codebook values) */
 static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t *q, float *d, float *mn) {
   const uint8_t *qs = NULL;
   uint32_t qh = 0;
@@ -1572,6 +1573,11 @@ static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t 
     qs = dk__quant_iq4_group(wdt, w, b, &d16, &sc);
     *d = dk_f16_to_f32(d16) * (float)sc;
     for (j = 0; j < 16; j++) { q[j] = dk_iq4_levels[qs[j] & 15]; q[j + 16] = dk_iq4_levels[qs[j] >> 4]; }
+    return;
+  }
+  if (wdt == DK_IQ3_XXS || wdt == DK_IQ3_S) {
+    const char *blk = w + (size_t)(b / 8) * dk_dtype_block_bytes(wdt);
+    *d = dk__quant_iq3_group(wdt, blk, dk_f16_to_f32(*(const uint16_t *)blk), (int)(b & 7), q);
     return;
   }
   switch (wdt) {
@@ -1900,6 +1906,12 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
     return _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(raw, 4), lo4)),
                             _mm_shuffle_epi8(tab, _mm_and_si128(raw, lo4)));
   }
+  if (wdt == DK_IQ3_XXS || wdt == DK_IQ3_S) {
+    const char *blk = w + (size_t)(b / 8) * (wdt == DK_IQ3_XXS ? sizeof(dk_block_iq3_xxs) : sizeof(dk_block_iq3_s));
+    int8_t q[32];
+    *d = dk__quant_iq3_group(wdt, blk, _cvtsh_ss(*(const uint16_t *)blk), (int)(b & 7), q);
+    return _mm256_loadu_si256((const __m256i *)q);
+  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
@@ -1938,9 +1950,10 @@ DK_CPU_AVX2_INLINE __m256 dk__cpu_idot_avx2(__m256i u, __m256i x) {
 __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) static inline __m256 dk__cpu_idot_vnni(__m256i u, __m256i x) {
   return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, x));
 }
-/* the weight dtypes whose codes are signed bytes, in at most +-128 (q8_0)
- * or +-127 (the iq4 levels): maddubs takes them as |w| and x carrying w's sign */
-#define DK__SIGNED_W(T) ((T) == DK_Q8_0 || (T) == DK_IQ4_NL || (T) == DK_IQ4_XS)
+/* the weight dtypes whose codes are signed bytes, in at most +-128 (q8_0),
+ * +-127 (the iq4 levels) or +-62 (iq3): maddubs takes them as |w| and x
+ * carrying w's sign */
+#define DK__SIGNED_W(T) ((T) == DK_Q8_0 || (T) == DK_IQ4_NL || (T) == DK_IQ4_XS || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S)
 #define DK__IDOT(IDOT, T, v, x) (DK__SIGNED_W(T) ? IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v)) : IDOT(v, x))
 #define DK__HAS_MIN(T) (!DK__SIGNED_W(T))
 
@@ -2230,6 +2243,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
   ATTR static void dk__cpu_rows_q8_##CLS##_q5_1(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_Q5_1, VN) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_iq4_nl(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_NL, VN) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_iq4_xs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_XS, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq3_xxs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ3_XXS, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq3_s(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ3_S, VN) (void)dt; } \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -2239,6 +2254,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
     case DK_Q5_1: return dk__cpu_rows_q8_##CLS##_q5_1;                                                \
     case DK_IQ4_NL: return dk__cpu_rows_q8_##CLS##_iq4_nl;                                            \
     case DK_IQ4_XS: return dk__cpu_rows_q8_##CLS##_iq4_xs;                                            \
+    case DK_IQ3_XXS: return dk__cpu_rows_q8_##CLS##_iq3_xxs;                                          \
+    case DK_IQ3_S: return dk__cpu_rows_q8_##CLS##_iq3_s;                                              \
     default: return NULL;                                                                             \
     }                                                                                                 \
   }

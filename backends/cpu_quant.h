@@ -32,6 +32,17 @@
  *         bytes of nibbles as iq4_nl's
  *   K = dk_iq4_levels: 16 levels spaced closer near zero, where most
  *   weights lie (a fixed table of the format, llama.cpp's kvalues_iq4nl).
+ *   iq3_xxs  d, qs[64], ss[32]   8 groups of 32: qs[8g..8g+7] index points
+ *         of the codebook G3 (4 values each); ss holds group g's u32
+ *         (LE): four 7-bit sign codes, one per 8 values (the eighth sign
+ *         makes the count of negatives even), and the scale in its top 4
+ *         bits, x = (d*(0.5 + sc)*0.5) * G3[i][k] * sign
+ *   iq3_s  d, qs[64], qh[8], signs[32], scales[4]   8 groups of 32: point
+ *         i (of G3S) = qs[i] + 256 * bit i of qh, value j's sign bit j of
+ *         signs, group g's scale nibble g%2 of scales[g/2],
+ *         x = (d*(1 + 2*sc)) * G3S[i][k] * sign
+ *   G3, G3S: the formats' codebooks, 256 and 512 points of four values in
+ *   4..62 and 1..15 (backends/iq_grids.h).
  */
 #ifndef DK_BACKEND_CPU_QUANT_H
 #define DK_BACKEND_CPU_QUANT_H
@@ -62,7 +73,15 @@ typedef struct { uint8_t ql[128], qh[64]; int8_t scales[16]; uint16_t d; } dk_bl
 typedef struct { uint16_t d; uint8_t qs[16]; } dk_block_iq4_nl;                       /* 18 */
 typedef struct { uint16_t d, scales_h; uint8_t scales_l[4], qs[128]; } dk_block_iq4_xs; /* 136 */
 static const int8_t dk_iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+typedef struct { uint16_t d; uint8_t qs[64], ss[32]; } dk_block_iq3_xxs;                 /* 98 */
+typedef struct { uint16_t d; uint8_t qs[64], qh[8], signs[32], scales[4]; } dk_block_iq3_s; /* 110 */
+#include "iq_grids.h"
+#define DK__IQ_V(v) v,
+static const uint32_t dk_iq3xxs_grid[256] = {DK_IQ3XXS_GRID(DK__IQ_V)};
+static const uint32_t dk_iq3s_grid[512] = {DK_IQ3S_GRID(DK__IQ_V)};
+#undef DK__IQ_V
 typedef char dk__quant_sizes_ok[(sizeof(dk_block_iq4_nl) == 18 && sizeof(dk_block_iq4_xs) == 136 &&
+                                 sizeof(dk_block_iq3_xxs) == 98 && sizeof(dk_block_iq3_s) == 110 &&
                                  sizeof(dk_block_q4_1) == 20 && sizeof(dk_block_q5_0) == 22 &&
                                  sizeof(dk_block_q5_1) == 24 && sizeof(dk_block_q2_K) == 84 &&
                                  sizeof(dk_block_q3_K) == 110 && sizeof(dk_block_q4_K) == 144 &&
@@ -244,6 +263,57 @@ static void dk__deq_iq4_xs(const void *blk, float *y) {
   for (j = 0; j < 8; j++) dk__quant_iq4_32(d * (float)(dk__quant_iq4xs_sc(b, j) - 32), b->qs + 16 * j, y + 32 * j);
 }
 
+/* iq3 group g (32 values) of super-block blk as signed codes (the
+ * codebook's values with their signs, |q| <= 62) and the f32 scale they are
+ * times, computed from the block's d (as f32: the caller converts it, so
+ * that the kernels call nothing) as the reference computes it */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))   /* inside the CPU kernels too */
+#endif
+static inline float dk__quant_iq3_group(dk_dtype dt, const void *blk, float d, int g, int8_t q[32]) {
+  int l, j;
+  if (dt == DK_IQ3_XXS) {
+    const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
+    uint32_t ss = (uint32_t)p->ss[4 * g] | (uint32_t)p->ss[4 * g + 1] << 8 | (uint32_t)p->ss[4 * g + 2] << 16 |
+                  (uint32_t)p->ss[4 * g + 3] << 24;
+    for (l = 0; l < 4; l++) {
+      /* seven sign bits; the eighth is their parity */
+      uint32_t sg = (ss >> (7 * l)) & 127, par = sg ^ (sg >> 4);
+      uint64_t pt = (uint64_t)dk_iq3xxs_grid[p->qs[8 * g + 2 * l]] | (uint64_t)dk_iq3xxs_grid[p->qs[8 * g + 2 * l + 1]] << 32;
+      par ^= par >> 2;
+      par ^= par >> 1;
+      sg |= (par & 1) << 7;
+      for (j = 0; j < 8; j++) {
+        int v = (int)((pt >> (8 * j)) & 255);
+        q[8 * l + j] = (int8_t)((sg >> j) & 1 ? -v : v);
+      }
+    }
+    return d * (0.5f + (float)(ss >> 28)) * 0.5f;
+  } else {
+    const dk_block_iq3_s *p = (const dk_block_iq3_s *)blk;
+    for (l = 0; l < 8; l++) {
+      uint32_t pt = dk_iq3s_grid[p->qs[8 * g + l] | ((p->qh[g] >> l) & 1) << 8];
+      uint32_t sg = (uint32_t)p->signs[4 * g + (l >> 1)] >> (4 * (l & 1));
+      for (j = 0; j < 4; j++) {
+        int v = (int)((pt >> (8 * j)) & 255);
+        q[4 * l + j] = (int8_t)((sg >> j) & 1 ? -v : v);
+      }
+    }
+    return d * (float)(1 + 2 * ((p->scales[g >> 1] >> (4 * (g & 1))) & 15));
+  }
+}
+static void dk__deq_iq3(dk_dtype dt, const void *blk, float *y) {
+  int8_t q[32];
+  float d = dk_f16_to_f32(*(const uint16_t *)blk);   /* d leads both layouts */
+  int g, j;
+  for (g = 0; g < 8; g++) {
+    float db = dk__quant_iq3_group(dt, blk, d, g, q);
+    for (j = 0; j < 32; j++) y[32 * g + j] = db * (float)q[j];
+  }
+}
+static void dk__deq_iq3_xxs(const void *blk, float *y) { dk__deq_iq3(DK_IQ3_XXS, blk, y); }
+static void dk__deq_iq3_s(const void *blk, float *y) { dk__deq_iq3(DK_IQ3_S, blk, y); }
+
 typedef void (*dk__deq_fn)(const void *blk, float *y);
 static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
   switch (t) {
@@ -257,6 +327,8 @@ static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
   case DK_Q6_K: return dk__deq_q6_K;
   case DK_IQ4_NL: return dk__deq_iq4_nl;
   case DK_IQ4_XS: return dk__deq_iq4_xs;
+  case DK_IQ3_XXS: return dk__deq_iq3_xxs;
+  case DK_IQ3_S: return dk__deq_iq3_s;
   default: return NULL;
   }
 }
@@ -519,8 +591,169 @@ static void dk__quant_iq4_xs_block(const float *x, dk_block_iq4_xs *b) {
   }
 }
 
+/* iq3: four magnitudes at a time as a codebook point. The point nearest a
+ * group of four is looked up by the point of the levels' lattice nearest
+ * it (each coordinate rounded to the eight magnitudes the codebook uses):
+ * near[key] caches, per lattice point, the codebook point nearest it and
+ * whether it is that point itself. The scale search takes the cached point;
+ * the final codes search the whole codebook where the lattice point is not
+ * a codebook point. Error is plain squared error. */
+typedef struct {
+  const uint32_t *grid;
+  int npts;
+  const uint8_t *lv;    /* the eight magnitudes, rising */
+  uint16_t near[4096];  /* point | 0x8000 when exact; 0xffff unknown */
+} dk__iq3_book;
+static const uint8_t dk__iq3_levels[2][8] = {{4, 12, 20, 28, 36, 44, 52, 62}, {1, 3, 5, 7, 9, 11, 13, 15}};
+
+static void dk__iq3_book_init(dk__iq3_book *bk, dk_dtype dt) {
+  bk->grid = dt == DK_IQ3_XXS ? dk_iq3xxs_grid : dk_iq3s_grid;
+  bk->npts = dt == DK_IQ3_XXS ? 256 : 512;
+  bk->lv = dk__iq3_levels[dt == DK_IQ3_XXS ? 0 : 1];
+  memset(bk->near, 0xff, sizeof bk->near);
+}
+/* the codebook point nearest u (four magnitudes in the levels' units) */
+static int dk__iq3_search(const dk__iq3_book *bk, const float *u) {
+  float best = -1.0f;
+  int i, k, bi = 0;
+  for (i = 0; i < bk->npts; i++) {
+    float e = 0.0f;
+    for (k = 0; k < 4; k++) {
+      float r = u[k] - (float)((bk->grid[i] >> (8 * k)) & 255);
+      e += r * r;
+    }
+    if (best < 0.0f || e < best) { best = e; bi = i; }
+  }
+  return bi;
+}
+static int dk__iq3_point(dk__iq3_book *bk, const float *u, int exact_search) {
+  int key = 0, k, e;
+  for (k = 0; k < 4; k++) {
+    int i = 0;
+    while (i < 7 && u[k] > 0.5f * (float)(bk->lv[i] + bk->lv[i + 1])) i++;
+    key |= i << (3 * k);
+  }
+  e = bk->near[key];
+  if (e == 0xffff) {
+    float c[4];
+    int pt;
+    uint32_t want = 0;
+    for (k = 0; k < 4; k++) {
+      c[k] = (float)bk->lv[(key >> (3 * k)) & 7];
+      want |= (uint32_t)bk->lv[(key >> (3 * k)) & 7] << (8 * k);
+    }
+    pt = dk__iq3_search(bk, c);
+    e = bk->near[key] = (uint16_t)(pt | (bk->grid[pt] == want ? 0x8000 : 0));
+  }
+  return (e & 0x8000) || !exact_search ? e & 0x7fff : dk__iq3_search(bk, u);
+}
+/* n (a multiple of 4) values as s * (+-points): the points for scale s,
+ * their magnitudes to m; returns the squared error */
+static float dk__iq3_code(dk__iq3_book *bk, const float *x, int n, float s, int exact, uint16_t *pts, float *m) {
+  float err = 0.0f, id = s > 0.0f ? 1.0f / s : 0.0f;
+  int j, k;
+  for (j = 0; j < n; j += 4) {
+    float u[4];
+    for (k = 0; k < 4; k++) u[k] = fabsf(x[j + k]) * id;
+    pts[j / 4] = (uint16_t)dk__iq3_point(bk, u, exact);
+    for (k = 0; k < 4; k++) {
+      float r;
+      m[j + k] = (float)((bk->grid[pts[j / 4]] >> (8 * k)) & 255);
+      r = fabsf(x[j + k]) - s * m[j + k];
+      err += r * r;
+    }
+  }
+  return err;
+}
+/* a 32-value group's best scale: the largest magnitude on each of the top
+ * levels, give or take, each followed by the least-squares scale for its
+ * points */
+static float dk__iq3_fit(dk__iq3_book *bk, const float *x) {
+  float amax = 0.0f, best = -1.0f, bs = 0.0f, m[32];
+  uint16_t pts[8];
+  int j, t, e;
+  for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+  if (amax == 0.0f) return 0.0f;
+  for (e = 5; e < 8; e++)
+    for (t = -3; t <= 3; t++) {
+      float s = amax / ((float)bk->lv[e] * (1.0f + 0.04f * (float)t)), err, sxm = 0.0f, smm = 0.0f;
+      dk__iq3_code(bk, x, 32, s, 0, pts, m);
+      for (j = 0; j < 32; j++) { sxm += fabsf(x[j]) * m[j]; smm += m[j] * m[j]; }
+      if (smm > 0.0f) s = sxm / smm;
+      err = dk__iq3_code(bk, x, 32, s, 0, pts, m);
+      if (best < 0.0f || err < best) { best = err; bs = s; }
+    }
+  return bs;
+}
+/* a super-block: each group's scale, those coded as D * (2 sc + 1) against
+ * the largest, then every group's points searched under its coded scale */
+static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, void *out) {
+  float sg[8], smax = 0.0f, D, m[32];
+  uint16_t pts[8];
+  int g, j, l;
+  for (g = 0; g < 8; g++) {
+    sg[g] = dk__iq3_fit(bk, x + 32 * g);
+    smax = sg[g] > smax ? sg[g] : smax;
+  }
+  D = smax / 31.0f;
+  if (dt == DK_IQ3_XXS) {
+    dk_block_iq3_xxs *b = (dk_block_iq3_xxs *)out;
+    float d;
+    b->d = dk_f32_to_f16(4.0f * D);   /* its group scale is d * (2 sc + 1) / 4 */
+    d = dk_f16_to_f32(b->d);
+    for (g = 0; g < 8; g++) {
+      const float *xg = x + 32 * g;
+      int sc = d > 0.0f ? dk__quant_clampi(dk__quant_round((4.0f * sg[g] / d - 1.0f) * 0.5f), 0, 15) : 0;
+      float db = d * (0.5f + (float)sc) * 0.5f;
+      uint32_t ss = (uint32_t)sc << 28;
+      dk__iq3_code(bk, xg, 32, db, 1, pts, m);
+      for (j = 0; j < 8; j++) b->qs[8 * g + j] = (uint8_t)pts[j];
+      for (l = 0; l < 4; l++) {
+        /* eight signs with an even count of negatives: when odd, the value
+         * whose flip costs least (|x| times its magnitude) takes the wrong one */
+        uint32_t sgn = 0;
+        int k, par = 0, cheap = 0;
+        for (k = 0; k < 8; k++) {
+          int neg = xg[8 * l + k] < 0.0f;
+          sgn |= (uint32_t)neg << k;
+          par ^= neg;
+          if (fabsf(xg[8 * l + k]) * m[8 * l + k] < fabsf(xg[8 * l + cheap]) * m[8 * l + cheap]) cheap = k;
+        }
+        if (par) sgn ^= 1u << cheap;
+        ss |= (sgn & 127) << (7 * l);
+      }
+      for (j = 0; j < 4; j++) b->ss[4 * g + j] = (uint8_t)(ss >> (8 * j));
+    }
+  } else {
+    dk_block_iq3_s *b = (dk_block_iq3_s *)out;
+    float d;
+    b->d = dk_f32_to_f16(D);
+    d = dk_f16_to_f32(b->d);
+    memset(b->qh, 0, sizeof b->qh);
+    memset(b->signs, 0, sizeof b->signs);
+    memset(b->scales, 0, sizeof b->scales);
+    for (g = 0; g < 8; g++) {
+      const float *xg = x + 32 * g;
+      int sc = d > 0.0f ? dk__quant_clampi(dk__quant_round((sg[g] / d - 1.0f) * 0.5f), 0, 15) : 0;
+      dk__iq3_code(bk, xg, 32, d * (float)(1 + 2 * sc), 1, pts, m);
+      b->scales[g >> 1] |= (uint8_t)(sc << (4 * (g & 1)));
+      for (l = 0; l < 8; l++) {
+        b->qs[8 * g + l] = (uint8_t)(pts[l] & 255);
+        b->qh[g] |= (uint8_t)((pts[l] >> 8) << l);
+      }
+      for (j = 0; j < 32; j++) b->signs[4 * g + j / 8] |= (uint8_t)((xg[j] < 0.0f) << (j & 7));
+    }
+  }
+}
+
 static void dk__quant_more(dk_dtype t, const float *src, int64_t nblocks, void *dst) {
   int64_t b;
+  dk__iq3_book bk;
+  if (t == DK_IQ3_XXS || t == DK_IQ3_S) {
+    dk__iq3_book_init(&bk, t);
+    for (b = 0; b < nblocks; b++) dk__quant_iq3_block(&bk, t, src + 256 * b, (char *)dst + (size_t)b * dk_dtype_block_bytes(t));
+    return;
+  }
   for (b = 0; b < nblocks; b++) {
     const float *x = src + b * dk_dtype_block(t);
     void *p = (char *)dst + (size_t)b * dk_dtype_block_bytes(t);
@@ -757,6 +990,12 @@ DK_CPU_AVX2_INLINE float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, co
       int j;
       for (j = 0; j < 8; j++) dl[j] = d * (float)(dk__quant_iq4xs_sc(p, j) - 32);
       dk__cpu_q_iq4(p->qs, 8, q);
+      acc = dk__cpu_q_groups((const uint8_t *)q, 1, x + 256 * b, dl, NULL, 8, 32, acc);
+    } else if (dt == DK_IQ3_XXS || dt == DK_IQ3_S) {
+      int8_t q[256];
+      float dl[8], d = dk__cpu_q_h2f(*(const uint16_t *)blk);
+      int g;
+      for (g = 0; g < 8; g++) dl[g] = dk__quant_iq3_group(dt, blk, d, g, q + 32 * g);
       acc = dk__cpu_q_groups((const uint8_t *)q, 1, x + 256 * b, dl, NULL, 8, 32, acc);
     } else {
       /* q4_1, q5_1: d*q + m; q5_0: d*(q - 16); the fifth bit from qh */

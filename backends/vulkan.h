@@ -274,6 +274,7 @@ typedef struct {
   dk_vk_block *ring;
   uint64_t ring_head, ring_tail;
   dk_vk_block *status, *dummy;
+  dk_vk_block *grids;              /* the iq3 codebooks, binding 4 of quants.glsl's shaders (dk_vk_run) */
   /* frees waiting for a fence */
   dk_vk_deferred *defer;
   int ndefer, capdefer;
@@ -1492,6 +1493,13 @@ static void dk_vk_touch(dk_vk_device *d, dk_vk_args *a) {
   for (i = 0; i < a->nmem; i++) a->mem[i]->last_use = serial;
 }
 
+/* the shaders that include quants.glsl, which reads the iq3 codebooks at
+ * binding 4 */
+static int dk_vk_reads_grids(int spv) {
+  return spv == DK_SPV_EMBEDDING || spv == DK_SPV_EMBEDDING_NOSG || (spv >= DK_SPV_GEMM_COOP && spv <= DK_SPV_GEMM_ROWS_T) ||
+         (spv >= DK_SPV_MATMUL && spv <= DK_SPV_MATMUL_QK) || (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ3_S);
+}
+
 /* record one dispatch */
 static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk_args *a, const void *pc,
                            uint32_t pc_size, uint32_t gx, uint32_t gy, uint32_t gz) {
@@ -1512,6 +1520,10 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
     f->bound = pipe;
   }
   memset(w, 0, sizeof w);
+  if (dk_vk_reads_grids(spv)) {
+    for (i = a->nbuf; i < 4; i++) dk_vk_arg_dummy(d, a, i);
+    dk_vk_arg_raw(a, 4, d->grids->buf, 0, d->grids->size);
+  }
   for (i = 0; i < a->nbuf; i++) {
     w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
     w[i].dstBinding = (uint32_t)i;
@@ -2253,6 +2265,7 @@ static void dk_vk_close_device(dk_vk_device *d) {
     dk_vk_block_destroy(d, d->ring);
     dk_vk_block_destroy(d, d->status);
     dk_vk_block_destroy(d, d->dummy);
+    dk_vk_block_destroy(d, d->grids);
     d->fn.DestroyDevice(d->dev, NULL);
   }
   free(d->defer);
@@ -2512,6 +2525,18 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
     goto fail;
   memset(d->status->map, 0, (size_t)d->status->size);
   if ((r = dk_vk_block_create(d, 256, d->mt_dev, 0, &d->dummy)) != VK_SUCCESS) goto fail;
+  {
+    /* written once from the host: device-local memory the host may map
+     * where there is some, else the staging type */
+    int gt = dk_vk_pick_type(ph, req.memoryTypeBits,
+                             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+    if ((r = dk_vk_block_create(d, sizeof dk_iq3xxs_grid + sizeof dk_iq3s_grid, gt >= 0 ? (uint32_t)gt : d->mt_host, 1,
+                                &d->grids)) != VK_SUCCESS)
+      goto fail;
+    memcpy(d->grids->map, dk_iq3xxs_grid, sizeof dk_iq3xxs_grid);
+    memcpy(d->grids->map + sizeof dk_iq3xxs_grid, dk_iq3s_grid, sizeof dk_iq3s_grid);
+  }
   d->open = 1;
   return DK_OK;
 fail:
@@ -3370,11 +3395,11 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             per = 2;   /* its R */
             dk_vk_arg_dummy(d, &args, 4);   /* its PRO operand (dk_vk_fused_vec), unused here */
           }
-          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_IQ4_XS &&
+          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_IQ3_S &&
               dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
-          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ4_XS) {
+          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ3_S) {
             uint32_t rpl = d->rows_mv ? dk_vk_rows_per_lane(d, w->dtype, K, nc) : 1;
             if (quant && dk_dtype_block(w->dtype) == 32 && (spec[5] & 1u) && (K / 32) % 8 == 0)
               /* every row of w is whole chunks of eight blocks on the 16-byte

@@ -1,14 +1,17 @@
 // kernels/quants.cuh — one value of a GGUF block of the formats beyond
-// q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs); the layouts and
+// q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs,
+// iq3_xxs, iq3_s); the layouts and
 // the f32 arithmetic of backends/cpu_quant.h (bit-exact with GGUF's
 // reference dequantizers). __fmul_rn/__fadd_rn keep nvcc from contracting
 // d*q + m into one FMA, whose single rounding would differ.
 //
-// q4_1..q6_K ran clean on an H100 (2026-11-24); iq4_nl and iq4_xs have not
-// run on a GPU yet, and the backend offers them only under DEVKIT_CUDA_IQ4=1.
+// q4_1..q6_K ran clean on an H100 (2026-11-24); iq4_nl, iq4_xs, iq3_xxs and
+// iq3_s have not run on a GPU yet, and the backend offers them only under
+// DEVKIT_CUDA_IQ=1.
 #ifndef DK_QUANTS_CUH
 #define DK_QUANTS_CUH
 #include "dk_common.cuh"
+#include "../backends/iq_grids.h"
 
 #define DK_KT_Q4_1 6
 #define DK_KT_Q5_0 7
@@ -20,6 +23,14 @@
 #define DK_KT_Q6_K 13
 #define DK_KT_IQ4_NL 14
 #define DK_KT_IQ4_XS 15
+#define DK_KT_IQ3_XXS 16
+#define DK_KT_IQ3_S 17
+
+// the iq3 codebooks (backends/iq_grids.h: point i's four values are the bytes of entry i)
+#define DKQ_IQ_V(v) v,
+__constant__ uint32_t dkq_iq3xxs_grid[256] = {DK_IQ3XXS_GRID(DKQ_IQ_V)};
+__constant__ uint32_t dkq_iq3s_grid[512] = {DK_IQ3S_GRID(DKQ_IQ_V)};
+#undef DKQ_IQ_V
 
 DK_DEV int dkq_block(int dt) { return dt <= DK_KT_Q5_1 || dt == DK_KT_IQ4_NL ? 32 : 256; }
 DK_DEV int dkq_bytes(int dt) {
@@ -33,6 +44,8 @@ DK_DEV int dkq_bytes(int dt) {
   case DK_KT_Q5_K: return 176;
   case DK_KT_IQ4_NL: return 18;
   case DK_KT_IQ4_XS: return 136;
+  case DK_KT_IQ3_XXS: return 98;
+  case DK_KT_IQ3_S: return 110;
   default: return 210;
   }
 }
@@ -49,6 +62,24 @@ DK_DEV float dkq_iq4_level(int q) {
 
 // value j of the block of type dt at b
 DK_DEV float dkq_value(int dt, const uint8_t *b, int j) {
+  if (dt == DK_KT_IQ3_XXS) {
+    // d, qs[64], then group g's u32: four 7-bit sign codes (the eighth sign
+    // their parity) and the scale in the top 4 bits
+    const int g = j >> 5, l = (j >> 3) & 3, k = j & 7;
+    const uint32_t ss = b[66 + 4 * g] | (b[67 + 4 * g] << 8) | (b[68 + 4 * g] << 16) | ((uint32_t)b[69 + 4 * g] << 24);
+    const uint32_t sg = (ss >> (7 * l)) & 127;
+    const int neg = k < 7 ? (sg >> k) & 1 : __popc(sg) & 1;
+    const float db = __fmul_rn(__fmul_rn(dkq_half(b, 0), __fadd_rn(0.5f, (float)(ss >> 28))), 0.5f);
+    const float v = __fmul_rn(db, (float)((dkq_iq3xxs_grid[b[2 + 8 * g + 2 * l + (k >> 2)]] >> (8 * (k & 3))) & 255));
+    return neg ? -v : v;
+  }
+  if (dt == DK_KT_IQ3_S) {
+    // d, qs[64], qh[8], signs[32], scales[4]; point i = qs[i] + 256 * bit i of qh
+    const int g = j >> 5, i = j >> 2;
+    const float db = __fmul_rn(dkq_half(b, 0), (float)(1 + 2 * ((b[106 + (g >> 1)] >> (4 * (g & 1))) & 15)));
+    const float v = __fmul_rn(db, (float)((dkq_iq3s_grid[b[2 + i] | (((b[66 + (i >> 3)] >> (i & 7)) & 1) << 8)] >> (8 * (j & 3))) & 255));
+    return (b[74 + (j >> 3)] >> (j & 7)) & 1 ? -v : v;
+  }
   if (dt == DK_KT_IQ4_NL) return __fmul_rn(dkq_half(b, 0), dkq_iq4_level((b[2 + (j & 15)] >> (j < 16 ? 0 : 4)) & 15));
   if (dt == DK_KT_IQ4_XS) {
     // group s: its 6-bit scale (low 4 bits in byte 4 + s/2, high 2 at bit 2s of the u16 at 2), then as iq4_nl

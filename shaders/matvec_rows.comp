@@ -23,6 +23,8 @@
 //!variant matvec_rows_q6_K -DWT=13
 //!variant matvec_rows_iq4_nl -DWT=14
 //!variant matvec_rows_iq4_xs -DWT=15
+//!variant matvec_rows_iq3_xxs -DWT=16
+//!variant matvec_rows_iq3_s -DWT=17
 //!variant matvec_rows_t_f32 -DWT=0 -DTEXW
 //!variant matvec_rows_t_f16 -DWT=1 -DTEXW
 //!variant matvec_rows_t_bf16 -DWT=2 -DTEXW
@@ -38,6 +40,8 @@
 //!variant matvec_rows_t_q6_K -DWT=13 -DTEXW
 //!variant matvec_rows_t_iq4_nl -DWT=14 -DTEXW
 //!variant matvec_rows_t_iq4_xs -DWT=15 -DTEXW
+//!variant matvec_rows_t_iq3_xxs -DWT=16 -DTEXW
+//!variant matvec_rows_t_iq3_s -DWT=17 -DTEXW
 #extension GL_GOOGLE_include_directive : require
 #define WG 64
 #define MMAX 8
@@ -222,14 +226,14 @@ void generic_blocks(uint row) {
 #endif
 
 /* the 256-value formats read as texels, off the 16-byte grid */
-#if (WT == 9 || WT == 10 || WT == 13 || WT == 15) && defined(TEXW)
+#if (WT == 9 || WT == 10 || WT == 13 || WT >= 15) && defined(TEXW)
 #define KQ_TEX 1
 #else
 #define KQ_TEX 0
 #endif
 #if WT == 11 || WT == 12 || KQ_TEX
 /* Super-block b of a row of q4_K/q5_K (rows on the 16-byte grid) or
- * q2_K/q3_K/q6_K/iq4_xs (texels): with XS false into acc[] through dot8 (every row of x read
+ * q2_K/q3_K/q6_K/iq4_xs/iq3 (texels): with XS false into acc[] through dot8 (every row of x read
  * from its binding), with XS true returned as its dot with xv, the
  * super-block's 256 values of x that rows_kquant reads once for all of a
  * lane's rows. XS is a constant where inlined. */
@@ -285,7 +289,7 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
    * values from registers, where dkq_group8 spends about one 16-bit texel
    * read a value (q2_K/q3_K 4096 x 4096 on lavapipe: 0.4-0.5 GB/s, a tenth
    * of q4_K's). Each value as dkq_group8 computes it. */
-  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : WT == 15 ? 68u : 105u;   /* halves a super-block */
+  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : WT == 15 ? 68u : WT == 16 ? 49u : WT == 17 ? 55u : 105u;   /* halves a super-block */
   const uint NT = (BH + 14u) / 8u, NSW = (BH + 1u) / 2u;
   uint last = uint(textureSize(WTX)) - 1u, u[4u * NT + 4u];
   SPAN_WORDS(u, p.w_off + (row * nbk + b) * BH, NT, NSW);
@@ -325,6 +329,41 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
     float dl = d * float(int(sc) - 32), v[8];
     [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(dkq_iq4((KQ_BYTE(o + i) >> sh) & 15u));
     KQ_USE(v, j)
+  }
+#elif WT == 16 || WT == 17
+  /* iq3 (quants.glsl's dkq_iq3_8 from registers): iq3_xxs d, qs[64] at 2,
+   * group g's u32 at 66 + 4g (four 7-bit sign codes, the scale in the top
+   * 4 bits); iq3_s d, qs[64] at 2, qh[8] at 66, signs[32] at 74, scales[4]
+   * at 106 */
+  float d = dk_h2f(u[0] & 0xffffu);
+  [[unroll]] for (uint g = 0u; g < 8u; g++) {
+#if WT == 16
+    uint ss = KQ_BYTE(66u + 4u * g) | (KQ_BYTE(67u + 4u * g) << 8) | (KQ_BYTE(68u + 4u * g) << 16) | (KQ_BYTE(69u + 4u * g) << 24);
+    precise float dm = d * (0.5 + float(ss >> 28));
+    precise float dl = dm * 0.5;
+#else
+    uint qh = KQ_BYTE(66u + g);
+    float dl = d * float(1u + 2u * ((KQ_BYTE(106u + (g >> 1)) >> (4u * (g & 1u))) & 15u));
+#endif
+    [[unroll]] for (uint l = 0u; l < 4u; l++) {
+      uint i = 8u * g + 2u * l, p0, p1, sg;
+#if WT == 16
+      sg = (ss >> (7u * l)) & 127u;
+      sg |= (uint(bitCount(sg)) & 1u) << 7;
+      p0 = dkq_grid[KQ_BYTE(2u + i)];
+      p1 = dkq_grid[KQ_BYTE(3u + i)];
+#else
+      p0 = dkq_grid[DKQ_S3 + (KQ_BYTE(2u + i) | (((qh >> (2u * l)) & 1u) << 8))];
+      p1 = dkq_grid[DKQ_S3 + (KQ_BYTE(3u + i) | (((qh >> (2u * l + 1u)) & 1u) << 8))];
+      sg = KQ_BYTE(74u + 4u * g + l);
+#endif
+      float v[8];
+      [[unroll]] for (uint k = 0u; k < 8u; k++) {
+        int c = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);
+        v[k] = dl * float(((sg >> k) & 1u) != 0u ? -c : c);
+      }
+      KQ_USE(v, 32u * g + 8u * l)
+    }
   }
 #else
   /* ql 0..127, qh 128..191, the int8 scales 192..207, d at 208 */

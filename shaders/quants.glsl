@@ -1,5 +1,6 @@
 /* shaders/quants.glsl — one value of a GGUF block of the formats beyond
- * q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs), read from the
+ * q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs,
+ * iq3_xxs, iq3_s), read from the
  * 16-bit view DKQ_BUF of a binding (blocks are only 2-byte aligned). The
  * layouts and the f32 arithmetic are those of backends/cpu_quant.h, which is
  * bit-exact with GGUF's reference dequantizers; `precise` keeps d*q + m from
@@ -15,13 +16,25 @@
 #define DT_Q6_K 13u
 #define DT_IQ4_NL 14u
 #define DT_IQ4_XS 15u
+#define DT_IQ3_XXS 16u
+#define DT_IQ3_S 17u
+
+/* the iq3 codebooks (backends/iq_grids.h: point i's four values are the
+ * bytes of entry i, the first in the low byte): iq3_xxs's 256 points, then
+ * iq3_s's 512 (DKQ_S3), in a buffer the backend binds at binding 4 of every
+ * shader that includes this file. Not a constant array: read at a computed
+ * index, lavapipe makes that a private copy and a chain of selects per read
+ * (a pipeline took 10-48 s to build); not shared memory: the barrier after
+ * filling it makes lavapipe split the shader into coroutines (12-47 s). */
+layout(set = 0, binding = 4) readonly buffer DKQ_G { uint dkq_grid[]; };
+#define DKQ_S3 256u
 
 /* values per block and halves per block */
 uint dkq_block(uint dt) { return dt <= DT_Q5_1 || dt == DT_IQ4_NL ? 32u : 256u; }
 uint dkq_halves(uint dt) {
   return dt == DT_Q4_1 ? 10u : dt == DT_Q5_0 ? 11u : dt == DT_Q5_1 ? 12u : dt == DT_Q2_K ? 42u
        : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : dt == DT_IQ4_NL ? 9u
-       : dt == DT_IQ4_XS ? 68u : 105u;
+       : dt == DT_IQ4_XS ? 68u : dt == DT_IQ3_XXS ? 49u : dt == DT_IQ3_S ? 55u : 105u;
 }
 /* iq4's level c (0..15; backends/cpu_quant.h's dk_iq4_levels), its byte
  * picked from four words by selects: a table read is a gather per value on
@@ -64,8 +77,51 @@ float dkq_iq4_scale(uint dt, uint hb, uint j, out uint qo) {
   return dkq_half(hb, 0u) * float(int(sc) - 32);
 }
 
+/* iq3: group g's (32 values) scale, as the reference computes it:
+ * iq3_xxs d*(0.5 + sc)*0.5 (sc the top 4 bits of the group's u32 at
+ * 66 + 4g), iq3_s d*(1 + 2 sc) (sc nibble g%2 of byte 106 + g/2) */
+float dkq_iq3_scale(uint dt, uint hb, uint g) {
+  if (dt == DT_IQ3_XXS) {
+    /* precise: (d * m) * 0.5 in that order (a denormal d*m loses a bit when halved) */
+    precise float dm = dkq_half(hb, 0u) * (0.5 + float(dkq_byte(hb, 69u + 4u * g) >> 4));
+    precise float r = dm * 0.5;
+    return r;
+  }
+  return dkq_half(hb, 0u) * float(1u + 2u * ((dkq_byte(hb, 106u + (g >> 1)) >> (4u * (g & 1u))) & 15u));
+}
+/* iq3: values j .. j+7 (j a multiple of 8) as signed codebook values: two
+ * points and eight signs. iq3_xxs: points qs[j/4], qs[j/4 + 1] (bytes 2..),
+ * signs the 7-bit code (j/8)%4 of the group's u32 with their parity as the
+ * eighth; iq3_s: point i = qs[i] + 256 * bit i of qh (bytes 66..), signs
+ * byte 74 + j/8 */
+void dkq_iq3_8(uint dt, uint hb, uint j, out int c[8]) {
+  uint i = j >> 2, p0, p1, sg;
+  if (dt == DT_IQ3_XXS) {
+    uint o = 66u + 4u * (j >> 5);
+    uint ss = dkq_byte(hb, o) | (dkq_byte(hb, o + 1u) << 8) | (dkq_byte(hb, o + 2u) << 16) | (dkq_byte(hb, o + 3u) << 24);
+    sg = (ss >> (7u * ((j >> 3) & 3u))) & 127u;
+    sg |= (uint(bitCount(sg)) & 1u) << 7;
+    p0 = dkq_grid[dkq_byte(hb, 2u + i)];
+    p1 = dkq_grid[dkq_byte(hb, 3u + i)];
+  } else {
+    uint h = dkq_byte(hb, 66u + (i >> 3));
+    p0 = dkq_grid[DKQ_S3 + (dkq_byte(hb, 2u + i) | (((h >> (i & 7u)) & 1u) << 8))];
+    p1 = dkq_grid[DKQ_S3 + (dkq_byte(hb, 3u + i) | (((h >> ((i + 1u) & 7u)) & 1u) << 8))];
+    sg = dkq_byte(hb, 74u + (j >> 3));
+  }
+  [[unroll]] for (uint k = 0u; k < 8u; k++) {
+    int v = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);
+    c[k] = ((sg >> k) & 1u) != 0u ? -v : v;
+  }
+}
+
 /* value j of the block of type dt starting at half hb */
 float dkq_value(uint dt, uint hb, uint j) {
+  if (dt == DT_IQ3_XXS || dt == DT_IQ3_S) {
+    int c[8];
+    dkq_iq3_8(dt, hb, j & ~7u, c);
+    return dkq_iq3_scale(dt, hb, j >> 5) * float(c[j & 7u]);
+  }
   if (dt == DT_IQ4_NL || dt == DT_IQ4_XS) {
     uint qo;
     float dl = dkq_iq4_scale(dt, hb, j, qo);
@@ -121,7 +177,12 @@ uvec2 dkq_8bytes(uint hb, uint o) {
 uint dkq_lane(uvec2 w, uint i) { return ((i < 4u ? w.x : w.y) >> (8u * (i & 3u))) & 255u; }
 
 void dkq_group8(uint dt, uint hb, uint j, out float v[8]) {
-  if (dt == DT_IQ4_NL || dt == DT_IQ4_XS) {
+  if (dt == DT_IQ3_XXS || dt == DT_IQ3_S) {
+    int c[8];
+    float dl = dkq_iq3_scale(dt, hb, j >> 5);
+    dkq_iq3_8(dt, hb, j, c);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(c[i]);
+  } else if (dt == DT_IQ4_NL || dt == DT_IQ4_XS) {
     uint qo;
     float dl = dkq_iq4_scale(dt, hb, j, qo);
     uvec2 w = dkq_8bytes(hb, qo + (j & 15u));

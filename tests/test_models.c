@@ -322,14 +322,14 @@ static void walk_file(dk_file *f) {
 /* ==== GGUF ==================================================================== */
 
 /* A GGUF holding one tensor of each block format beyond q8_0/q4_0, as a
- * Q4_K_M or IQ4_XS file mixes them: each loads onto the device with its bytes intact,
+ * Q4_K_M, IQ4_XS or IQ3_M file mixes them: each loads onto the device with its bytes intact,
  * and a row looked up there is the host's dequantization, bit for bit. */
 DKT_TEST(models_gguf_quant_mix, 0) {
-#define QM_N 10
-  static const uint32_t gt[QM_N] = {GW_T_Q4_1, GW_T_Q5_0, GW_T_Q5_1, GW_T_Q2_K,   GW_T_Q3_K,
-                                    GW_T_Q4_K, GW_T_Q5_K, GW_T_Q6_K, GW_T_IQ4_NL, GW_T_IQ4_XS};
-  static const dk_dtype dt[QM_N] = {DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q2_K,   DK_Q3_K,
-                                    DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS};
+#define QM_N 12
+  static const uint32_t gt[QM_N] = {GW_T_Q4_1, GW_T_Q5_0, GW_T_Q5_1,   GW_T_Q2_K,   GW_T_Q3_K,    GW_T_Q4_K,
+                                    GW_T_Q5_K, GW_T_Q6_K, GW_T_IQ4_NL, GW_T_IQ4_XS, GW_T_IQ3_XXS, GW_T_IQ3_S};
+  static const dk_dtype dt[QM_N] = {DK_Q4_1, DK_Q5_0, DK_Q5_1,   DK_Q2_K,   DK_Q3_K,    DK_Q4_K,
+                                    DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
   const int64_t shape[2] = {3, 512}, n = 3 * 512;
   unsigned char *data[QM_N];
   uint64_t off = 0, offs[QM_N], nb[QM_N];
@@ -375,7 +375,7 @@ DKT_TEST(models_gguf_quant_mix, 0) {
       DKT_OK(t, dk_file_load_tensor(f, name, t->dev, &w));
       DKT_OK(t, dk_tensor_download(w, back, nb[k]));
       DKT_CHECK(t, memcmp(back, data[k], nb[k]) == 0, "%s: bytes changed on the way to %s", name, dk_device_name(t->dev));
-      if (!dk_op_supported(t->dev.backend, "dk_embedding", dt[k], 1)) {   /* CUDA's iq4 unless DEVKIT_CUDA_IQ4=1 */
+      if (!dk_op_supported(t->dev.backend, "dk_embedding", dt[k], 1)) {   /* CUDA's iq types unless DEVKIT_CUDA_IQ=1 */
         dkt_note(t, "%s: no dk_embedding on %s", name, dk_device_name(t->dev));
         dk_tensor_free(w);
         free(back);

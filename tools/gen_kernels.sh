@@ -67,7 +67,7 @@ GENCODE="$GENCODE -gencode arch=compute_$PTX_ARCH,code=compute_$PTX_ARCH"
 FLAGS="-O3 -std=c++17 --threads 0 -Werror all-warnings -Xptxas -warn-spills --compress-mode=size"
 
 NVCC_VERSION="nvcc $("$NVCC" --version | grep -o "release .*" | head -1) ($("$NVCC" --version | tail -1))"
-SOURCES=$(ls kernels/*.cu kernels/*.cuh kernels/*.h | LC_ALL=C sort)
+SOURCES=$(ls kernels/*.cu kernels/*.cuh kernels/*.h backends/iq_grids.h | LC_ALL=C sort)   # quants.cuh includes the codebooks
 HASH=$( { echo "$NVCC_VERSION"; echo "$ARCHS $PTX_ARCH $FLAGS"; cat tools/gen_kernels.sh; for f in $SOURCES; do echo "== $f"; cat "$f"; done; } | sha256sum | cut -d' ' -f1)
 
 if [ "$FORCE" = 0 ] && [ -f "$OUT" ] && grep -q "inputs sha256 $HASH" "$OUT"; then

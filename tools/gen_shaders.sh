@@ -10,7 +10,8 @@
 #
 # Incremental: each variant's SPIR-V is cached under $DK_SPV_CACHE (default
 # build/.cache/spv) keyed by a hash of its source, every shared shaders/*.glsl,
-# its defines, the glslc/spirv-val versions and this script; only variants
+# backends/iq_grids.h (quants.glsl includes it), its defines, the
+# glslc/spirv-val versions and this script; only variants
 # whose key changed are compiled (printed as "[i/N] shaders: file (variant)").
 #   tools/gen_shaders.sh --force    compile every variant regardless of the cache
 set -euo pipefail
@@ -43,7 +44,7 @@ dups=$(cut -d' ' -f1 "$list" | sort | uniq -d)
 
 # what every variant's key shares: tools, target, this script, the includes
 common=$( { "$GLSLC" --version 2>&1; "$SPIRV_VAL" --version 2>&1; echo "$TARGET"; cat "$0";
-            for g in $(LC_ALL=C ls shaders/*.glsl 2>/dev/null); do echo "== $g"; cat "$g"; done; } | sha256sum | cut -c1-64)
+            for g in $(LC_ALL=C ls shaders/*.glsl 2>/dev/null) backends/iq_grids.h; do echo "== $g"; cat "$g"; done; } | sha256sum | cut -c1-64)
 # the variants whose cached SPIR-V is missing: "KEY NAME FILE DEFINES..."
 stale="$tmp/stale"
 : > "$stale"

@@ -44,6 +44,24 @@ TYPES_IQ = {
     "iq4_xs": (T.IQ4_XS, 256, 136, [0]),
 }
 TYPES.update(TYPES_IQ)
+# the 3-bit codebook formats, a stream of their own again; their first
+# blocks index every point of the codebook in turn (ENUM), so the file
+# checks each point of backends/iq_grids.h
+TYPES_IQ3 = {
+    "iq3_xxs": (T.IQ3_XXS, 256, 98, [0]),
+    "iq3_s": (T.IQ3_S, 256, 110, [0]),
+}
+TYPES.update(TYPES_IQ3)
+
+
+def enumerate_points(name, raw):
+    n = 256 if name == "iq3_xxs" else 512
+    for i in range(n):
+        b, k = divmod(i, 64)
+        raw[b, 2 + k] = i & 255                 # qs[k]
+        if name == "iq3_s":                     # bit k of qh: the point's ninth bit
+            byte = 2 + 64 + k // 8
+            raw[b, byte] = (int(raw[b, byte]) & ~(1 << (k % 8)) & 255) | ((i >> 8) << (k % 8))
 
 # f16 bit patterns for scales: the extremes and the odd ones by name, the
 # rest drawn at random over every finite value
@@ -67,6 +85,8 @@ def f16_bits(rng, n):
 def make(name, nblocks, rng):
     qtype, bs, bb, scale_offs = TYPES[name]
     raw = rng.integers(0, 256, size=(nblocks, bb), dtype=np.uint8)
+    if name in TYPES_IQ3:
+        enumerate_points(name, raw)
     for off in scale_offs:
         bits = f16_bits(rng, nblocks)
         for b in range(nblocks):
@@ -112,7 +132,7 @@ def main():
     out = os.path.join(root, "tests", "data")
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(20261124)
-    write_dequant(out, [n for n in TYPES if n not in TYPES_IQ], rng)
+    write_dequant(out, [n for n in TYPES if n not in TYPES_IQ and n not in TYPES_IQ3], rng)
     # quantizers gguf has: the bytes dk_quantize must match
     for name in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1"):
         data = make_quantized(name, 64, rng)
@@ -121,6 +141,7 @@ def main():
             f.write(data)
         print("%s: 64 blocks, %d bytes" % (path, len(data)))
     write_dequant(out, list(TYPES_IQ), np.random.default_rng(20261129))
+    write_dequant(out, list(TYPES_IQ3), np.random.default_rng(20261130))
     return 0
 
 
