@@ -320,10 +320,10 @@ DKT_TEST(quant_prompt_rows_match_decode, 0) {
  * take q4_1's. iq3_xxs and iq3_s have 16 levels too (8 magnitudes, signed:
  * 0.037 unconstrained), but four values at a time take only the codebook's
  * points (256 or 512 of the 4096), and iq3_xxs's signs an even count of
- * negatives: no closed form, so 1.25x what the quantizer gave when written
- * (0.112, 0.069), a guard against it getting worse. */
+ * negatives: no closed form, so about 1.25x what the quantizer gave when
+ * written (0.109, 0.068), a guard against it getting worse. */
 DKT_TEST(quant_roundtrip_error, DKT_ONCE) {
-  static const double bound[QT_NMORE] = {0.048, 0.023, 0.023, 0.22, 0.09, 0.048, 0.023, 0.0113, 0.048, 0.048, 0.14, 0.087};
+  static const double bound[QT_NMORE] = {0.048, 0.023, 0.023, 0.22, 0.09, 0.048, 0.023, 0.0113, 0.048, 0.048, 0.136, 0.085};
   int64_t n = 256 * 64, i;
   float *v = (float *)malloc((size_t)n * 4), *back = (float *)malloc((size_t)n * 4);
   void *q = malloc((size_t)n * 2);
