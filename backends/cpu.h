@@ -1906,12 +1906,9 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
     return _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(raw, 4), lo4)),
                             _mm_shuffle_epi8(tab, _mm_and_si128(raw, lo4)));
   }
-  if (wdt == DK_IQ3_XXS || wdt == DK_IQ3_S) {
-    const char *blk = w + (size_t)(b / 8) * (wdt == DK_IQ3_XXS ? sizeof(dk_block_iq3_xxs) : sizeof(dk_block_iq3_s));
-    int8_t q[32];
-    *d = dk__quant_iq3_group(wdt, blk, _cvtsh_ss(*(const uint16_t *)blk), (int)(b & 7), q);
-    return _mm256_loadu_si256((const __m256i *)q);
-  }
+  if (wdt == DK_IQ3_XXS || wdt == DK_IQ3_S)
+    return dk__cpu_q_iq3(wdt, w + (size_t)(b / 8) * (wdt == DK_IQ3_XXS ? sizeof(dk_block_iq3_xxs) : sizeof(dk_block_iq3_s)),
+                         (int)(b & 7), d);
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
