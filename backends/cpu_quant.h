@@ -263,6 +263,20 @@ static void dk__deq_iq4_xs(const void *blk, float *y) {
   for (j = 0; j < 8; j++) dk__quant_iq4_32(d * (float)(dk__quant_iq4xs_sc(b, j) - 32), b->qs + 16 * j, y + 32 * j);
 }
 
+/* iq3_xxs: a group's 32 sign bits (bit j: value j is negative) from its
+ * u32: four 7-bit codes, each with the parity of its bits as the eighth,
+ * all four at once (the spread puts code l in byte l; the xor-fold leaves
+ * each byte's parity in its bit 0, the fold's spill from the byte above
+ * landing only in bits 4-7, which the later steps do not read) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t dk__quant_iq3xxs_signs(uint32_t ss) {
+  uint32_t t = (ss & 0x7fu) | ((ss << 1) & 0x7f00u) | ((ss << 2) & 0x7f0000u) | ((ss << 3) & 0x7f000000u), p = t ^ (t >> 4);
+  p ^= p >> 2;
+  p ^= p >> 1;
+  return t | (p & 0x01010101u) << 7;
+}
 /* iq3 group g (32 values) of super-block blk as signed codes (the
  * codebook's values with their signs, |q| <= 62) and the f32 scale they are
  * times, computed from the block's d (as f32: the caller converts it, so
@@ -276,13 +290,10 @@ static inline float dk__quant_iq3_group(dk_dtype dt, const void *blk, float d, i
     const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
     uint32_t ss = (uint32_t)p->ss[4 * g] | (uint32_t)p->ss[4 * g + 1] << 8 | (uint32_t)p->ss[4 * g + 2] << 16 |
                   (uint32_t)p->ss[4 * g + 3] << 24;
+    const uint32_t s32 = dk__quant_iq3xxs_signs(ss);
     for (l = 0; l < 4; l++) {
-      /* seven sign bits; the eighth is their parity */
-      uint32_t sg = (ss >> (7 * l)) & 127, par = sg ^ (sg >> 4);
+      uint32_t sg = s32 >> (8 * l);
       uint64_t pt = (uint64_t)dk_iq3xxs_grid[p->qs[8 * g + 2 * l]] | (uint64_t)dk_iq3xxs_grid[p->qs[8 * g + 2 * l + 1]] << 32;
-      par ^= par >> 2;
-      par ^= par >> 1;
-      sg |= (par & 1) << 7;
       for (j = 0; j < 8; j++) {
         int v = (int)((pt >> (8 * j)) & 255);
         q[8 * l + j] = (int8_t)((sg >> j) & 1 ? -v : v);
@@ -1034,15 +1045,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, fl
   if (dt == DK_IQ3_XXS) {
     const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
     uint32_t ss;
-    int l;
     memcpy(&ss, p->ss + 4 * g, 4);
-    for (l = 0; l < 4; l++) {
-      /* seven sign bits and their parity as the eighth */
-      uint32_t c = (ss >> (7 * l)) & 127, par = c ^ (c >> 4);
-      par ^= par >> 2;
-      par ^= par >> 1;
-      s32 |= (c | (par & 1) << 7) << (8 * l);
-    }
+    s32 = dk__quant_iq3xxs_signs(ss);
     idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g)));
     v = _mm256_i32gather_epi32((const int *)dk_iq3xxs_grid, idx, 4);
     *d = d0 * (0.5f + (float)(ss >> 28)) * 0.5f;

@@ -282,15 +282,17 @@ static void bench_device(int di, dk_device dev, int quick, int big, const char *
 /* ---- prompt products with the other GGUF block formats ----------------------- */
 
 /* dk_linear Mx4096x4096 (64 rows, or 512 unless --quick) with q4_K and q5_0
- * weights (Gemma 3's prompt products) and iq4_xs (an IQ4_XS file's): the
- * many-row path of the block formats beyond q8_0/q4_0 */
+ * weights (Gemma 3's prompt products), iq4_xs (an IQ4_XS file's) and iq3_s
+ * (an IQ3_M file's): the many-row path of the block formats beyond
+ * q8_0/q4_0 */
 static void bench_quant_prompt(int di, dk_device dev, int quick, const char *filter) {
-  static const dk_dtype wt[3] = {DK_Q4_K, DK_Q5_0, DK_IQ4_XS};
-  static const char *names[3] = {"dk_linear prompt w=q4_K", "dk_linear prompt w=q5_0", "dk_linear prompt w=iq4_xs"};
+  static const dk_dtype wt[4] = {DK_Q4_K, DK_Q5_0, DK_IQ4_XS, DK_IQ3_S};
+  static const char *names[4] = {"dk_linear prompt w=q4_K", "dk_linear prompt w=q5_0", "dk_linear prompt w=iq4_xs",
+                                 "dk_linear prompt w=iq3_s"};
   int64_t M = quick ? 64 : 512, ws[2] = {4096, 4096}, xs[2] = {M, 4096}, os[2] = {M, 4096};
   int k;
   if (!want(filter, "prompt")) return;
-  for (k = 0; k < 3; k++) {
+  for (k = 0; k < 4; k++) {
     bctx c;
     memset(&c, 0, sizeof c);
     if (!dk_op_supported(dev.backend, "dk_linear", wt[k], 1)) continue;
@@ -304,15 +306,16 @@ static void bench_quant_prompt(int di, dk_device dev, int quick, const char *fil
 /* dk_linear 1x4096x4096, GB/s of weights streamed, per block format beyond
  * q8_0/q4_0 (issue 17); a device that does not hold a type shows "-" */
 static void bench_quant_decode(int di, dk_device dev, const char *filter) {
-  static const dk_dtype wt[10] = {DK_Q4_1, DK_Q5_0, DK_Q5_1, DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS};
-  static const char *names[10] = {"dk_linear decode w=q4_1", "dk_linear decode w=q5_0", "dk_linear decode w=q5_1",
-                                  "dk_linear decode w=q2_K", "dk_linear decode w=q3_K", "dk_linear decode w=q4_K",
-                                  "dk_linear decode w=q5_K", "dk_linear decode w=q6_K", "dk_linear decode w=iq4_nl",
-                                  "dk_linear decode w=iq4_xs"};
+  static const dk_dtype wt[12] = {DK_Q4_1, DK_Q5_0, DK_Q5_1,   DK_Q2_K,   DK_Q3_K,    DK_Q4_K,
+                                  DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
+  static const char *names[12] = {"dk_linear decode w=q4_1",   "dk_linear decode w=q5_0",    "dk_linear decode w=q5_1",
+                                  "dk_linear decode w=q2_K",   "dk_linear decode w=q3_K",    "dk_linear decode w=q4_K",
+                                  "dk_linear decode w=q5_K",   "dk_linear decode w=q6_K",    "dk_linear decode w=iq4_nl",
+                                  "dk_linear decode w=iq4_xs", "dk_linear decode w=iq3_xxs", "dk_linear decode w=iq3_s"};
   int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096}, os[2] = {1, 4096};
   int k;
   if (!want(filter, "linear") && !want(filter, "quant")) return;
-  for (k = 0; k < 10; k++) {
+  for (k = 0; k < 12; k++) {
     bctx c;
     memset(&c, 0, sizeof c);
     if (!dk_op_supported(dev.backend, "dk_linear", wt[k], 1)) continue;
