@@ -609,8 +609,9 @@ static void dk__quant_iq4_xs_block(const float *x, dk_block_iq4_xs *b) {
  * whether it is that point itself, cand[key] its DK__IQ3_NC nearest. The
  * scale search takes the cached point; the final codes, where the lattice
  * point is not a codebook point, the best of its candidates for the values
- * themselves (the whole codebook where cand could not be allocated: 48 % of
- * the time went there). Error is plain squared error. */
+ * themselves (the whole codebook where cand could not be allocated; that
+ * search had taken half the quantizer's time). Error is plain squared
+ * error. */
 #define DK__IQ3_NC 8
 typedef struct {
   const uint32_t *grid;
@@ -786,9 +787,12 @@ static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, v
     d = dk_f16_to_f32(b->d);
     for (g = 0; g < 8; g++) {
       const float *xg = x + 32 * g;
-      int sc = d > 0.0f ? dk__quant_clampi(dk__quant_round((4.0f * sg[g] / d - 1.0f) * 0.5f), 0, 15) : 0;
+      int sc = 0;
       uint32_t ss;
-      sc = d > 0.0f ? dk__iq3_group_code(bk, dt, xg, d, sc, pts, m) : (dk__iq3_code(bk, xg, 32, 0.0f, 1, pts, m), 0);
+      if (d > 0.0f)
+        sc = dk__iq3_group_code(bk, dt, xg, d, dk__quant_clampi(dk__quant_round((4.0f * sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
+      else
+        dk__iq3_code(bk, xg, 32, 0.0f, 1, pts, m);
       ss = (uint32_t)sc << 28;
       for (j = 0; j < 8; j++) b->qs[8 * g + j] = (uint8_t)pts[j];
       for (l = 0; l < 4; l++) ss |= (dk__iq3_signs8(xg + 8 * l, m + 8 * l, &cost) & 127) << (7 * l);
@@ -803,8 +807,11 @@ static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, v
     memset(b->scales, 0, sizeof b->scales);
     for (g = 0; g < 8; g++) {
       const float *xg = x + 32 * g;
-      int sc = d > 0.0f ? dk__quant_clampi(dk__quant_round((sg[g] / d - 1.0f) * 0.5f), 0, 15) : 0;
-      sc = d > 0.0f ? dk__iq3_group_code(bk, dt, xg, d, sc, pts, m) : (dk__iq3_code(bk, xg, 32, 0.0f, 1, pts, m), 0);
+      int sc = 0;
+      if (d > 0.0f)
+        sc = dk__iq3_group_code(bk, dt, xg, d, dk__quant_clampi(dk__quant_round((sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
+      else
+        dk__iq3_code(bk, xg, 32, 0.0f, 1, pts, m);
       b->scales[g >> 1] |= (uint8_t)(sc << (4 * (g & 1)));
       for (l = 0; l < 8; l++) {
         b->qs[8 * g + l] = (uint8_t)(pts[l] & 255);
