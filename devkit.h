@@ -90,9 +90,9 @@
  *   block: an f16 scale then 32 int8, or 16 bytes of 4-bit values); q4_1,
  *   q5_0 and q5_1 are 32-value blocks too, and the K-quants q2_K..q6_K are
  *   256-value super-blocks; iq4_nl (32) and iq4_xs (256) are 4-bit codes
- *   into a fixed table of 16 non-uniform levels, and iq3_xxs and iq3_s
- *   (256) code four values at a time as a point of a fixed codebook, with
- *   signs apart (backends/cpu_quant.h has every layout). A
+ *   into a fixed table of 16 non-uniform levels, iq3_xxs and iq3_s (256)
+ *   code four values at a time as a point of a fixed codebook, and iq2_xxs,
+ *   iq2_xs and iq2_s (256) eight at a time, with signs apart (backends/cpu_quant.h has every layout). A
  *   tensor's last dimension is a multiple of its dtype's block.
  *   Sizes are checked: a tensor holds at most 2^62 elements and bytes; a shape,
  *   narrow, reshape or concat whose sizes would overflow is refused with a
@@ -155,10 +155,12 @@ typedef enum {
   DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K,
   /* the non-linear 4-bit formats: 32 values (iq4_nl), 256 (iq4_xs) */
   DK_IQ4_NL, DK_IQ4_XS,
-  /* the 3-bit codebook formats, 256 values per super-block */
-  DK_IQ3_XXS, DK_IQ3_S
+  /* the 3-bit codebook formats, 256 values per super-block ... */
+  DK_IQ3_XXS, DK_IQ3_S,
+  /* ... and the 2-bit ones */
+  DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S
 } dk_dtype;
-#define DK_DTYPE_COUNT 18
+#define DK_DTYPE_COUNT 21
 
 typedef enum {
   DK_OK = 0,
@@ -310,7 +312,7 @@ DEVKIT_API const char *dk_dtype_name(dk_dtype t);        /* "f32", "q4_0" */
 DEVKIT_API int         dk_dtype_block(dk_dtype t);       /* elements per block: 1, 32 or 256 */
 DEVKIT_API size_t      dk_dtype_block_bytes(dk_dtype t); /* bytes per block */
 DEVKIT_API int         dk_dtype_is_float(dk_dtype t);    /* f32, f16, bf16 */
-DEVKIT_API int         dk_dtype_is_quant(dk_dtype t);    /* q8_0, q4_0, q4_1, ..., q6_K, iq4_nl, ..., iq3_s */
+DEVKIT_API int         dk_dtype_is_quant(dk_dtype t);    /* q8_0, q4_0, q4_1, ..., q6_K, iq4_nl, ..., iq2_s */
 DEVKIT_API float       dk_f16_to_f32(uint16_t h);
 DEVKIT_API uint16_t    dk_f32_to_f16(float f);           /* round to nearest even */
 DEVKIT_API float       dk_bf16_to_f32(uint16_t h);
@@ -771,7 +773,7 @@ typedef struct dk_backend_impl {
 /* the block formats beyond q8_0/q4_0 (backends/cpu_quant.h) */
 #define DK_QUANTS_MORE (DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | DK_BIT(DK_Q2_K) | DK_BIT(DK_Q3_K) | \
                         DK_BIT(DK_Q4_K) | DK_BIT(DK_Q5_K) | DK_BIT(DK_Q6_K) | DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS) | \
-                        DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S))
+                        DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S) | DK_BIT(DK_IQ2_XXS) | DK_BIT(DK_IQ2_XS) | DK_BIT(DK_IQ2_S))
 
 /* helpers the backends use */
 static dk_status dk__error(dk_status s, const char *fmt, ...)
@@ -903,15 +905,16 @@ static void dk__sbf(dk__sb *b, const char *fmt, ...) {
 
 DEVKIT_API const char *dk_dtype_name(dk_dtype t) {
   static const char *n[DK_DTYPE_COUNT] = {"f32", "f16", "bf16", "i32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
-                                           "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs", "iq3_xxs", "iq3_s"};
+                                           "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs", "iq3_xxs", "iq3_s",
+                                           "iq2_xxs", "iq2_xs", "iq2_s"};
   return (unsigned)t < DK_DTYPE_COUNT ? n[t] : "?";
 }
 DEVKIT_API int dk_dtype_block(dk_dtype t) {
-  static const int b[DK_DTYPE_COUNT] = {1, 1, 1, 1, 32, 32, 32, 32, 32, 256, 256, 256, 256, 256, 32, 256, 256, 256};
+  static const int b[DK_DTYPE_COUNT] = {1, 1, 1, 1, 32, 32, 32, 32, 32, 256, 256, 256, 256, 256, 32, 256, 256, 256, 256, 256, 256};
   return (unsigned)t < DK_DTYPE_COUNT ? b[t] : 1;
 }
 DEVKIT_API size_t dk_dtype_block_bytes(dk_dtype t) {
-  static const size_t b[DK_DTYPE_COUNT] = {4, 2, 2, 4, 34, 18, 20, 22, 24, 84, 110, 144, 176, 210, 18, 136, 98, 110};
+  static const size_t b[DK_DTYPE_COUNT] = {4, 2, 2, 4, 34, 18, 20, 22, 24, 84, 110, 144, 176, 210, 18, 136, 98, 110, 66, 74, 82};
   return (unsigned)t < DK_DTYPE_COUNT ? b[t] : 0;
 }
 DEVKIT_API int dk_dtype_is_float(dk_dtype t) { return t == DK_F32 || t == DK_F16 || t == DK_BF16; }

@@ -413,9 +413,18 @@ typedef struct { float d, s; int8_t qs[32]; } dk__cpu_q8x;
 typedef struct { float d, s[2]; int8_t qs[32]; } dk__cpu_q8h;
 /* the same with M rows of nb such blocks, xq[m * nb + b] */
 /* the 32-value weight dtypes whose decode products may round activations to q8 */
-/* (iq4_xs and iq3 too: their 32-value groups are blocks with a scale of their own) */
+/* (iq4_xs, iq3 and iq2 too: their 32-value groups are blocks with a scale
+ * of their own, or two) */
 #define DK__CPU_Q8_DOT (DK_BIT(DK_Q8_0) | DK_BIT(DK_Q4_0) | DK_BIT(DK_Q4_1) | DK_BIT(DK_Q5_0) | DK_BIT(DK_Q5_1) | \
-                        DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS) | DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S))
+                        DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS) | DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S) | DK__CPU_IQ2)
+#define DK__CPU_IQ2 (DK_BIT(DK_IQ2_XXS) | DK_BIT(DK_IQ2_XS) | DK_BIT(DK_IQ2_S))
+/* The formats whose 32-value block has a scale per 16-value half (iq2_xs,
+ * iq2_s; iq2_xxs's two are one): their block decodes (dk__cpu_wblock_codes,
+ * dk__cpu_wblock_i8) give the second half's scale where the others give the
+ * min, since a signed-code format has none. A block's integer dot lanes 0-3
+ * hold its first 16 values' products, lanes 4-7 the rest, so the scales
+ * meet them as one vector (DK__WD). */
+#define DK__HALVES(T) (((DK__CPU_IQ2 >> (T)) & 1) != 0)
 /* 256 activations rounded to int8 with a scale per 32 and their 16-value
  * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
 typedef struct { int8_t qs[256]; int16_t bs[16]; float d[8]; } dk__cpu_q8k;
@@ -1580,6 +1589,14 @@ static void dk__cpu_wblock_codes(dk_dtype wdt, const char *w, int64_t b, int8_t 
     *d = dk__quant_iq3_group(wdt, blk, dk_f16_to_f32(*(const uint16_t *)blk), (int)(b & 7), q);
     return;
   }
+  if (DK__HALVES(wdt)) {
+    const char *blk = w + (size_t)(b / 8) * dk_dtype_block_bytes(wdt);
+    float db[2];
+    dk__quant_iq2_group(wdt, blk, dk_f16_to_f32(*(const uint16_t *)blk), (int)(b & 7), q, db);
+    *d = db[0];
+    *mn = db[1];
+    return;
+  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
@@ -1623,9 +1640,14 @@ static void dk__cpu_rows_q8_generic(dk_dtype wdt, const char *w, size_t wrow, in
       for (b = 0; b < nb; b++) {
         const dk__cpu_q8x *xb = &xq[m * nb + b];
         int8_t q[32];
-        int32_t s = 0;
+        int32_t s = 0, s1 = 0;
         float dw, mn;
         dk__cpu_wblock_codes(wdt, wr, b, q, &dw, &mn);
+        if (DK__HALVES(wdt)) {
+          for (j = 0; j < 16; j++) { s += q[j] * xb->qs[j]; s1 += q[j + 16] * xb->qs[j + 16]; }
+          acc += dw * xb->d * (float)s + mn * xb->d * (float)s1;
+          continue;
+        }
         for (j = 0; j < 32; j++) s += q[j] * xb->qs[j];
         acc += dw * xb->d * (float)s + mn * xb->s;
       }
@@ -1909,6 +1931,14 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_wblock_i8(dk_dtype wdt, const char *w, int64_
   if (wdt == DK_IQ3_XXS || wdt == DK_IQ3_S)
     return dk__cpu_q_iq3(wdt, w + (size_t)(b / 8) * (wdt == DK_IQ3_XXS ? sizeof(dk_block_iq3_xxs) : sizeof(dk_block_iq3_s)),
                          (int)(b & 7), d);
+  if (DK__HALVES(wdt)) {
+    float dh[2];
+    __m256i v = dk__cpu_q_iq2(wdt, w + (size_t)(b / 8) * (wdt == DK_IQ2_XXS ? sizeof(dk_block_iq2_xxs) : wdt == DK_IQ2_XS ? sizeof(dk_block_iq2_xs) : sizeof(dk_block_iq2_s)),
+                              (int)(b & 7), dh);
+    *d = dh[0];
+    *mn = dh[1];
+    return v;
+  }
   switch (wdt) {
   case DK_Q8_0: {
     const dk_block_q8_0 *p = (const dk_block_q8_0 *)w + b;
@@ -1948,9 +1978,13 @@ __attribute__((target("avx512f,avx512vl,avx512vnni,avx2"), always_inline)) stati
   return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, x));
 }
 /* the weight dtypes whose codes are signed bytes, in at most +-128 (q8_0),
- * +-127 (the iq4 levels) or +-62 (iq3): maddubs takes them as |w| and x
- * carrying w's sign */
-#define DK__SIGNED_W(T) ((T) == DK_Q8_0 || (T) == DK_IQ4_NL || (T) == DK_IQ4_XS || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S)
+ * +-127 (the iq4 levels), +-62 (iq3) or +-43 (iq2): maddubs takes them as
+ * |w| and x carrying w's sign */
+#define DK__SIGNED_W(T) ((T) == DK_Q8_0 || (T) == DK_IQ4_NL || (T) == DK_IQ4_XS || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S || DK__HALVES(T))
+/* a weight block's scale (dw, and mn the second half's: DK__HALVES) times
+ * an activation block's xd, for its integer dot's eight lanes */
+#define DK__WD(T, dw, mn, xd) \
+  (DK__HALVES(T) ? _mm256_set_m128(_mm_set1_ps((mn) * (xd)), _mm_set1_ps((dw) * (xd))) : _mm256_set1_ps((dw) * (xd)))
 #define DK__IDOT(IDOT, T, v, x) (DK__SIGNED_W(T) ? IDOT(_mm256_sign_epi8(v, v), _mm256_sign_epi8(x, v)) : IDOT(v, x))
 #define DK__HAS_MIN(T) (!DK__SIGNED_W(T))
 
@@ -2135,14 +2169,14 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
         _mm_prefetch((const char *)((uintptr_t)w0 + (size_t)b * (wrow / nb) + DK__PF_AHEAD), _MM_HINT_T0); \
         __m256i v0 = dk__cpu_wblock_i8(wdt, w0, b, &d0, &mn0);                 \
         __m256i v1 = dk__cpu_wblock_i8(wdt, w0, b + 1, &d1, &mn1);             \
-        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), _mm256_set1_ps(d0 * xq[b].d), a0); \
-        a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, _mm256_loadu_si256((const __m256i *)xq[b + 1].qs)), _mm256_set1_ps(d1 * xq[b + 1].d), a1); \
+        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), DK__WD(T, d0, mn0, xq[b].d), a0); \
+        a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, _mm256_loadu_si256((const __m256i *)xq[b + 1].qs)), DK__WD(T, d1, mn1, xq[b + 1].d), a1); \
         if (DK__HAS_MIN(T)) { m0 += mn0 * xq[b].s; m1 += mn1 * xq[b + 1].s; } \
       }                                                                        \
       for (; b < nb; b++) {                                                    \
         float d0, mn0;                                                         \
         __m256i v0 = dk__cpu_wblock_i8(wdt, w0, b, &d0, &mn0);                 \
-        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), _mm256_set1_ps(d0 * xq[b].d), a0); \
+        a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)xq[b].qs)), DK__WD(T, d0, mn0, xq[b].d), a0); \
         if (DK__HAS_MIN(T)) m0 += mn0 * xq[b].s;                               \
       }                                                                        \
       y[r] = dk__cpu_hsum(_mm256_add_ps(a0, a1)) + m0 + m1;                    \
@@ -2162,13 +2196,13 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
         __m256i v0 = dk__cpu_wblock_i8(wdt, wr, b, &dw0, &mn0);                \
         __m256i v1 = dk__cpu_wblock_i8(wdt, wr, b + 1, &dw1, &mn1);            \
         a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)x0[0].qs)), \
-                             _mm256_set1_ps(dw0 * x0[0].d), a0);               \
+                             DK__WD(T, dw0, mn0, x0[0].d), a0);               \
         c0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, _mm256_loadu_si256((const __m256i *)x0[1].qs)), \
-                             _mm256_set1_ps(dw1 * x0[1].d), c0);               \
+                             DK__WD(T, dw1, mn1, x0[1].d), c0);               \
         a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)x1[0].qs)), \
-                             _mm256_set1_ps(dw0 * x1[0].d), a1);               \
+                             DK__WD(T, dw0, mn0, x1[0].d), a1);               \
         c1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, _mm256_loadu_si256((const __m256i *)x1[1].qs)), \
-                             _mm256_set1_ps(dw1 * x1[1].d), c1);               \
+                             DK__WD(T, dw1, mn1, x1[1].d), c1);               \
         if (DK__HAS_MIN(T)) { m0 += mn0 * x0[0].s + mn1 * x0[1].s; m1 += mn0 * x1[0].s + mn1 * x1[1].s; } \
       }                                                                        \
       a0 = _mm256_add_ps(a0, c0);                                              \
@@ -2178,9 +2212,9 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
         const dk__cpu_q8x *x0 = xq + b, *x1 = xq + nb + b;                     \
         __m256i v = dk__cpu_wblock_i8(wdt, wr, b, &dw, &mn);                   \
         a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v, _mm256_loadu_si256((const __m256i *)x0->qs)), \
-                             _mm256_set1_ps(dw * x0->d), a0);                  \
+                             DK__WD(T, dw, mn, x0->d), a0);                  \
         a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v, _mm256_loadu_si256((const __m256i *)x1->qs)), \
-                             _mm256_set1_ps(dw * x1->d), a1);                  \
+                             DK__WD(T, dw, mn, x1->d), a1);                  \
         if (DK__HAS_MIN(T)) { m0 += mn * x0->s; m1 += mn * x1->s; }           \
       }                                                                        \
       y[r] = dk__cpu_hsum(a0) + m0;                                            \
@@ -2197,8 +2231,8 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
       for (m = 0; m < M; m++) {                                                \
         const dk__cpu_q8x *xb = xq + m * nb + b;                               \
         __m256i x = _mm256_loadu_si256((const __m256i *)xb->qs);              \
-        acc[m] = _mm256_fmadd_ps(DK__IDOT(IDOT, T, wv, x), _mm256_set1_ps(dw * xb->d), acc[m]); \
-        macc[m] += mn * xb->s;                                                 \
+        acc[m] = _mm256_fmadd_ps(DK__IDOT(IDOT, T, wv, x), DK__WD(T, dw, mn, xb->d), acc[m]); \
+        if (DK__HAS_MIN(T)) macc[m] += mn * xb->s;                              \
       }                                                                        \
     }                                                                          \
     for (m = 0; m < M; m++) y[m * ldy + r] = dk__cpu_hsum(acc[m]) + macc[m];   \
@@ -2242,6 +2276,9 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
   ATTR static void dk__cpu_rows_q8_##CLS##_iq4_xs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ4_XS, VN) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_iq3_xxs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ3_XXS, VN) (void)dt; } \
   ATTR static void dk__cpu_rows_q8_##CLS##_iq3_s(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ3_S, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq2_xxs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ2_XXS, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq2_xs(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ2_XS, VN) (void)dt; } \
+  ATTR static void dk__cpu_rows_q8_##CLS##_iq2_s(DK__Q8_ROWS_ARGS) { DK__Q8_ROWS_BODY(IDOT, I2DOT, DK_IQ2_S, VN) (void)dt; } \
   static dk__cpu_rowdot_q8_fn dk__cpu_rows_q8_##CLS(dk_dtype dt) {                                    \
     switch (dt) {                                                                                     \
     case DK_Q8_0: return dk__cpu_rows_q8_##CLS##_q8_0;                                                \
@@ -2253,6 +2290,9 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_k23_u8(const uint8_t *qs, const uint8_t *hmas
     case DK_IQ4_XS: return dk__cpu_rows_q8_##CLS##_iq4_xs;                                            \
     case DK_IQ3_XXS: return dk__cpu_rows_q8_##CLS##_iq3_xxs;                                          \
     case DK_IQ3_S: return dk__cpu_rows_q8_##CLS##_iq3_s;                                              \
+    case DK_IQ2_XXS: return dk__cpu_rows_q8_##CLS##_iq2_xxs;                                          \
+    case DK_IQ2_XS: return dk__cpu_rows_q8_##CLS##_iq2_xs;                                            \
+    case DK_IQ2_S: return dk__cpu_rows_q8_##CLS##_iq2_s;                                              \
     default: return NULL;                                                                             \
     }                                                                                                 \
   }
@@ -2353,11 +2393,13 @@ DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_
     for (b = k0 / 32; b < (k0 + kc) / 32; b++) {                               \
       float d, mn, *o = dst + r * ldd + (b * 32 - k0);                         \
       __m256i v = dk__cpu_wblock_i8(dt, w + (size_t)r * wrow, b, &d, &mn);     \
-      __m256 dv = _mm256_set1_ps(d), mv = _mm256_set1_ps(mn);                  \
+      /* the second half's scale in mn for the DK__HALVES formats */          \
+      const int hv = DK__HALVES(dt);                                          \
+      __m256 dv = _mm256_set1_ps(d), dv1 = hv ? _mm256_set1_ps(mn) : dv, mv = _mm256_set1_ps(hv ? 0.0f : mn); \
       _mm256_storeu_ps(o, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 0), mv));        \
       _mm256_storeu_ps(o + 8, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 1), mv));    \
-      _mm256_storeu_ps(o + 16, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 2), mv));   \
-      _mm256_storeu_ps(o + 24, _mm256_fmadd_ps(dv, DK__I8_CHUNK(v, 3), mv));   \
+      _mm256_storeu_ps(o + 16, _mm256_fmadd_ps(dv1, DK__I8_CHUNK(v, 2), mv));  \
+      _mm256_storeu_ps(o + 24, _mm256_fmadd_ps(dv1, DK__I8_CHUNK(v, 3), mv));  \
     }                                                                          \
   return 1;
 

@@ -43,6 +43,17 @@
  *         x = (d*(1 + 2*sc)) * G3S[i][k] * sign
  *   G3, G3S: the formats' codebooks, 256 and 512 points of four values in
  *   4..62 and 1..15 (backends/iq_grids.h).
+ *   iq2_xxs  d, qs[64]   8 groups of 32, 8 bytes each: four points of G2
+ *         (8 values each), then a u32 (LE) as iq3_xxs's: four 7-bit sign
+ *         codes with their parity, the scale in the top 4 bits;
+ *         x = (d*(0.5 + sc)*0.25) * G2[i][k] * sign
+ *   iq2_xs  d, qs[32] (u16), scales[8]   point i (of G2X) the low 9 bits of
+ *         qs[i], its 7-bit sign code (parity as above) the top 7; a scale per
+ *         16 values, nibble h%2 of scales[h/2], x as iq2_xxs's
+ *   iq2_s  d, qs[32], signs[32], qh[8], scales[8]   point i (of G2S) =
+ *         qs[i] + 256 * bits 2(i%4).. of qh[i/4], signs byte i (one bit per
+ *         value, no parity), scales as iq2_xs's
+ *   G2, G2X, G2S: 256, 512 and 1024 points of eight values in {8, 25, 43}.
  */
 #ifndef DK_BACKEND_CPU_QUANT_H
 #define DK_BACKEND_CPU_QUANT_H
@@ -75,13 +86,23 @@ typedef struct { uint16_t d, scales_h; uint8_t scales_l[4], qs[128]; } dk_block_
 static const int8_t dk_iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 typedef struct { uint16_t d; uint8_t qs[64], ss[32]; } dk_block_iq3_xxs;                 /* 98 */
 typedef struct { uint16_t d; uint8_t qs[64], qh[8], signs[32], scales[4]; } dk_block_iq3_s; /* 110 */
+/* iq2_xs's qs are u16 in the file; read here as byte pairs (blocks are only
+ * 2-byte aligned, and the kernels read them as bytes either way) */
+typedef struct { uint16_t d; uint8_t qs[64]; } dk_block_iq2_xxs;                         /* 66 */
+typedef struct { uint16_t d; uint8_t qs[64], scales[8]; } dk_block_iq2_xs;               /* 74 */
+typedef struct { uint16_t d; uint8_t qs[32], signs[32], qh[8], scales[8]; } dk_block_iq2_s; /* 82 */
 #include "iq_grids.h"
 #define DK__IQ_V(v) v,
 static const uint32_t dk_iq3xxs_grid[256] = {DK_IQ3XXS_GRID(DK__IQ_V)};
 static const uint32_t dk_iq3s_grid[512] = {DK_IQ3S_GRID(DK__IQ_V)};
+static const uint64_t dk_iq2xxs_grid[256] = {DK_IQ2XXS_GRID(DK__IQ_V)};
+static const uint64_t dk_iq2xs_grid[512] = {DK_IQ2XS_GRID(DK__IQ_V)};
+static const uint64_t dk_iq2s_grid[1024] = {DK_IQ2S_GRID(DK__IQ_V)};
 #undef DK__IQ_V
 typedef char dk__quant_sizes_ok[(sizeof(dk_block_iq4_nl) == 18 && sizeof(dk_block_iq4_xs) == 136 &&
                                  sizeof(dk_block_iq3_xxs) == 98 && sizeof(dk_block_iq3_s) == 110 &&
+                                 sizeof(dk_block_iq2_xxs) == 66 && sizeof(dk_block_iq2_xs) == 74 &&
+                                 sizeof(dk_block_iq2_s) == 82 &&
                                  sizeof(dk_block_q4_1) == 20 && sizeof(dk_block_q5_0) == 22 &&
                                  sizeof(dk_block_q5_1) == 24 && sizeof(dk_block_q2_K) == 84 &&
                                  sizeof(dk_block_q3_K) == 110 && sizeof(dk_block_q4_K) == 144 &&
@@ -265,17 +286,31 @@ static void dk__deq_iq4_xs(const void *blk, float *y) {
 
 /* iq3_xxs: a group's 32 sign bits (bit j: value j is negative) from its
  * u32: four 7-bit codes, each with the parity of its bits as the eighth,
- * all four at once (the spread puts code l in byte l; the xor-fold leaves
- * each byte's parity in its bit 0, the fold's spill from the byte above
- * landing only in bits 4-7, which the later steps do not read) */
+ * all four at once (the spread puts code l in byte l; the xor-fold, par8,
+ * leaves each byte's parity in its bit 0, the fold's spill from the byte
+ * above landing only in bits 4-7, which the later steps do not read) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t dk__quant_par8(uint32_t t) {
+  uint32_t p = t ^ (t >> 4);
+  p ^= p >> 2;
+  p ^= p >> 1;
+  return t | (p & 0x01010101u) << 7;
+}
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline uint32_t dk__quant_iq3xxs_signs(uint32_t ss) {
-  uint32_t t = (ss & 0x7fu) | ((ss << 1) & 0x7f00u) | ((ss << 2) & 0x7f0000u) | ((ss << 3) & 0x7f000000u), p = t ^ (t >> 4);
-  p ^= p >> 2;
-  p ^= p >> 1;
-  return t | (p & 0x01010101u) << 7;
+  return dk__quant_par8((ss & 0x7fu) | ((ss << 1) & 0x7f00u) | ((ss << 2) & 0x7f0000u) | ((ss << 3) & 0x7f000000u));
+}
+/* iq2_xs: the same from a group's four u16 (v, LE), whose top 7 bits are
+ * the codes: code l from bit 16l + 9 to byte l */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t dk__quant_iq2xs_signs(uint64_t v) {
+  return dk__quant_par8((uint32_t)(((v >> 9) & 0x7fu) | ((v >> 17) & 0x7f00u) | ((v >> 25) & 0x7f0000u) | ((v >> 33) & 0x7f000000u)));
 }
 /* iq3 group g (32 values) of super-block blk as signed codes (the
  * codebook's values with their signs, |q| <= 62) and the f32 scale they are
@@ -325,6 +360,65 @@ static void dk__deq_iq3(dk_dtype dt, const void *blk, float *y) {
 static void dk__deq_iq3_xxs(const void *blk, float *y) { dk__deq_iq3(DK_IQ3_XXS, blk, y); }
 static void dk__deq_iq3_s(const void *blk, float *y) { dk__deq_iq3(DK_IQ3_S, blk, y); }
 
+/* iq2 group g (32 values: four points) of super-block blk: the point
+ * indices to idx, the 32 sign bits (bit j: value j is negative) returned,
+ * the scales of its two 16-value halves (equal for iq2_xxs) computed from
+ * the block's d as the reference computes them. iq2_xs's sign codes carry
+ * iq3_xxs's parity, so they go through the same fold. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))   /* inside the CPU kernels too */
+#endif
+static inline uint32_t dk__quant_iq2_index(dk_dtype dt, const void *blk, float d, int g, uint32_t idx[4], float db[2]) {
+  const uint8_t *b = (const uint8_t *)blk + 2;   /* past d */
+  uint32_t s32, sc;
+  int l;
+  if (dt == DK_IQ2_XXS) {
+    uint32_t ss = (uint32_t)b[8 * g + 4] | (uint32_t)b[8 * g + 5] << 8 | (uint32_t)b[8 * g + 6] << 16 | (uint32_t)b[8 * g + 7] << 24;
+    for (l = 0; l < 4; l++) idx[l] = b[8 * g + l];
+    db[0] = db[1] = d * (0.5f + (float)(ss >> 28)) * 0.25f;
+    return dk__quant_iq3xxs_signs(ss);
+  }
+  if (dt == DK_IQ2_XS) {
+    uint64_t v = 0;
+    for (l = 0; l < 8; l++) v |= (uint64_t)b[8 * g + l] << (8 * l);
+    for (l = 0; l < 4; l++) idx[l] = (uint32_t)(v >> (16 * l)) & 511;
+    s32 = dk__quant_iq2xs_signs(v);
+    sc = b[64 + g];
+  } else {
+    for (l = 0; l < 4; l++) idx[l] = b[4 * g + l] | ((uint32_t)(b[64 + g] >> (2 * l)) & 3) << 8;
+    s32 = (uint32_t)b[32 + 4 * g] | (uint32_t)b[33 + 4 * g] << 8 | (uint32_t)b[34 + 4 * g] << 16 | (uint32_t)b[35 + 4 * g] << 24;
+    sc = b[72 + g];
+  }
+  db[0] = d * (0.5f + (float)(sc & 15)) * 0.25f;
+  db[1] = d * (0.5f + (float)(sc >> 4)) * 0.25f;
+  return s32;
+}
+static inline const uint64_t *dk__quant_iq2_grid(dk_dtype dt) {
+  return dt == DK_IQ2_XXS ? dk_iq2xxs_grid : dt == DK_IQ2_XS ? dk_iq2xs_grid : dk_iq2s_grid;
+}
+/* the same as signed codes (|q| <= 43) */
+static void dk__quant_iq2_group(dk_dtype dt, const void *blk, float d, int g, int8_t q[32], float db[2]) {
+  const uint64_t *grid = dk__quant_iq2_grid(dt);
+  uint32_t idx[4], s32 = dk__quant_iq2_index(dt, blk, d, g, idx, db);
+  int j;
+  for (j = 0; j < 32; j++) {
+    int v = (int)((grid[idx[j >> 3]] >> (8 * (j & 7))) & 255);
+    q[j] = (int8_t)((s32 >> j) & 1 ? -v : v);
+  }
+}
+static void dk__deq_iq2(dk_dtype dt, const void *blk, float *y) {
+  int8_t q[32];
+  float d = dk_f16_to_f32(*(const uint16_t *)blk), db[2];
+  int g, j;
+  for (g = 0; g < 8; g++) {
+    dk__quant_iq2_group(dt, blk, d, g, q, db);
+    for (j = 0; j < 32; j++) y[32 * g + j] = db[j >> 4] * (float)q[j];
+  }
+}
+static void dk__deq_iq2_xxs(const void *blk, float *y) { dk__deq_iq2(DK_IQ2_XXS, blk, y); }
+static void dk__deq_iq2_xs(const void *blk, float *y) { dk__deq_iq2(DK_IQ2_XS, blk, y); }
+static void dk__deq_iq2_s(const void *blk, float *y) { dk__deq_iq2(DK_IQ2_S, blk, y); }
+
 typedef void (*dk__deq_fn)(const void *blk, float *y);
 static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
   switch (t) {
@@ -340,6 +434,9 @@ static dk__deq_fn dk__quant_deq_fn(dk_dtype t) {
   case DK_IQ4_XS: return dk__deq_iq4_xs;
   case DK_IQ3_XXS: return dk__deq_iq3_xxs;
   case DK_IQ3_S: return dk__deq_iq3_s;
+  case DK_IQ2_XXS: return dk__deq_iq2_xxs;
+  case DK_IQ2_XS: return dk__deq_iq2_xs;
+  case DK_IQ2_S: return dk__deq_iq2_s;
   default: return NULL;
   }
 }
@@ -602,137 +699,151 @@ static void dk__quant_iq4_xs_block(const float *x, dk_block_iq4_xs *b) {
   }
 }
 
-/* iq3: four magnitudes at a time as a codebook point. The point nearest a
- * group of four is looked up by the point of the levels' lattice nearest
- * it (each coordinate rounded to the eight magnitudes the codebook uses):
- * near[key] caches, per lattice point, the codebook point nearest it and
- * whether it is that point itself, cand[key] its DK__IQ3_NC nearest. The
- * scale search takes the cached point; the final codes, where the lattice
- * point is not a codebook point, the best of its candidates for the values
- * themselves (the whole codebook where cand could not be allocated; that
- * search had taken half the quantizer's time). Error is plain squared
- * error. */
-#define DK__IQ3_NC 8
+/* iq3 and iq2: four or eight magnitudes at a time as a codebook point. The
+ * point nearest a group is looked up by the point of the levels' lattice
+ * nearest it (each coordinate rounded to the magnitudes the codebook uses:
+ * eight for iq3, three for iq2): near[key] caches, per lattice point, the
+ * codebook point nearest it and whether it is that point itself, cand[key]
+ * its DK__IQ_NC nearest. The scale search takes the cached point; the final
+ * codes, where the lattice point is not a codebook point, the best of its
+ * candidates for the values themselves (the whole codebook where cand could
+ * not be allocated; that search had taken half the iq3 quantizer's time).
+ * Error is plain squared error. */
+#define DK__IQ_NC 8
+#define DK__IQ_KEYS 6561   /* 8^4 lattice points for iq3, 3^8 for iq2 */
 typedef struct {
-  const uint32_t *grid;
-  int npts;
-  const uint8_t *lv;    /* the eight magnitudes, rising */
-  uint16_t near[4096];  /* point | 0x8000 when exact; 0xffff unknown */
-  uint16_t *cand;       /* [4096][DK__IQ3_NC], filled with near; or NULL */
-} dk__iq3_book;
-static const uint8_t dk__iq3_levels[2][8] = {{4, 12, 20, 28, 36, 44, 52, 62}, {1, 3, 5, 7, 9, 11, 13, 15}};
+  const uint32_t *g4;   /* iq3's points, or NULL */
+  const uint64_t *g8;   /* iq2's */
+  int npts, dim, nlv;
+  const uint8_t *lv;    /* the nlv magnitudes, rising */
+  uint16_t near[DK__IQ_KEYS];  /* point | 0x8000 when exact; 0xffff unknown */
+  uint16_t *cand;       /* [DK__IQ_KEYS][DK__IQ_NC], filled with near; or NULL */
+} dk__iq_book;
+static const uint8_t dk__iq_levels[3][8] = {{4, 12, 20, 28, 36, 44, 52, 62}, {1, 3, 5, 7, 9, 11, 13, 15}, {8, 25, 43}};
 
-static void dk__iq3_book_init(dk__iq3_book *bk, dk_dtype dt) {
-  bk->grid = dt == DK_IQ3_XXS ? dk_iq3xxs_grid : dk_iq3s_grid;
-  bk->npts = dt == DK_IQ3_XXS ? 256 : 512;
-  bk->lv = dk__iq3_levels[dt == DK_IQ3_XXS ? 0 : 1];
+static void dk__iq_book_init(dk__iq_book *bk, dk_dtype dt) {
+  const int two = dt == DK_IQ2_XXS || dt == DK_IQ2_XS || dt == DK_IQ2_S;
+  bk->g4 = dt == DK_IQ3_XXS ? dk_iq3xxs_grid : dt == DK_IQ3_S ? dk_iq3s_grid : NULL;
+  bk->g8 = two ? dk__quant_iq2_grid(dt) : NULL;
+  bk->npts = dt == DK_IQ3_XXS || dt == DK_IQ2_XXS ? 256 : dt == DK_IQ2_S ? 1024 : 512;
+  bk->dim = two ? 8 : 4;
+  bk->nlv = two ? 3 : 8;
+  bk->lv = dk__iq_levels[two ? 2 : dt == DK_IQ3_XXS ? 0 : 1];
   memset(bk->near, 0xff, sizeof bk->near);
-  bk->cand = (uint16_t *)malloc(sizeof(uint16_t) * 4096 * DK__IQ3_NC);
+  bk->cand = (uint16_t *)malloc(sizeof(uint16_t) * DK__IQ_KEYS * DK__IQ_NC);
 }
-/* squared distance of four magnitudes u from point i */
-static float dk__iq3_dist(const dk__iq3_book *bk, const float *u, int i) {
+/* magnitude k of point i */
+static int dk__iq_at(const dk__iq_book *bk, int i, int k) {
+  return bk->g4 ? (int)((bk->g4[i] >> (8 * k)) & 255) : (int)((bk->g8[i] >> (8 * k)) & 255);
+}
+/* squared distance of dim magnitudes u from point i */
+static float dk__iq_dist(const dk__iq_book *bk, const float *u, int i) {
   float e = 0.0f;
   int k;
-  for (k = 0; k < 4; k++) {
-    float r = u[k] - (float)((bk->grid[i] >> (8 * k)) & 255);
+  for (k = 0; k < bk->dim; k++) {
+    float r = u[k] - (float)dk__iq_at(bk, i, k);
     e += r * r;
   }
   return e;
 }
-/* the codebook point nearest u (four magnitudes in the levels' units); the
- * nc nearest, nearest first, to nc_out when given */
-static int dk__iq3_search(const dk__iq3_book *bk, const float *u, uint16_t *nc_out) {
-  float bd[DK__IQ3_NC];
-  uint16_t bi[DK__IQ3_NC];
+/* the codebook point nearest u (magnitudes in the levels' units); the nc
+ * nearest, nearest first, to nc_out when given */
+static int dk__iq_search(const dk__iq_book *bk, const float *u, uint16_t *nc_out) {
+  float bd[DK__IQ_NC];
+  uint16_t bi[DK__IQ_NC];
   int i, j, n = 0;
   for (i = 0; i < bk->npts; i++) {
-    float e = dk__iq3_dist(bk, u, i);
-    if (n == DK__IQ3_NC && e >= bd[n - 1]) continue;
-    for (j = n < DK__IQ3_NC ? n++ : n - 1; j > 0 && bd[j - 1] > e; j--) { bd[j] = bd[j - 1]; bi[j] = bi[j - 1]; }
+    float e = dk__iq_dist(bk, u, i);
+    if (n == DK__IQ_NC && e >= bd[n - 1]) continue;
+    for (j = n < DK__IQ_NC ? n++ : n - 1; j > 0 && bd[j - 1] > e; j--) { bd[j] = bd[j - 1]; bi[j] = bi[j - 1]; }
     bd[j] = e;
     bi[j] = (uint16_t)i;
   }
   if (nc_out) memcpy(nc_out, bi, sizeof bi);
   return bi[0];
 }
-static int dk__iq3_point(dk__iq3_book *bk, const float *u, int exact_search) {
-  int key = 0, k, e;
-  for (k = 0; k < 4; k++) {
+static int dk__iq_point(dk__iq_book *bk, const float *u, int exact_search) {
+  int key = 0, k, e, mul = 1, dig[8];
+  for (k = 0; k < bk->dim; k++) {
     int i = 0;
-    while (i < 7 && u[k] > 0.5f * (float)(bk->lv[i] + bk->lv[i + 1])) i++;
-    key |= i << (3 * k);
+    while (i < bk->nlv - 1 && u[k] > 0.5f * (float)(bk->lv[i] + bk->lv[i + 1])) i++;
+    dig[k] = i;
+    key += i * mul;
+    mul *= bk->nlv;
   }
   e = bk->near[key];
   if (e == 0xffff) {
-    float c[4];
-    int pt;
-    uint32_t want = 0;
-    for (k = 0; k < 4; k++) {
-      c[k] = (float)bk->lv[(key >> (3 * k)) & 7];
-      want |= (uint32_t)bk->lv[(key >> (3 * k)) & 7] << (8 * k);
-    }
-    pt = dk__iq3_search(bk, c, bk->cand ? bk->cand + DK__IQ3_NC * key : NULL);
-    e = bk->near[key] = (uint16_t)(pt | (bk->grid[pt] == want ? 0x8000 : 0));
+    float c[8];
+    int pt, same = 1;
+    for (k = 0; k < bk->dim; k++) c[k] = (float)bk->lv[dig[k]];
+    pt = dk__iq_search(bk, c, bk->cand ? bk->cand + DK__IQ_NC * key : NULL);
+    for (k = 0; k < bk->dim; k++) same &= dk__iq_at(bk, pt, k) == bk->lv[dig[k]];
+    e = bk->near[key] = (uint16_t)(pt | (same ? 0x8000 : 0));
   }
   if ((e & 0x8000) || !exact_search) return e & 0x7fff;
-  if (!bk->cand) return dk__iq3_search(bk, u, NULL);
+  if (!bk->cand) return dk__iq_search(bk, u, NULL);
   {
-    const uint16_t *c = bk->cand + DK__IQ3_NC * key;
-    float best = dk__iq3_dist(bk, u, c[0]);
+    const uint16_t *c = bk->cand + DK__IQ_NC * key;
+    float best = dk__iq_dist(bk, u, c[0]);
     int i, bi = c[0];
-    for (i = 1; i < DK__IQ3_NC; i++) {
-      float d = dk__iq3_dist(bk, u, c[i]);
+    for (i = 1; i < DK__IQ_NC; i++) {
+      float d = dk__iq_dist(bk, u, c[i]);
       if (d < best) { best = d; bi = c[i]; }
     }
     return bi;
   }
 }
-/* n (a multiple of 4) values as s * (+-points): the points for scale s,
+/* n (a multiple of dim) values as s * (+-points): the points for scale s,
  * their magnitudes to m; returns the squared error */
-static float dk__iq3_code(dk__iq3_book *bk, const float *x, int n, float s, int exact, uint16_t *pts, float *m) {
+static float dk__iq_code(dk__iq_book *bk, const float *x, int n, float s, int exact, uint16_t *pts, float *m) {
   float err = 0.0f, id = s > 0.0f ? 1.0f / s : 0.0f;
   int j, k;
-  for (j = 0; j < n; j += 4) {
-    float u[4];
-    for (k = 0; k < 4; k++) u[k] = fabsf(x[j + k]) * id;
-    pts[j / 4] = (uint16_t)dk__iq3_point(bk, u, exact);
-    for (k = 0; k < 4; k++) {
+  for (j = 0; j < n; j += bk->dim) {
+    float u[8];
+    for (k = 0; k < bk->dim; k++) u[k] = fabsf(x[j + k]) * id;
+    pts[j / bk->dim] = (uint16_t)dk__iq_point(bk, u, exact);
+    for (k = 0; k < bk->dim; k++) {
       float r;
-      m[j + k] = (float)((bk->grid[pts[j / 4]] >> (8 * k)) & 255);
+      m[j + k] = (float)dk__iq_at(bk, pts[j / bk->dim], k);
       r = fabsf(x[j + k]) - s * m[j + k];
       err += r * r;
     }
   }
   return err;
 }
-/* a 32-value group's best scale: the largest magnitude on each of the top
- * levels, give or take, each followed by the least-squares scale for its
- * points */
-static float dk__iq3_fit(dk__iq3_book *bk, const float *x) {
+/* a group's (n <= 32 values) best scale: the largest magnitude on each of
+ * the top levels, give or take, each followed by the least-squares scale
+ * for its points */
+static float dk__iq_fit(dk__iq_book *bk, const float *x, int n) {
   float amax = 0.0f, best = -1.0f, bs = 0.0f, m[32];
   uint16_t pts[8];
   int j, t, e;
-  for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+  for (j = 0; j < n; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
   if (amax == 0.0f) return 0.0f;
-  for (e = 5; e < 8; e++)
+  for (e = bk->nlv - 3; e < bk->nlv; e++)
     for (t = -3; t <= 3; t++) {
       float s = amax / ((float)bk->lv[e] * (1.0f + 0.04f * (float)t)), err, sxm = 0.0f, smm = 0.0f;
-      dk__iq3_code(bk, x, 32, s, 0, pts, m);
-      for (j = 0; j < 32; j++) { sxm += fabsf(x[j]) * m[j]; smm += m[j] * m[j]; }
+      dk__iq_code(bk, x, n, s, 0, pts, m);
+      for (j = 0; j < n; j++) { sxm += fabsf(x[j]) * m[j]; smm += m[j] * m[j]; }
       if (smm > 0.0f) s = sxm / smm;
-      err = dk__iq3_code(bk, x, 32, s, 1, pts, m);
+      err = dk__iq_code(bk, x, n, s, 1, pts, m);
       if (best < 0.0f || err < best) { best = err; bs = s; }
     }
   return bs;
 }
-/* iq3's group scale for code sc: iq3_xxs d*(0.5 + sc)*0.5, iq3_s d*(1 + 2 sc) */
-static float dk__iq3_db(dk_dtype dt, float d, int sc) {
-  return dt == DK_IQ3_XXS ? d * (0.5f + (float)sc) * 0.5f : d * (float)(1 + 2 * sc);
+/* a group's scale for code sc: iq3_xxs d*(0.5 + sc)*0.5, iq3_s d*(1 + 2 sc),
+ * iq2 d*(0.5 + sc)*0.25 */
+static float dk__iq_db(dk_dtype dt, float d, int sc) {
+  return dt == DK_IQ3_XXS ? d * (0.5f + (float)sc) * 0.5f : dt == DK_IQ3_S ? d * (float)(1 + 2 * sc)
+                                                                             : d * (0.5f + (float)sc) * 0.25f;
 }
+/* the formats whose sign codes carry their parity (an even count of
+ * negatives per 8 values) */
+#define DK__IQ_PARITY(dt) ((dt) == DK_IQ3_XXS || (dt) == DK_IQ2_XXS || (dt) == DK_IQ2_XS)
 /* iq3_xxs's eight signs of values x[0..7] (magnitudes m) with an even count
  * of negatives: when odd, the value whose flip costs least (|x| times its
  * magnitude) takes the wrong one; that cost (in units of 4 db) to *cost */
-static uint32_t dk__iq3_signs8(const float *x, const float *m, float *cost) {
+static uint32_t dk__iq_signs8(const float *x, const float *m, float *cost) {
   uint32_t sgn = 0;
   int k, par = 0, cheap = 0;
   for (k = 0; k < 8; k++) {
@@ -744,21 +855,23 @@ static uint32_t dk__iq3_signs8(const float *x, const float *m, float *cost) {
   *cost = par ? fabsf(x[cheap]) * m[cheap] : 0.0f;
   return par ? sgn ^ (1u << cheap) : sgn;
 }
-/* a 32-value group's points under the coded scales sc - 1 .. sc + 1 (the
- * rounding of its own best scale may not be the best code), the least
- * error wins: its code returned, its points to pts, magnitudes to m */
-static int dk__iq3_group_code(dk__iq3_book *bk, dk_dtype dt, const float *xg, float d, int sc, uint16_t pts[8], float m[32]) {
+/* a group's (n values: 32, or iq2_xs/iq2_s's 16) points under the coded
+ * scales sc - 1 .. sc + 1 (the rounding of its own best scale may not be
+ * the best code), the least error wins: its code returned, its points to
+ * pts, magnitudes to m */
+static int dk__iq_group_code(dk__iq_book *bk, dk_dtype dt, const float *xg, int n, float d, int sc, uint16_t pts[8],
+                             float m[32]) {
   float best = -1.0f, tm[32];
   uint16_t tp[8];
   int c, l, bc = sc;
   for (c = sc - 1; c <= sc + 1; c++) {
     float db, err, cost;
     if (c < 0 || c > 15) continue;
-    db = dk__iq3_db(dt, d, c);
-    err = dk__iq3_code(bk, xg, 32, db, 1, tp, tm);
-    if (dt == DK_IQ3_XXS)
-      for (l = 0; l < 4; l++) {
-        dk__iq3_signs8(xg + 8 * l, tm + 8 * l, &cost);
+    db = dk__iq_db(dt, d, c);
+    err = dk__iq_code(bk, xg, n, db, 1, tp, tm);
+    if (DK__IQ_PARITY(dt))
+      for (l = 0; l < n / 8; l++) {
+        dk__iq_signs8(xg + 8 * l, tm + 8 * l, &cost);
         err += 4.0f * db * cost;
       }
     if (best < 0.0f || err < best) {
@@ -772,12 +885,12 @@ static int dk__iq3_group_code(dk__iq3_book *bk, dk_dtype dt, const float *xg, fl
 }
 /* a super-block: each group's scale, those coded as D * (2 sc + 1) against
  * the largest, then every group's points searched under its coded scale */
-static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, void *out) {
+static void dk__quant_iq3_block(dk__iq_book *bk, dk_dtype dt, const float *x, void *out) {
   float sg[8], smax = 0.0f, D, m[32], d, cost;
   uint16_t pts[8];
   int g, j, l;
   for (g = 0; g < 8; g++) {
-    sg[g] = dk__iq3_fit(bk, x + 32 * g);
+    sg[g] = dk__iq_fit(bk, x + 32 * g, 32);
     smax = sg[g] > smax ? sg[g] : smax;
   }
   D = smax / 31.0f;
@@ -790,12 +903,12 @@ static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, v
       int sc = 0;
       uint32_t ss;
       if (d > 0.0f)
-        sc = dk__iq3_group_code(bk, dt, xg, d, dk__quant_clampi(dk__quant_round((4.0f * sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
+        sc = dk__iq_group_code(bk, dt, xg, 32, d, dk__quant_clampi(dk__quant_round((4.0f * sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
       else
-        dk__iq3_code(bk, xg, 32, 0.0f, 1, pts, m);
+        dk__iq_code(bk, xg, 32, 0.0f, 1, pts, m);
       ss = (uint32_t)sc << 28;
       for (j = 0; j < 8; j++) b->qs[8 * g + j] = (uint8_t)pts[j];
-      for (l = 0; l < 4; l++) ss |= (dk__iq3_signs8(xg + 8 * l, m + 8 * l, &cost) & 127) << (7 * l);
+      for (l = 0; l < 4; l++) ss |= (dk__iq_signs8(xg + 8 * l, m + 8 * l, &cost) & 127) << (7 * l);
       for (j = 0; j < 4; j++) b->ss[4 * g + j] = (uint8_t)(ss >> (8 * j));
     }
   } else {
@@ -809,9 +922,9 @@ static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, v
       const float *xg = x + 32 * g;
       int sc = 0;
       if (d > 0.0f)
-        sc = dk__iq3_group_code(bk, dt, xg, d, dk__quant_clampi(dk__quant_round((sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
+        sc = dk__iq_group_code(bk, dt, xg, 32, d, dk__quant_clampi(dk__quant_round((sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
       else
-        dk__iq3_code(bk, xg, 32, 0.0f, 1, pts, m);
+        dk__iq_code(bk, xg, 32, 0.0f, 1, pts, m);
       b->scales[g >> 1] |= (uint8_t)(sc << (4 * (g & 1)));
       for (l = 0; l < 8; l++) {
         b->qs[8 * g + l] = (uint8_t)(pts[l] & 255);
@@ -822,12 +935,68 @@ static void dk__quant_iq3_block(dk__iq3_book *bk, dk_dtype dt, const float *x, v
   }
 }
 
+/* an iq2 super-block as iq3's: each group's scale (per 32 values for
+ * iq2_xxs, 16 for the others), coded as D * (2 sc + 1) against the largest,
+ * then every group's points under its coded scale; the packing by layout */
+static void dk__quant_iq2_block(dk__iq_book *bk, dk_dtype dt, const float *x, void *out) {
+  const int n = dt == DK_IQ2_XXS ? 32 : 16, ng = 256 / n;
+  float sg[16], smax = 0.0f, d, m[32], cost;
+  uint16_t pts[8];
+  uint8_t *b = (uint8_t *)out + 2;   /* past d */
+  int g, l;
+  for (g = 0; g < ng; g++) {
+    sg[g] = dk__iq_fit(bk, x + n * g, n);
+    smax = sg[g] > smax ? sg[g] : smax;
+  }
+  uint16_t d16 = dk_f32_to_f16(8.0f * smax / 31.0f);   /* a group's scale is d * (2 sc + 1) / 8 */
+  memcpy(out, &d16, 2);
+  d = dk_f16_to_f32(d16);
+  memset(b, 0, dk_dtype_block_bytes(dt) - 2);
+  for (g = 0; g < ng; g++) {
+    const float *xg = x + n * g;
+    int sc = 0;
+    uint32_t ss = 0;
+    if (d > 0.0f)
+      sc = dk__iq_group_code(bk, dt, xg, n, d, dk__quant_clampi(dk__quant_round((8.0f * sg[g] / d - 1.0f) * 0.5f), 0, 15), pts, m);
+    else
+      dk__iq_code(bk, xg, n, 0.0f, 1, pts, m);
+    for (l = 0; l < n / 8; l++) {
+      const int i = g * n / 8 + l;   /* the point's index in the super-block */
+      uint32_t sgn = 0;
+      int k;
+      if (DK__IQ_PARITY(dt)) sgn = dk__iq_signs8(xg + 8 * l, m + 8 * l, &cost) & 127;
+      else for (k = 0; k < 8; k++) sgn |= (uint32_t)(xg[8 * l + k] < 0.0f) << k;
+      if (dt == DK_IQ2_XXS) {
+        b[8 * g + l] = (uint8_t)pts[l];
+        ss |= sgn << (7 * l);
+      } else if (dt == DK_IQ2_XS) {
+        b[2 * i] = (uint8_t)(pts[l] & 255);
+        b[2 * i + 1] = (uint8_t)((pts[l] >> 8) | sgn << 1);
+      } else {
+        b[i] = (uint8_t)(pts[l] & 255);
+        b[64 + i / 4] |= (uint8_t)((pts[l] >> 8) << (2 * (i & 3)));
+        b[32 + i] = (uint8_t)sgn;
+      }
+    }
+    if (dt == DK_IQ2_XXS) {
+      ss |= (uint32_t)sc << 28;
+      for (l = 0; l < 4; l++) b[8 * g + 4 + l] = (uint8_t)(ss >> (8 * l));
+    } else {
+      b[(dt == DK_IQ2_XS ? 64 : 72) + g / 2] |= (uint8_t)(sc << (4 * (g & 1)));
+    }
+  }
+}
+
 static void dk__quant_more(dk_dtype t, const float *src, int64_t nblocks, void *dst) {
   int64_t b;
-  dk__iq3_book bk;
-  if (t == DK_IQ3_XXS || t == DK_IQ3_S) {
-    dk__iq3_book_init(&bk, t);
-    for (b = 0; b < nblocks; b++) dk__quant_iq3_block(&bk, t, src + 256 * b, (char *)dst + (size_t)b * dk_dtype_block_bytes(t));
+  dk__iq_book bk;
+  if (t == DK_IQ3_XXS || t == DK_IQ3_S || t == DK_IQ2_XXS || t == DK_IQ2_XS || t == DK_IQ2_S) {
+    dk__iq_book_init(&bk, t);
+    for (b = 0; b < nblocks; b++) {
+      void *o = (char *)dst + (size_t)b * dk_dtype_block_bytes(t);
+      if (t == DK_IQ3_XXS || t == DK_IQ3_S) dk__quant_iq3_block(&bk, t, src + 256 * b, o);
+      else dk__quant_iq2_block(&bk, t, src + 256 * b, o);
+    }
     free(bk.cand);
     return;
   }
@@ -1071,6 +1240,48 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, fl
   return _mm256_sub_epi8(_mm256_xor_si256(v, neg), neg);
 }
 
+/* iq2 group g (32 values) of super-block blk as 32 signed codes in a
+ * register: its four 8-byte points by four loads, the signs as iq3's; the
+ * scales of its 16-value halves to d[0], d[1]. */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq2(dk_dtype dt, const char *blk, int g, float d[2]) {
+  const __m256i sel = _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0);
+  const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+  const uint8_t *b = (const uint8_t *)blk + 2;   /* past d */
+  const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
+  const uint64_t *grid;
+  __m256i v, neg;
+  uint32_t s32, sc, w, i0, i1, i2, i3;
+  uint64_t q;
+  if (dt == DK_IQ2_XXS) {
+    memcpy(&w, b + 8 * g, 4);
+    memcpy(&sc, b + 8 * g + 4, 4);
+    s32 = dk__quant_iq3xxs_signs(sc);
+    sc = (sc >> 28) * 17;   /* both halves' nibble */
+    i0 = w & 255; i1 = (w >> 8) & 255; i2 = (w >> 16) & 255; i3 = w >> 24;
+    grid = dk_iq2xxs_grid;
+  } else if (dt == DK_IQ2_XS) {
+    memcpy(&q, b + 8 * g, 8);
+    s32 = dk__quant_iq2xs_signs(q);
+    sc = b[64 + g];
+    i0 = (uint32_t)q & 511; i1 = (uint32_t)(q >> 16) & 511; i2 = (uint32_t)(q >> 32) & 511; i3 = (uint32_t)(q >> 48) & 511;
+    grid = dk_iq2xs_grid;
+  } else {
+    const uint32_t h = b[64 + g];
+    memcpy(&w, b + 4 * g, 4);
+    memcpy(&s32, b + 32 + 4 * g, 4);
+    sc = b[72 + g];
+    i0 = (w & 255) | (h & 3) << 8; i1 = ((w >> 8) & 255) | (h & 12) << 6;
+    i2 = ((w >> 16) & 255) | (h & 48) << 4; i3 = (w >> 24) | (h & 192) << 2;
+    grid = dk_iq2s_grid;
+  }
+  d[0] = d0 * (0.5f + (float)(sc & 15)) * 0.25f;
+  d[1] = d0 * (0.5f + (float)(sc >> 4)) * 0.25f;
+  v = _mm256_set_epi64x((long long)grid[i3], (long long)grid[i2], (long long)grid[i1], (long long)grid[i0]);
+  neg = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
+  neg = _mm256_cmpeq_epi8(_mm256_and_si256(neg, bit), bit);
+  return _mm256_sub_epi8(_mm256_xor_si256(v, neg), neg);
+}
+
 /* takes every type of this file (DK_QUANTS_MORE) */
 DK_CPU_AVX2_INLINE float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, const float *x, int64_t K) {
   __m256 acc = _mm256_setzero_ps();
@@ -1107,6 +1318,12 @@ DK_CPU_AVX2_INLINE float dk__cpu_quant_dot_avx2(dk_dtype dt, const char *row, co
       int g;
       for (g = 0; g < 8; g++) _mm256_storeu_si256((__m256i *)(q + 32 * g), dk__cpu_q_iq3(dt, blk, g, dl + g));
       acc = dk__cpu_q_groups((const uint8_t *)q, 1, x + 256 * b, dl, NULL, 8, 32, acc);
+    } else if (dt == DK_IQ2_XXS || dt == DK_IQ2_XS || dt == DK_IQ2_S) {
+      int8_t q[256];
+      float dl[16];
+      int g;
+      for (g = 0; g < 8; g++) _mm256_storeu_si256((__m256i *)(q + 32 * g), dk__cpu_q_iq2(dt, blk, g, dl + 2 * g));
+      acc = dk__cpu_q_groups((const uint8_t *)q, 1, x + 256 * b, dl, NULL, 16, 16, acc);
     } else {
       /* q4_1, q5_1: d*q + m; q5_0: d*(q - 16); the fifth bit from qh */
       uint8_t q[32];

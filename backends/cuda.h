@@ -2765,10 +2765,12 @@ static const dk_backend_impl *dk__cuda_backend(void) {
   {
     /* kernels/quants.cuh ran clean on an H100 (2026-11-24): on unless
      * DEVKIT_CUDA_KQUANTS=0 asks the backend to refuse these types; its
-     * iq4_nl/iq4_xs/iq3_xxs/iq3_s values have not run on a GPU yet: off
-     * unless DEVKIT_CUDA_IQ=1 (the session that runs them flips this) */
+     * iq4_nl/iq4_xs/iq3_xxs/iq3_s/iq2_xxs/iq2_xs/iq2_s values have not run
+     * on a GPU yet: off unless DEVKIT_CUDA_IQ=1 (the session that runs them
+     * flips this) */
     const char *e = getenv("DEVKIT_CUDA_KQUANTS"), *e4 = getenv("DEVKIT_CUDA_IQ");
-    const unsigned iq = DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS) | DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S);
+    const unsigned iq = DK_BIT(DK_IQ4_NL) | DK_BIT(DK_IQ4_XS) | DK_BIT(DK_IQ3_XXS) | DK_BIT(DK_IQ3_S) |
+                        DK_BIT(DK_IQ2_XXS) | DK_BIT(DK_IQ2_XS) | DK_BIT(DK_IQ2_S);
     if (!(e && e[0] == '0'))
       b->wdtypes[DK_OP_LINEAR] = b->wdtypes[DK_OP_EMBEDDING] |= DK_QUANTS_MORE & (e4 && e4[0] == '1' ? ~0u : ~iq);
     b->wdtypes[DK_OP_RMSNORM_LINEAR] = b->wdtypes[DK_OP_SWIGLU_LINEAR] = b->wdtypes[DK_OP_LINEAR];

@@ -274,7 +274,7 @@ typedef struct {
   dk_vk_block *ring;
   uint64_t ring_head, ring_tail;
   dk_vk_block *status, *dummy;
-  dk_vk_block *grids;              /* the iq3 codebooks, binding 4 of quants.glsl's shaders (dk_vk_run) */
+  dk_vk_block *grids;              /* the iq3 and iq2 codebooks, binding 4 of quants.glsl's shaders (dk_vk_run) */
   /* frees waiting for a fence */
   dk_vk_deferred *defer;
   int ndefer, capdefer;
@@ -1493,11 +1493,11 @@ static void dk_vk_touch(dk_vk_device *d, dk_vk_args *a) {
   for (i = 0; i < a->nmem; i++) a->mem[i]->last_use = serial;
 }
 
-/* the shaders that include quants.glsl, which reads the iq3 codebooks at
- * binding 4 */
+/* the shaders that include quants.glsl, which reads the iq3 and iq2
+ * codebooks at binding 4 */
 static int dk_vk_reads_grids(int spv) {
   return spv == DK_SPV_EMBEDDING || spv == DK_SPV_EMBEDDING_NOSG || (spv >= DK_SPV_GEMM_COOP && spv <= DK_SPV_GEMM_ROWS_T) ||
-         (spv >= DK_SPV_MATMUL && spv <= DK_SPV_MATMUL_QK) || (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ3_S);
+         (spv >= DK_SPV_MATMUL && spv <= DK_SPV_MATMUL_QK) || (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ2_S);
 }
 
 /* record one dispatch */
@@ -2531,11 +2531,16 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
     int gt = dk_vk_pick_type(ph, req.memoryTypeBits,
                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
-    if ((r = dk_vk_block_create(d, sizeof dk_iq3xxs_grid + sizeof dk_iq3s_grid, gt >= 0 ? (uint32_t)gt : d->mt_host, 1,
-                                &d->grids)) != VK_SUCCESS)
-      goto fail;
-    memcpy(d->grids->map, dk_iq3xxs_grid, sizeof dk_iq3xxs_grid);
-    memcpy(d->grids->map + sizeof dk_iq3xxs_grid, dk_iq3s_grid, sizeof dk_iq3s_grid);
+    /* in shaders/quants.glsl's order (DKQ_S3 ...); the iq2 points' 64-bit
+     * entries little-endian, their low four values the first word */
+    static const struct { const void *p; size_t n; } g[5] = {
+        {dk_iq3xxs_grid, sizeof dk_iq3xxs_grid}, {dk_iq3s_grid, sizeof dk_iq3s_grid}, {dk_iq2xxs_grid, sizeof dk_iq2xxs_grid},
+        {dk_iq2xs_grid, sizeof dk_iq2xs_grid},   {dk_iq2s_grid, sizeof dk_iq2s_grid}};
+    size_t at = 0;
+    int i;
+    for (i = 0; i < 5; i++) at += g[i].n;
+    if ((r = dk_vk_block_create(d, at, gt >= 0 ? (uint32_t)gt : d->mt_host, 1, &d->grids)) != VK_SUCCESS) goto fail;
+    for (at = 0, i = 0; i < 5; at += g[i].n, i++) memcpy(d->grids->map + at, g[i].p, g[i].n);
   }
   d->open = 1;
   return DK_OK;
@@ -3395,11 +3400,11 @@ static dk_status dk_vk_linear(dk_vk_device *d, const dk_call *c) {
             per = 2;   /* its R */
             dk_vk_arg_dummy(d, &args, 4);   /* its PRO operand (dk_vk_fused_vec), unused here */
           }
-          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_IQ3_S &&
+          if (d->tex && spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_IQ2_S &&
               dk_vk_texels(d, &args, 2, 0) && dk_vk_texels(d, &args, 1, 1))
             /* the same kernel reading w and x as texels (dk_vk_block_view) */
             spv += DK_SPV_MATVEC_ROWS_T_F32 - DK_SPV_MATVEC_ROWS_F32;
-          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ3_S) {
+          if (spv >= DK_SPV_MATVEC_ROWS_F32 && spv <= DK_SPV_MATVEC_ROWS_T_IQ2_S) {
             uint32_t rpl = d->rows_mv ? dk_vk_rows_per_lane(d, w->dtype, K, nc) : 1;
             if (quant && dk_dtype_block(w->dtype) == 32 && (spec[5] & 1u) && (K / 32) % 8 == 0)
               /* every row of w is whole chunks of eight blocks on the 16-byte

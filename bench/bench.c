@@ -306,16 +306,17 @@ static void bench_quant_prompt(int di, dk_device dev, int quick, const char *fil
 /* dk_linear 1x4096x4096, GB/s of weights streamed, per block format beyond
  * q8_0/q4_0 (issue 17); a device that does not hold a type shows "-" */
 static void bench_quant_decode(int di, dk_device dev, const char *filter) {
-  static const dk_dtype wt[12] = {DK_Q4_1, DK_Q5_0, DK_Q5_1,   DK_Q2_K,   DK_Q3_K,    DK_Q4_K,
-                                  DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
-  static const char *names[12] = {"dk_linear decode w=q4_1",   "dk_linear decode w=q5_0",    "dk_linear decode w=q5_1",
-                                  "dk_linear decode w=q2_K",   "dk_linear decode w=q3_K",    "dk_linear decode w=q4_K",
-                                  "dk_linear decode w=q5_K",   "dk_linear decode w=q6_K",    "dk_linear decode w=iq4_nl",
-                                  "dk_linear decode w=iq4_xs", "dk_linear decode w=iq3_xxs", "dk_linear decode w=iq3_s"};
+  static const dk_dtype wt[15] = {DK_Q4_1,   DK_Q5_0,    DK_Q5_1,  DK_Q2_K,    DK_Q3_K,   DK_Q4_K,  DK_Q5_K, DK_Q6_K,
+                                  DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S, DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
+  static const char *names[15] = {"dk_linear decode w=q4_1",    "dk_linear decode w=q5_0",    "dk_linear decode w=q5_1",
+                                  "dk_linear decode w=q2_K",    "dk_linear decode w=q3_K",    "dk_linear decode w=q4_K",
+                                  "dk_linear decode w=q5_K",    "dk_linear decode w=q6_K",    "dk_linear decode w=iq4_nl",
+                                  "dk_linear decode w=iq4_xs",  "dk_linear decode w=iq3_xxs", "dk_linear decode w=iq3_s",
+                                  "dk_linear decode w=iq2_xxs", "dk_linear decode w=iq2_xs",  "dk_linear decode w=iq2_s"};
   int64_t ws[2] = {4096, 4096}, xs[2] = {1, 4096}, os[2] = {1, 4096};
   int k;
   if (!want(filter, "linear") && !want(filter, "quant")) return;
-  for (k = 0; k < 12; k++) {
+  for (k = 0; k < 15; k++) {
     bctx c;
     memset(&c, 0, sizeof c);
     if (!dk_op_supported(dev.backend, "dk_linear", wt[k], 1)) continue;

@@ -1,13 +1,12 @@
 // kernels/quants.cuh — one value of a GGUF block of the formats beyond
 // q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs,
-// iq3_xxs, iq3_s); the layouts and
+// iq3_xxs, iq3_s, iq2_xxs, iq2_xs, iq2_s); the layouts and
 // the f32 arithmetic of backends/cpu_quant.h (bit-exact with GGUF's
 // reference dequantizers). __fmul_rn/__fadd_rn keep nvcc from contracting
 // d*q + m into one FMA, whose single rounding would differ.
 //
-// q4_1..q6_K ran clean on an H100 (2026-11-24); iq4_nl, iq4_xs, iq3_xxs and
-// iq3_s have not run on a GPU yet, and the backend offers them only under
-// DEVKIT_CUDA_IQ=1.
+// q4_1..q6_K ran clean on an H100 (2026-11-24); the iq formats have not run
+// on a GPU yet, and the backend offers them only under DEVKIT_CUDA_IQ=1.
 #ifndef DK_QUANTS_CUH
 #define DK_QUANTS_CUH
 #include "dk_common.cuh"
@@ -25,11 +24,18 @@
 #define DK_KT_IQ4_XS 15
 #define DK_KT_IQ3_XXS 16
 #define DK_KT_IQ3_S 17
+#define DK_KT_IQ2_XXS 18
+#define DK_KT_IQ2_XS 19
+#define DK_KT_IQ2_S 20
 
-// the iq3 codebooks (backends/iq_grids.h: point i's four values are the bytes of entry i)
+// the iq3 and iq2 codebooks (backends/iq_grids.h: point i's four or eight
+// values are the bytes of entry i)
 #define DKQ_IQ_V(v) v,
 __constant__ uint32_t dkq_iq3xxs_grid[256] = {DK_IQ3XXS_GRID(DKQ_IQ_V)};
 __constant__ uint32_t dkq_iq3s_grid[512] = {DK_IQ3S_GRID(DKQ_IQ_V)};
+__constant__ unsigned long long dkq_iq2xxs_grid[256] = {DK_IQ2XXS_GRID(DKQ_IQ_V)};
+__constant__ unsigned long long dkq_iq2xs_grid[512] = {DK_IQ2XS_GRID(DKQ_IQ_V)};
+__constant__ unsigned long long dkq_iq2s_grid[1024] = {DK_IQ2S_GRID(DKQ_IQ_V)};
 #undef DKQ_IQ_V
 
 DK_DEV int dkq_block(int dt) { return dt <= DK_KT_Q5_1 || dt == DK_KT_IQ4_NL ? 32 : 256; }
@@ -46,6 +52,9 @@ DK_DEV int dkq_bytes(int dt) {
   case DK_KT_IQ4_XS: return 136;
   case DK_KT_IQ3_XXS: return 98;
   case DK_KT_IQ3_S: return 110;
+  case DK_KT_IQ2_XXS: return 66;
+  case DK_KT_IQ2_XS: return 74;
+  case DK_KT_IQ2_S: return 82;
   default: return 210;
   }
 }
@@ -62,6 +71,37 @@ DK_DEV float dkq_iq4_level(int q) {
 
 // value j of the block of type dt at b
 DK_DEV float dkq_value(int dt, const uint8_t *b, int j) {
+  if (dt == DK_KT_IQ2_XXS || dt == DK_KT_IQ2_XS || dt == DK_KT_IQ2_S) {
+    // point i (8 values) of group g (32): iq2_xxs d, then per group four
+    // point bytes and a u32 as iq3_xxs's (scale /4 instead of /2); iq2_xs
+    // d, qs u16[32] (9-bit point, 7-bit sign code), scales[8] at 66;
+    // iq2_s d, qs[32], signs[32] at 34, qh[8] at 66, scales[8] at 74
+    const int g = j >> 5, i = j >> 3, k = j & 7;
+    unsigned long long pt;
+    int neg, sc;
+    if (dt == DK_KT_IQ2_S) {
+      pt = dkq_iq2s_grid[b[2 + i] | (((b[66 + (i >> 2)] >> (2 * (i & 3))) & 3) << 8)];
+      neg = (b[34 + i] >> k) & 1;
+      sc = (b[74 + g] >> (4 * ((j >> 4) & 1))) & 15;
+    } else {
+      uint32_t sg;
+      if (dt == DK_KT_IQ2_XXS) {
+        const uint32_t ss = b[6 + 8 * g] | (b[7 + 8 * g] << 8) | (b[8 + 8 * g] << 16) | ((uint32_t)b[9 + 8 * g] << 24);
+        pt = dkq_iq2xxs_grid[b[2 + 8 * g + (i & 3)]];
+        sg = (ss >> (7 * (i & 3))) & 127;
+        sc = (int)(ss >> 28);
+      } else {
+        const uint32_t q = b[2 + 2 * i] | (b[3 + 2 * i] << 8);
+        pt = dkq_iq2xs_grid[q & 511];
+        sg = q >> 9;
+        sc = (b[66 + g] >> (4 * ((j >> 4) & 1))) & 15;
+      }
+      neg = k < 7 ? (sg >> k) & 1 : __popc(sg) & 1;
+    }
+    const float db = __fmul_rn(__fmul_rn(dkq_half(b, 0), __fadd_rn(0.5f, (float)sc)), 0.25f);
+    const float v = __fmul_rn(db, (float)((pt >> (8 * k)) & 255));
+    return neg ? -v : v;
+  }
   if (dt == DK_KT_IQ3_XXS) {
     // d, qs[64], then group g's u32: four 7-bit sign codes (the eighth sign
     // their parity) and the scale in the top 4 bits

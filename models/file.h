@@ -37,8 +37,9 @@
  * Per format:
  *   GGUF: every metadata type, nested arrays included; general.alignment;
  *     tensors of f32, f16, bf16, i32 and the block formats q8_0, q4_0, q4_1,
- *     q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, iq3_xxs, iq3_s load (any mix per file), other GGML types are
- *     listed (supported = 0, type_name says which) and refused by name.
+ *     q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, iq3_xxs, iq3_s, iq2_xxs, iq2_xs,
+ *     iq2_s load (any mix per file), other GGML types are listed (supported
+ *     = 0, type_name says which) and refused by name.
  *   safetensors: F32, F16, BF16, I32 load; other dtypes are listed. The JSON
  *     header is parsed strictly (duplicate keys, unknown fields, ranges that
  *     overlap, leave holes or leave the file are errors). __metadata__ entries
@@ -539,8 +540,8 @@ static const dk_file__ggml_type dk_file__ggml_types[40] = {
   {NULL, 0, 0, -1}, {NULL, 0, 0, -1}, {"q5_0", 32, 22, DK_Q5_0}, {"q5_1", 32, 24, DK_Q5_1},
   {"q8_0", 32, 34, DK_Q8_0}, {"q8_1", 32, 36, -1}, {"q2_K", 256, 84, DK_Q2_K}, {"q3_K", 256, 110, DK_Q3_K},
   {"q4_K", 256, 144, DK_Q4_K}, {"q5_K", 256, 176, DK_Q5_K}, {"q6_K", 256, 210, DK_Q6_K}, {"q8_K", 256, 292, -1},
-  {"iq2_xxs", 256, 66, -1}, {"iq2_xs", 256, 74, -1}, {"iq3_xxs", 256, 98, DK_IQ3_XXS}, {"iq1_s", 256, 50, -1},
-  {"iq4_nl", 32, 18, DK_IQ4_NL}, {"iq3_s", 256, 110, DK_IQ3_S}, {"iq2_s", 256, 82, -1}, {"iq4_xs", 256, 136, DK_IQ4_XS},
+  {"iq2_xxs", 256, 66, DK_IQ2_XXS}, {"iq2_xs", 256, 74, DK_IQ2_XS}, {"iq3_xxs", 256, 98, DK_IQ3_XXS}, {"iq1_s", 256, 50, -1},
+  {"iq4_nl", 32, 18, DK_IQ4_NL}, {"iq3_s", 256, 110, DK_IQ3_S}, {"iq2_s", 256, 82, DK_IQ2_S}, {"iq4_xs", 256, 136, DK_IQ4_XS},
   {"i8", 1, 1, -1}, {"i16", 1, 2, -1}, {"i32", 1, 4, DK_I32}, {"i64", 1, 8, -1},
   {"f64", 1, 8, -1}, {"iq1_m", 256, 56, -1}, {"bf16", 1, 2, DK_BF16}, {NULL, 0, 0, -1},
   {NULL, 0, 0, -1}, {NULL, 0, 0, -1}, {"tq1_0", 256, 54, -1}, {"tq2_0", 256, 66, -1},
@@ -1626,7 +1627,7 @@ static int64_t dk_file__loadable(const dk_file *f, const char *name) {
                         f->n_tensors ? "'" : ""), -1;
   if (!f->tensors[i].supported)
     return dk_set_error(DK_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, which devkit does not hold (it loads f32, f16, bf16, "
-                        "i32, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, iq3_xxs and iq3_s)", f->name, name, f->tensors[i].type_name), -1;
+                        "i32, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, iq3_xxs, iq3_s, iq2_xxs, iq2_xs and iq2_s)", f->name, name, f->tensors[i].type_name), -1;
   return i;
 }
 

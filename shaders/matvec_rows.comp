@@ -25,6 +25,9 @@
 //!variant matvec_rows_iq4_xs -DWT=15
 //!variant matvec_rows_iq3_xxs -DWT=16
 //!variant matvec_rows_iq3_s -DWT=17
+//!variant matvec_rows_iq2_xxs -DWT=18
+//!variant matvec_rows_iq2_xs -DWT=19
+//!variant matvec_rows_iq2_s -DWT=20
 //!variant matvec_rows_t_f32 -DWT=0 -DTEXW
 //!variant matvec_rows_t_f16 -DWT=1 -DTEXW
 //!variant matvec_rows_t_bf16 -DWT=2 -DTEXW
@@ -42,6 +45,9 @@
 //!variant matvec_rows_t_iq4_xs -DWT=15 -DTEXW
 //!variant matvec_rows_t_iq3_xxs -DWT=16 -DTEXW
 //!variant matvec_rows_t_iq3_s -DWT=17 -DTEXW
+//!variant matvec_rows_t_iq2_xxs -DWT=18 -DTEXW
+//!variant matvec_rows_t_iq2_xs -DWT=19 -DTEXW
+//!variant matvec_rows_t_iq2_s -DWT=20 -DTEXW
 #extension GL_GOOGLE_include_directive : require
 #define WG 64
 #define MMAX 8
@@ -233,7 +239,7 @@ void generic_blocks(uint row) {
 #endif
 #if WT == 11 || WT == 12 || KQ_TEX
 /* Super-block b of a row of q4_K/q5_K (rows on the 16-byte grid) or
- * q2_K/q3_K/q6_K/iq4_xs/iq3 (texels): with XS false into acc[] through dot8 (every row of x read
+ * q2_K/q3_K/q6_K/iq4_xs/iq3/iq2 (texels): with XS false into acc[] through dot8 (every row of x read
  * from its binding), with XS true returned as its dot with xv, the
  * super-block's 256 values of x that rows_kquant reads once for all of a
  * lane's rows. XS is a constant where inlined. */
@@ -289,7 +295,8 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
    * values from registers, where dkq_group8 spends about one 16-bit texel
    * read a value (q2_K/q3_K 4096 x 4096 on lavapipe: 0.4-0.5 GB/s, a tenth
    * of q4_K's). Each value as dkq_group8 computes it. */
-  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : WT == 15 ? 68u : WT == 16 ? 49u : WT == 17 ? 55u : 105u;   /* halves a super-block */
+  const uint BH = WT == 9 ? 42u : WT == 10 ? 55u : WT == 15 ? 68u : WT == 16 ? 49u : WT == 17 ? 55u
+                : WT == 18 ? 33u : WT == 19 ? 37u : WT == 20 ? 41u : 105u;   /* halves a super-block */
   const uint NT = (BH + 14u) / 8u, NSW = (BH + 1u) / 2u;
   uint last = uint(textureSize(WTX)) - 1u, u[4u * NT + 4u];
   SPAN_WORDS(u, p.w_off + (row * nbk + b) * BH, NT, NSW);
@@ -357,6 +364,48 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
       p1 = dkq_grid[DKQ_S3 + (KQ_BYTE(3u + i) | (((qh >> (2u * l + 1u)) & 1u) << 8))];
       sg = KQ_BYTE(74u + 4u * g + l);
 #endif
+      float v[8];
+      [[unroll]] for (uint k = 0u; k < 8u; k++) {
+        int c = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);
+        v[k] = dl * float(((sg >> k) & 1u) != 0u ? -c : c);
+      }
+      KQ_USE(v, 32u * g + 8u * l)
+    }
+  }
+#elif WT >= 18
+  /* iq2 (quants.glsl's dkq_iq2_8 and dkq_iq2_scale from registers): point
+   * i = 4g + l of group g; iq2_xxs d, then per group 4 point bytes and a
+   * u32 (four 7-bit sign codes, the scale in the top 4 bits) at 2 + 8g;
+   * iq2_xs d, u16 i at 2 + 2i (9-bit point, 7-bit sign code), scales at 66;
+   * iq2_s d, qs at 2, signs at 34, qh at 66, scales at 74 */
+  float d = dk_h2f(u[0] & 0xffffu);
+  [[unroll]] for (uint g = 0u; g < 8u; g++) {
+#if WT == 18
+    uint ss = KQ_BYTE(6u + 8u * g) | (KQ_BYTE(7u + 8u * g) << 8) | (KQ_BYTE(8u + 8u * g) << 16) | (KQ_BYTE(9u + 8u * g) << 24);
+#else
+    uint scb = KQ_BYTE((WT == 19 ? 66u : 74u) + g);
+#endif
+    [[unroll]] for (uint l = 0u; l < 4u; l++) {
+      uint i = 4u * g + l, pt, sg, sc;
+#if WT == 18
+      sg = (ss >> (7u * l)) & 127u;
+      sg |= (uint(bitCount(sg)) & 1u) << 7;
+      pt = DKQ_X2 + 2u * KQ_BYTE(2u + 8u * g + l);
+      sc = ss >> 28;
+#elif WT == 19
+      uint q = KQ_BYTE(2u + 2u * i) | (KQ_BYTE(3u + 2u * i) << 8);
+      sg = q >> 9;
+      sg |= (uint(bitCount(sg)) & 1u) << 7;
+      pt = DKQ_XS2 + 2u * (q & 511u);
+      sc = (scb >> (4u * (l >> 1))) & 15u;
+#else
+      pt = DKQ_S2 + 2u * (KQ_BYTE(2u + i) | (((KQ_BYTE(66u + g) >> (2u * l)) & 3u) << 8));
+      sg = KQ_BYTE(34u + i);
+      sc = (scb >> (4u * (l >> 1))) & 15u;
+#endif
+      precise float dm = d * (0.5 + float(sc));
+      precise float dl = dm * 0.25;
+      uint p0 = dkq_grid[pt], p1 = dkq_grid[pt + 1u];
       float v[8];
       [[unroll]] for (uint k = 0u; k < 8u; k++) {
         int c = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);

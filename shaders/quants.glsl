@@ -1,6 +1,6 @@
 /* shaders/quants.glsl — one value of a GGUF block of the formats beyond
  * q8_0/q4_0 (q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs,
- * iq3_xxs, iq3_s), read from the
+ * iq3_xxs, iq3_s, iq2_xxs, iq2_xs, iq2_s), read from the
  * 16-bit view DKQ_BUF of a binding (blocks are only 2-byte aligned). The
  * layouts and the f32 arithmetic are those of backends/cpu_quant.h, which is
  * bit-exact with GGUF's reference dequantizers; `precise` keeps d*q + m from
@@ -18,23 +18,32 @@
 #define DT_IQ4_XS 15u
 #define DT_IQ3_XXS 16u
 #define DT_IQ3_S 17u
+#define DT_IQ2_XXS 18u
+#define DT_IQ2_XS 19u
+#define DT_IQ2_S 20u
 
-/* the iq3 codebooks (backends/iq_grids.h: point i's four values are the
- * bytes of entry i, the first in the low byte): iq3_xxs's 256 points, then
- * iq3_s's 512 (DKQ_S3), in a buffer the backend binds at binding 4 of every
+/* the iq3 and iq2 codebooks (backends/iq_grids.h: point i's four values are
+ * the bytes of entry i, the first in the low byte): iq3_xxs's 256 points,
+ * iq3_s's 512 (at DKQ_S3), then as pairs of words (the low four values
+ * first) iq2_xxs's 256 (DKQ_X2), iq2_xs's 512 (DKQ_XS2), iq2_s's 1024
+ * (DKQ_S2), in a buffer the backend binds at binding 4 of every
  * shader that includes this file. Not a constant array: read at a computed
  * index, lavapipe makes that a private copy and a chain of selects per read
  * (a pipeline took 10-48 s to build); not shared memory: the barrier after
  * filling it makes lavapipe split the shader into coroutines (12-47 s). */
 layout(set = 0, binding = 4) readonly buffer DKQ_G { uint dkq_grid[]; };
 #define DKQ_S3 256u
+#define DKQ_X2 768u
+#define DKQ_XS2 1280u
+#define DKQ_S2 2304u
 
 /* values per block and halves per block */
 uint dkq_block(uint dt) { return dt <= DT_Q5_1 || dt == DT_IQ4_NL ? 32u : 256u; }
 uint dkq_halves(uint dt) {
   return dt == DT_Q4_1 ? 10u : dt == DT_Q5_0 ? 11u : dt == DT_Q5_1 ? 12u : dt == DT_Q2_K ? 42u
        : dt == DT_Q3_K ? 55u : dt == DT_Q4_K ? 72u : dt == DT_Q5_K ? 88u : dt == DT_IQ4_NL ? 9u
-       : dt == DT_IQ4_XS ? 68u : dt == DT_IQ3_XXS ? 49u : dt == DT_IQ3_S ? 55u : 105u;
+       : dt == DT_IQ4_XS ? 68u : dt == DT_IQ3_XXS ? 49u : dt == DT_IQ3_S ? 55u : dt == DT_IQ2_XXS ? 33u
+       : dt == DT_IQ2_XS ? 37u : dt == DT_IQ2_S ? 41u : 105u;
 }
 /* iq4's level c (0..15; backends/cpu_quant.h's dk_iq4_levels), its byte
  * picked from four words by selects: a table read is a gather per value on
@@ -115,8 +124,53 @@ void dkq_iq3_8(uint dt, uint hb, uint j, out int c[8]) {
   }
 }
 
+/* iq2: the scale of value j's 16 (iq2_xxs: 32), as the reference computes
+ * it, d*(0.5 + sc)*0.25: iq2_xxs sc the top 4 bits of group g's u32 at
+ * 6 + 8g; iq2_xs/iq2_s nibble (j/16)%2 of byte 66/74 + g */
+float dkq_iq2_scale(uint dt, uint hb, uint j) {
+  uint g = j >> 5;
+  uint sc = dt == DT_IQ2_XXS ? dkq_byte(hb, 9u + 8u * g) >> 4
+                             : (dkq_byte(hb, (dt == DT_IQ2_XS ? 66u : 74u) + g) >> (4u * ((j >> 4) & 1u))) & 15u;
+  precise float dm = dkq_half(hb, 0u) * (0.5 + float(sc));
+  precise float r = dm * 0.25;
+  return r;
+}
+/* iq2: values j .. j+7 (point i = j/8) as signed codebook values.
+ * iq2_xxs: point byte 2 + 8g + i%4, its 7-bit sign code (i%4) of the
+ * group's u32 at 6 + 8g, parity the eighth; iq2_xs: the u16 at 2 + 2i,
+ * point its low 9 bits, sign code the top 7; iq2_s: point qs[i] (byte
+ * 2 + i) + 256 * bits 2(i%4).. of byte 66 + i/4, signs byte 34 + i */
+void dkq_iq2_8(uint dt, uint hb, uint j, out int c[8]) {
+  uint i = j >> 3, pt, sg;
+  if (dt == DT_IQ2_XXS) {
+    uint o = 6u + 8u * (j >> 5);
+    uint ss = dkq_byte(hb, o) | (dkq_byte(hb, o + 1u) << 8) | (dkq_byte(hb, o + 2u) << 16) | (dkq_byte(hb, o + 3u) << 24);
+    sg = (ss >> (7u * (i & 3u))) & 127u;
+    sg |= (uint(bitCount(sg)) & 1u) << 7;
+    pt = DKQ_X2 + 2u * dkq_byte(hb, o - 4u + (i & 3u));
+  } else if (dt == DT_IQ2_XS) {
+    uint q = DKQ_HALF(hb + 1u + i);
+    sg = q >> 9;
+    sg |= (uint(bitCount(sg)) & 1u) << 7;
+    pt = DKQ_XS2 + 2u * (q & 511u);
+  } else {
+    pt = DKQ_S2 + 2u * (dkq_byte(hb, 2u + i) | (((dkq_byte(hb, 66u + (i >> 2)) >> (2u * (i & 3u))) & 3u) << 8));
+    sg = dkq_byte(hb, 34u + i);
+  }
+  uint p0 = dkq_grid[pt], p1 = dkq_grid[pt + 1u];
+  [[unroll]] for (uint k = 0u; k < 8u; k++) {
+    int v = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);
+    c[k] = ((sg >> k) & 1u) != 0u ? -v : v;
+  }
+}
+
 /* value j of the block of type dt starting at half hb */
 float dkq_value(uint dt, uint hb, uint j) {
+  if (dt == DT_IQ2_XXS || dt == DT_IQ2_XS || dt == DT_IQ2_S) {
+    int c[8];
+    dkq_iq2_8(dt, hb, j & ~7u, c);
+    return dkq_iq2_scale(dt, hb, j) * float(c[j & 7u]);
+  }
   if (dt == DT_IQ3_XXS || dt == DT_IQ3_S) {
     int c[8];
     dkq_iq3_8(dt, hb, j & ~7u, c);
@@ -177,7 +231,12 @@ uvec2 dkq_8bytes(uint hb, uint o) {
 uint dkq_lane(uvec2 w, uint i) { return ((i < 4u ? w.x : w.y) >> (8u * (i & 3u))) & 255u; }
 
 void dkq_group8(uint dt, uint hb, uint j, out float v[8]) {
-  if (dt == DT_IQ3_XXS || dt == DT_IQ3_S) {
+  if (dt == DT_IQ2_XXS || dt == DT_IQ2_XS || dt == DT_IQ2_S) {
+    int c[8];
+    float dl = dkq_iq2_scale(dt, hb, j);
+    dkq_iq2_8(dt, hb, j, c);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) v[i] = dl * float(c[i]);
+  } else if (dt == DT_IQ3_XXS || dt == DT_IQ3_S) {
     int c[8];
     float dl = dkq_iq3_scale(dt, hb, j >> 5);
     dkq_iq3_8(dt, hb, j, c);

@@ -158,11 +158,12 @@ static void isa_linear(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N,
 
 DKT_TEST(cpu_isa_linear, DKT_ONCE) {
   /* every weight dtype the CPU linear takes, backends/cpu_quant.h's included */
-  static const dk_dtype wts[17] = {DK_F32,  DK_F16,  DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1,   DK_Q5_0,  DK_Q5_1,
-                                   DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
+  static const dk_dtype wts[20] = {DK_F32,  DK_F16,  DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1,   DK_Q5_0,  DK_Q5_1,
+                                   DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S,
+                                   DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
   static const int64_t Ms[3] = {1, 3, 20};
   int w, x, m;
-  for (w = 0; w < 17; w++)
+  for (w = 0; w < 20; w++)
     for (x = 0; x < 3; x++)
       for (m = 0; m < 3; m++) {
         int blk = dk_dtype_block(wts[w]);

@@ -322,14 +322,16 @@ static void walk_file(dk_file *f) {
 /* ==== GGUF ==================================================================== */
 
 /* A GGUF holding one tensor of each block format beyond q8_0/q4_0, as a
- * Q4_K_M, IQ4_XS or IQ3_M file mixes them: each loads onto the device with its bytes intact,
+ * Q4_K_M, IQ4_XS, IQ3_M or IQ2_M file mixes them: each loads onto the device with its bytes intact,
  * and a row looked up there is the host's dequantization, bit for bit. */
 DKT_TEST(models_gguf_quant_mix, 0) {
-#define QM_N 12
-  static const uint32_t gt[QM_N] = {GW_T_Q4_1, GW_T_Q5_0, GW_T_Q5_1,   GW_T_Q2_K,   GW_T_Q3_K,    GW_T_Q4_K,
-                                    GW_T_Q5_K, GW_T_Q6_K, GW_T_IQ4_NL, GW_T_IQ4_XS, GW_T_IQ3_XXS, GW_T_IQ3_S};
-  static const dk_dtype dt[QM_N] = {DK_Q4_1, DK_Q5_0, DK_Q5_1,   DK_Q2_K,   DK_Q3_K,    DK_Q4_K,
-                                    DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
+#define QM_N 15
+  static const uint32_t gt[QM_N] = {GW_T_Q4_1,    GW_T_Q5_0,   GW_T_Q5_1,   GW_T_Q2_K,   GW_T_Q3_K,    GW_T_Q4_K,
+                                    GW_T_Q5_K,    GW_T_Q6_K,   GW_T_IQ4_NL, GW_T_IQ4_XS, GW_T_IQ3_XXS, GW_T_IQ3_S,
+                                    GW_T_IQ2_XXS, GW_T_IQ2_XS, GW_T_IQ2_S};
+  static const dk_dtype dt[QM_N] = {DK_Q4_1,    DK_Q5_0,   DK_Q5_1,   DK_Q2_K,   DK_Q3_K,    DK_Q4_K,
+                                    DK_Q5_K,    DK_Q6_K,   DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S,
+                                    DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
   const int64_t shape[2] = {3, 512}, n = 3 * 512;
   unsigned char *data[QM_N];
   uint64_t off = 0, offs[QM_N], nb[QM_N];

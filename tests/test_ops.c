@@ -468,7 +468,8 @@ DKT_TEST(ops_linear_large, 0) {
  * the backend holds, bias on and off, f32 and f16 activations */
 DKT_TEST(ops_linear_gemm, 0) {
   static const dk_dtype wts[] = {DK_F32,  DK_F16,  DK_BF16, DK_Q8_0, DK_Q4_0, DK_Q4_1,   DK_Q5_0,  DK_Q5_1,
-                                 DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
+                                 DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S,
+                                 DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
   int i;
   for (i = 0; i < (int)(sizeof wts / sizeof wts[0]); i++) {
     dk_dtype w = wts[i];
@@ -649,7 +650,8 @@ DKT_TEST(ops_fused_linear_vec, 0) {
  * matmul.comp (f32, bf16, a precise weight) */
 static void coop_cases(dkt *t) {
   static const dk_dtype wts[] = {DK_F16,  DK_Q8_0, DK_Q4_0, DK_Q4_1, DK_Q5_0,   DK_Q5_1,  DK_Q2_K,
-                                 DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S};
+                                 DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K, DK_IQ4_NL, DK_IQ4_XS, DK_IQ3_XXS, DK_IQ3_S,
+                                 DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
   size_t i;
   for (i = 0; i < sizeof wts / sizeof wts[0]; i++) {
     int64_t blk = dk_dtype_block(wts[i]);

@@ -34,7 +34,7 @@
 static const char *usage =
   "usage: convert IN -o OUT.gguf [--type TYPE]\n"
   "  IN     a Hugging Face directory (config.json, safetensors, tokenizer.json) or a model file with float weights\n"
-  "  TYPE   f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs iq3_xxs iq3_s, or the mixes Q4_K_M Q5_K_M\n"
+  "  TYPE   f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs iq3_xxs iq3_s iq2_xxs iq2_xs iq2_s, or the mixes Q4_K_M Q5_K_M\n"
   "         IQ4_NL IQ4_XS\n"
   "         (default: the source's float type)\n";
 

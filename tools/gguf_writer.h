@@ -26,8 +26,8 @@
 enum { GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32, GW_BOOL, GW_STRING, GW_ARRAY, GW_U64, GW_I64, GW_F64 };
 /* GGML tensor types this writer is used with */
 enum { GW_T_F32 = 0, GW_T_F16 = 1, GW_T_Q4_0 = 2, GW_T_Q4_1 = 3, GW_T_Q5_0 = 6, GW_T_Q5_1 = 7, GW_T_Q8_0 = 8,
-       GW_T_Q2_K = 10, GW_T_Q3_K = 11, GW_T_Q4_K = 12, GW_T_Q5_K = 13, GW_T_Q6_K = 14, GW_T_IQ3_XXS = 18,
-       GW_T_IQ4_NL = 20, GW_T_IQ3_S = 21, GW_T_IQ4_XS = 23, GW_T_I32 = 26, GW_T_BF16 = 30 };
+       GW_T_Q2_K = 10, GW_T_Q3_K = 11, GW_T_Q4_K = 12, GW_T_Q5_K = 13, GW_T_Q6_K = 14, GW_T_IQ2_XXS = 16,
+       GW_T_IQ2_XS = 17, GW_T_IQ3_XXS = 18, GW_T_IQ4_NL = 20, GW_T_IQ3_S = 21, GW_T_IQ2_S = 22, GW_T_IQ4_XS = 23, GW_T_I32 = 26, GW_T_BF16 = 30 };
 
 typedef struct {
   unsigned char *p;
@@ -114,6 +114,9 @@ GW_FN uint64_t gw_type_bytes(uint32_t type, uint64_t n) {
   case GW_T_IQ4_XS: return n / 256 * 136;
   case GW_T_IQ3_XXS: return n / 256 * 98;
   case GW_T_IQ3_S: return n / 256 * 110;
+  case GW_T_IQ2_XXS: return n / 256 * 66;
+  case GW_T_IQ2_XS: return n / 256 * 74;
+  case GW_T_IQ2_S: return n / 256 * 82;
   default: return 0;
   }
 }
@@ -132,7 +135,8 @@ static const gw_type gw_types[] = {
   {"q8_0", GW_T_Q8_0, 7, 0, 0}, {"q5_0", GW_T_Q5_0, 8, 0, 0}, {"q5_1", GW_T_Q5_1, 9, 0, 0}, {"q2_K", GW_T_Q2_K, 10, 0, 0},
   {"q3_K", GW_T_Q3_K, 11, 0, 0}, {"q4_K", GW_T_Q4_K, 14, 0, 0}, {"q5_K", GW_T_Q5_K, 16, 0, 0}, {"q6_K", GW_T_Q6_K, 18, 0, 0},
   {"iq4_nl", GW_T_IQ4_NL, 25, 0, 0}, {"iq4_xs", GW_T_IQ4_XS, 30, 0, 0}, {"iq3_xxs", GW_T_IQ3_XXS, 23, 0, 0},
-  {"iq3_s", GW_T_IQ3_S, 26, 0, 0},
+  {"iq3_s", GW_T_IQ3_S, 26, 0, 0}, {"iq2_xxs", GW_T_IQ2_XXS, 19, 0, 0}, {"iq2_xs", GW_T_IQ2_XS, 20, 0, 0},
+  {"iq2_s", GW_T_IQ2_S, 28, 0, 0},
   {"Q4_K_M", GW_T_Q4_K, 15, GW_T_Q6_K, 0}, {"Q5_K_M", GW_T_Q5_K, 17, GW_T_Q6_K, 0},
   {"IQ4_NL", GW_T_IQ4_NL, 25, GW_T_Q6_K, 1}, {"IQ4_XS", GW_T_IQ4_XS, 30, GW_T_Q6_K, 1},
 };
@@ -156,6 +160,9 @@ GW_FN dk_dtype gw_dtype(uint32_t gw) {
   case GW_T_IQ4_XS: return DK_IQ4_XS;
   case GW_T_IQ3_XXS: return DK_IQ3_XXS;
   case GW_T_IQ3_S: return DK_IQ3_S;
+  case GW_T_IQ2_XXS: return DK_IQ2_XXS;
+  case GW_T_IQ2_XS: return DK_IQ2_XS;
+  case GW_T_IQ2_S: return DK_IQ2_S;
   default: return DK_F32;
   }
 }
@@ -183,7 +190,7 @@ GW_FN uint32_t gw_pick(const gw_type *t, int role, int layer, int layers, int gq
   return (role == 'v' || role == 'd') && gw_more_bits(layer, layers) ? t->more : t->type;
 }
 
-/* a K-quant (or iq4_xs, iq3) needs rows of whole 256-value super-blocks;
+/* a K-quant (or iq4_xs, iq3, iq2) needs rows of whole 256-value super-blocks;
  * otherwise the 32-value format llama.cpp falls back to */
 GW_FN uint32_t gw_fit(uint32_t type, int64_t row) {
   if (row % 256 == 0) return type;
@@ -192,7 +199,8 @@ GW_FN uint32_t gw_fit(uint32_t type, int64_t row) {
   case GW_T_Q4_K: return GW_T_Q5_0;
   case GW_T_Q5_K: return GW_T_Q5_1;
   case GW_T_Q6_K: return GW_T_Q8_0;
-  case GW_T_IQ4_XS: case GW_T_IQ3_XXS: case GW_T_IQ3_S: return GW_T_IQ4_NL;
+  case GW_T_IQ4_XS: case GW_T_IQ3_XXS: case GW_T_IQ3_S: case GW_T_IQ2_XXS: case GW_T_IQ2_XS: case GW_T_IQ2_S:
+    return GW_T_IQ4_NL;
   default: return type;
   }
 }

@@ -156,7 +156,7 @@ if has verify; then
   # K-quant prompts on GPUs (DEVKIT_VULKAN_GEMM=0). And dk_attention_window
   # in one launch (DEVKIT_CUDA_ATTN_WINDOW; the 1B llama model has no
   # window to time, Gemma 3's tests and window op cover it). And CUDA's
-  # iq4_nl/iq4_xs/iq3_xxs/iq3_s values (DEVKIT_CUDA_IQ; off, the 1B IQ4_XS
+  # iq4_nl/iq4_xs/iq3/iq2 values (DEVKIT_CUDA_IQ; off, the 1B IQ4_XS
   # model does not load, so only the on rounds time it).
   VERIFY=${VERIFY:-"DEVKIT_CUDA_IQ 1 0 MODEL=iq4_xs quant_ models_gguf_quant_mix ops_linear_gemm;DEVKIT_CUDA_ATTN_WINDOW 1 0 MODEL=- ops_attention_window ops_attention models_arch_gemma3;DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"

@@ -8,15 +8,15 @@
  * --params N picks a llama-like shape near N parameters (head size 64, dim
  * a multiple of 128 near cbrt(N/0.1875), feed-forward 8/3 of dim rounded to
  * 32, one KV head per 4 query heads, as many layers as come nearest N). Weights: f32, f16, q8_0,
- * q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, iq3_xxs, iq3_s
- * (quantized with devkit's dk_quantize), or the mixes Q4_K_M and Q5_K_M as llama.cpp makes
+ * q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, iq3_xxs, iq3_s,
+ * iq2_xxs, iq2_xs, iq2_s (quantized with devkit's dk_quantize), or the mixes Q4_K_M and Q5_K_M as llama.cpp makes
  * them: output.weight q6_K; attn_v and ffn_down q6_K in the layers where
  * llama.cpp spends more bits (the first and last eighth, and every third
  * between), the base K type elsewhere; IQ4_NL and IQ4_XS likewise
  * (gguf_writer.h's gw_pick: output q6_K, attn_v q5_K with 4 or more query
  * heads a KV head, ffn_down q5_K in the first eighth). A K-quant tensor whose rows are not a
  * multiple of 256 falls back as llama.cpp does (q4_K -> q5_0, q5_K -> q5_1,
- * q6_K -> q8_0, iq4_xs and iq3 -> iq4_nl; q2_K and q3_K -> q4_0, as it did before
+ * q6_K -> q8_0, iq4_xs, iq3 and iq2 -> iq4_nl; q2_K and q3_K -> q4_0, as it did before
  * iq4_nl). Norms stay
  * f32, as llama.cpp's quantizer leaves them. The vocabulary is byte-level: <unk>,
  * <s>, </s>, the 256 <0xXX> byte tokens, the space "▁", then unused filler
@@ -77,7 +77,7 @@ static double num(const char *opt, const char *v) {
 static const char *usage =
   "usage: make_model -o OUT.gguf [--params N | --dim D --layers L --heads H [--kv-heads K] [--hidden F]]\n"
   "                  [--vocab V] [--ctx C] [--type TYPE] [--seed S]\n"
-  "  TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs iq3_xxs iq3_s, or the mixes Q4_K_M Q5_K_M\n"
+  "  TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs iq3_xxs iq3_s iq2_xxs iq2_xs iq2_s, or the mixes Q4_K_M Q5_K_M\n"
   "        IQ4_NL IQ4_XS\n";
 
 int main(int argc, char **argv) {

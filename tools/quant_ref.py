@@ -52,9 +52,30 @@ TYPES_IQ3 = {
     "iq3_s": (T.IQ3_S, 256, 110, [0]),
 }
 TYPES.update(TYPES_IQ3)
+# the 2-bit ones, likewise (their own stream; every point enumerated)
+TYPES_IQ2 = {
+    "iq2_xxs": (T.IQ2_XXS, 256, 66, [0]),
+    "iq2_xs": (T.IQ2_XS, 256, 74, [0]),
+    "iq2_s": (T.IQ2_S, 256, 82, [0]),
+}
+TYPES.update(TYPES_IQ2)
+IQ2_POINTS = {"iq2_xxs": 256, "iq2_xs": 512, "iq2_s": 1024}
 
 
 def enumerate_points(name, raw):
+    if name in TYPES_IQ2:                       # 32 points a block
+        for i in range(IQ2_POINTS[name]):
+            b, k = divmod(i, 32)
+            if name == "iq2_xxs":               # byte l of group g's first u32
+                raw[b, 2 + 8 * (k // 4) + k % 4] = i
+            elif name == "iq2_xs":              # the low 9 bits of u16 k
+                raw[b, 2 + 2 * k] = i & 255
+                raw[b, 3 + 2 * k] = (int(raw[b, 3 + 2 * k]) & 0xFE) | (i >> 8)
+            else:                               # qs[k], and 2 bits of qh[k / 4]
+                raw[b, 2 + k] = i & 255
+                byte = 2 + 64 + k // 4
+                raw[b, byte] = (int(raw[b, byte]) & ~(3 << (2 * (k % 4))) & 255) | ((i >> 8) << (2 * (k % 4)))
+        return
     n = 256 if name == "iq3_xxs" else 512
     for i in range(n):
         b, k = divmod(i, 64)
@@ -85,7 +106,7 @@ def f16_bits(rng, n):
 def make(name, nblocks, rng):
     qtype, bs, bb, scale_offs = TYPES[name]
     raw = rng.integers(0, 256, size=(nblocks, bb), dtype=np.uint8)
-    if name in TYPES_IQ3:
+    if name in TYPES_IQ3 or name in TYPES_IQ2:
         enumerate_points(name, raw)
     for off in scale_offs:
         bits = f16_bits(rng, nblocks)
@@ -119,7 +140,7 @@ def make_quantized(name, nblocks, rng):
 
 def write_dequant(out, names, rng):
     for name in names:
-        nblocks = 64 if TYPES[name][1] == 32 else 12
+        nblocks = 64 if TYPES[name][1] == 32 else max(12, -(-(IQ2_POINTS.get(name, 0) // 32 + 2) // 6) * 6)
         data = make(name, nblocks, rng)
         path = os.path.join(out, "quant_%s.bin" % name)
         with open(path, "wb") as f:
@@ -132,7 +153,7 @@ def main():
     out = os.path.join(root, "tests", "data")
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(20261124)
-    write_dequant(out, [n for n in TYPES if n not in TYPES_IQ and n not in TYPES_IQ3], rng)
+    write_dequant(out, [n for n in TYPES if n not in TYPES_IQ and n not in TYPES_IQ3 and n not in TYPES_IQ2], rng)
     # quantizers gguf has: the bytes dk_quantize must match
     for name in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1"):
         data = make_quantized(name, 64, rng)
@@ -142,6 +163,7 @@ def main():
         print("%s: 64 blocks, %d bytes" % (path, len(data)))
     write_dequant(out, list(TYPES_IQ), np.random.default_rng(20261129))
     write_dequant(out, list(TYPES_IQ3), np.random.default_rng(20261130))
+    write_dequant(out, list(TYPES_IQ2), np.random.default_rng(20261201))
     return 0
 
 
