@@ -1240,16 +1240,16 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, fl
   return _mm256_sub_epi8(_mm256_xor_si256(v, neg), neg);
 }
 
-/* iq2 group g (32 values) of super-block blk as 32 signed codes in a
- * register: its four 8-byte points by four loads, the signs as iq3's; the
- * scales of its 16-value halves to d[0], d[1]. */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq2(dk_dtype dt, const char *blk, int g, float d[2]) {
+/* iq2 group g (32 values) of super-block blk: its four 8-byte points'
+ * magnitudes (unsigned, <= 43) by four loads (a gather was no faster), its
+ * signs as a byte mask to *neg (0xff: negative), its two halves' 4-bit scale
+ * codes to *sc (low nibble the first half's) */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_mag(dk_dtype dt, const char *blk, int g, __m256i *neg, uint32_t *scp) {
   const __m256i sel = _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0);
   const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
   const uint8_t *b = (const uint8_t *)blk + 2;   /* past d */
-  const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
   const uint64_t *grid;
-  __m256i v, neg;
+  __m256i n;
   uint32_t s32, sc, w, i0, i1, i2, i3;
   uint64_t q;
   if (dt == DK_IQ2_XXS) {
@@ -1274,11 +1274,20 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq2(dk_dtype dt, const char *blk, int g, fl
     i2 = ((w >> 16) & 255) | (h & 48) << 4; i3 = (w >> 24) | (h & 192) << 2;
     grid = dk_iq2s_grid;
   }
+  *scp = sc;
+  n = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
+  *neg = _mm256_cmpeq_epi8(_mm256_and_si256(n, bit), bit);
+  return _mm256_set_epi64x((long long)grid[i3], (long long)grid[i2], (long long)grid[i1], (long long)grid[i0]);
+}
+/* the same as 32 signed codes, the halves' scales to d[0], d[1] as the
+ * reference computes them */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq2(dk_dtype dt, const char *blk, int g, float d[2]) {
+  const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
+  __m256i neg, v;
+  uint32_t sc;
+  v = dk__cpu_iq2_mag(dt, blk, g, &neg, &sc);
   d[0] = d0 * (0.5f + (float)(sc & 15)) * 0.25f;
   d[1] = d0 * (0.5f + (float)(sc >> 4)) * 0.25f;
-  v = _mm256_set_epi64x((long long)grid[i3], (long long)grid[i2], (long long)grid[i1], (long long)grid[i0]);
-  neg = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
-  neg = _mm256_cmpeq_epi8(_mm256_and_si256(neg, bit), bit);
   return _mm256_sub_epi8(_mm256_xor_si256(v, neg), neg);
 }
 
