@@ -2150,7 +2150,6 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
     for (; r < rows; r++) {                                                    \
       const char *wr = w + (size_t)r * wrow;                                   \
       const size_t bsz = dk_dtype_block_bytes(T);                              \
-      const __m256i one = _mm256_set1_epi8(1);                                \
       __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();              \
       int64_t sb;                                                              \
       int g;                                                                   \
@@ -2164,8 +2163,8 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
           uint32_t s0, s1;                                                     \
           m0 = dk__cpu_iq2_mag(T, blk, g, &n0, &s0);                           \
           m1 = dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1);                       \
-          p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), _mm256_or_si256(n0, one))); \
-          p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), _mm256_or_si256(n1, one))); \
+          p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), n0)); \
+          p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), n1)); \
           p0 = _mm256_madd_epi16(p0, _mm256_set_m128i(_mm_set1_epi16((short)(2 * (s0 >> 4) + 1)), _mm_set1_epi16((short)(2 * (s0 & 15) + 1)))); \
           p1 = _mm256_madd_epi16(p1, _mm256_set_m128i(_mm_set1_epi16((short)(2 * (s1 >> 4) + 1)), _mm_set1_epi16((short)(2 * (s1 & 15) + 1)))); \
           a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d8 * x0[0].d), a0); \
