@@ -2138,15 +2138,19 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
       y[r] = dk__cpu_hsum(_mm256_add_ps(a0, a1));                              \
     }
 
-/* Decode (M = 1) of iq2, a super-block at a time: the signs go onto the
- * activations (their sign bytes, as llama.cpp's kernel does) so the point
- * magnitudes (<= 43) meet them as maddubs' unsigned operand, and the two
- * halves' odd scale multipliers (2 sc + 1) are one int16 madd, exact; one
- * f32 multiply-add a group, d/8 times the activations' scale. Through the
- * generic loop (signed codes, a scale vector a group) a 100M IQ2_XXS model
- * decoded at 104 tok/s. */
+/* Decode (M = 1) of iq2 and iq3, a super-block at a time: the signs go
+ * onto the activations (their sign bytes, as llama.cpp's kernel does) so
+ * the point magnitudes (<= 43, <= 62) meet them as maddubs' unsigned
+ * operand, and the odd scale multipliers 2 sc + 1 (iq2's two halves',
+ * iq3's one, in both nibbles of s0) are one int16 madd, exact; one f32
+ * multiply-add a group, d times 1/8 (iq2), 1/4 (iq3_xxs) or 1 (iq3_s) times
+ * the activations' scale. Through the generic loop (signed codes, a scale
+ * vector a group) a 100M IQ2_XXS model decoded at 104 tok/s, here 174-181;
+ * a 4096x4096 product on one thread, iq3_xxs 2.4-2.5 -> 1.5 ms, iq3_s
+ * 2.0-2.1 -> 1.5-1.7 ms. */
+#define DK__IQ_CODEBOOK(T) (DK__HALVES(T) || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S)
 #define DK__IQ2_ROWS1_BODY(T)                                                  \
-  if (DK__HALVES(T) && M == 1)                                                 \
+  if (DK__IQ_CODEBOOK(T) && M == 1)                                            \
     for (; r < rows; r++) {                                                    \
       const char *wr = w + (size_t)r * wrow;                                   \
       const size_t bsz = dk_dtype_block_bytes(T);                              \
@@ -2155,14 +2159,14 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
       int g;                                                                   \
       for (sb = 0; sb < nb / 8; sb++) {                                        \
         const char *blk = wr + (size_t)sb * bsz;                               \
-        const float d8 = _cvtsh_ss(*(const uint16_t *)blk) * 0.125f;          \
+        const float d8 = _cvtsh_ss(*(const uint16_t *)blk) * (DK__HALVES(T) ? 0.125f : (T) == DK_IQ3_XXS ? 0.25f : 1.0f); \
         _mm_prefetch((const char *)((uintptr_t)blk + DK__PF_AHEAD), _MM_HINT_T0); \
         for (g = 0; g < 8; g += 2) {                                           \
           const dk__cpu_q8x *x0 = xq + 8 * sb + g;                             \
           __m256i n0, n1, m0, m1, p0, p1;                                      \
           uint32_t s0, s1;                                                     \
-          m0 = dk__cpu_iq2_mag(T, blk, g, &n0, &s0);                           \
-          m1 = dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1);                       \
+          m0 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g, &n0, &s0) : dk__cpu_iq3_mag(T, blk, g, &n0, &s0); \
+          m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, &n1, &s1); \
           p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), n0)); \
           p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), n1)); \
           p0 = _mm256_madd_epi16(p0, _mm256_set_m128i(_mm_set1_epi16((short)(2 * (s0 >> 4) + 1)), _mm_set1_epi16((short)(2 * (s0 & 15) + 1)))); \

@@ -1207,39 +1207,6 @@ DK_CPU_AVX2_INLINE void dk__cpu_q_iq4(const uint8_t *qs, int ng, int8_t *q) {
   }
 }
 
-/* iq3 group g (32 values) of super-block blk as 32 signed codes in a
- * register: the eight codebook points by one gather, the signs as a byte
- * mask applied by xor and subtract; the group's scale, as the reference
- * computes it, to *d (the scalar dk__quant_iq3_group held a 100M IQ3_S
- * model's decode at 17 tok/s) */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, float *d) {
-  const __m256i sel = _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0);
-  const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
-  const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
-  __m256i idx, v, neg;
-  uint32_t s32 = 0;
-  if (dt == DK_IQ3_XXS) {
-    const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
-    uint32_t ss;
-    memcpy(&ss, p->ss + 4 * g, 4);
-    s32 = dk__quant_iq3xxs_signs(ss);
-    idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g)));
-    v = _mm256_i32gather_epi32((const int *)dk_iq3xxs_grid, idx, 4);
-    *d = d0 * (0.5f + (float)(ss >> 28)) * 0.5f;
-  } else {
-    const dk_block_iq3_s *p = (const dk_block_iq3_s *)blk;
-    const __m256i hi = _mm256_srlv_epi32(_mm256_set1_epi32(p->qh[g]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    idx = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g))),
-                          _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(1)), 8));
-    v = _mm256_i32gather_epi32((const int *)dk_iq3s_grid, idx, 4);
-    memcpy(&s32, p->signs + 4 * g, 4);
-    *d = d0 * (float)(1 + 2 * ((p->scales[g >> 1] >> (4 * (g & 1))) & 15));
-  }
-  neg = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
-  neg = _mm256_cmpeq_epi8(_mm256_and_si256(neg, bit), bit);
-  return _mm256_sub_epi8(_mm256_xor_si256(v, neg), neg);
-}
-
 /* eight signs as the bytes _mm256_sign_epi8 takes (0xff: negative, 0x01:
  * positive), for a 7-bit code with its parity as the eighth (iq2_xxs,
  * iq2_xs): a group's signs are four loads */
@@ -1256,6 +1223,50 @@ static const uint64_t dk__iq2_sgn7[128] = {DK__SG_64(DK__SG7, 0), DK__SG_64(DK__
 #undef DK__SG_4
 #undef DK__SG_16
 #undef DK__SG_64
+
+/* iq3 group g (32 values) of super-block blk: its eight codebook points'
+ * magnitudes (unsigned, <= 62) by one gather, its signs as sign bytes to
+ * *sgn (iq3_xxs's four 7-bit codes through dk__iq2_sgn7, iq3_s's sign bits
+ * spread by a shuffle and compare), its 4-bit scale code to *scp, twice
+ * (both nibbles, as iq2's two halves) */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, __m256i *sgn, uint32_t *scp) {
+  __m256i idx;
+  if (dt == DK_IQ3_XXS) {
+    const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
+    uint32_t ss;
+    memcpy(&ss, p->ss + 4 * g, 4);
+    *sgn = _mm256_set_epi64x((long long)dk__iq2_sgn7[(ss >> 21) & 127], (long long)dk__iq2_sgn7[(ss >> 14) & 127],
+                             (long long)dk__iq2_sgn7[(ss >> 7) & 127], (long long)dk__iq2_sgn7[ss & 127]);
+    *scp = (ss >> 28) * 17;
+    idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g)));
+    return _mm256_i32gather_epi32((const int *)dk_iq3xxs_grid, idx, 4);
+  } else {
+    const __m256i sel = _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    const dk_block_iq3_s *p = (const dk_block_iq3_s *)blk;
+    const __m256i hi = _mm256_srlv_epi32(_mm256_set1_epi32(p->qh[g]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    uint32_t s32;
+    __m256i n;
+    memcpy(&s32, p->signs + 4 * g, 4);
+    n = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
+    *sgn = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(n, bit), bit), _mm256_set1_epi8(1));
+    *scp = ((p->scales[g >> 1] >> (4 * (g & 1))) & 15) * 17;
+    idx = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g))),
+                          _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(1)), 8));
+    return _mm256_i32gather_epi32((const int *)dk_iq3s_grid, idx, 4);
+  }
+}
+/* the same as 32 signed codes in a register, the group's scale, as the
+ * reference computes it, to *d (the scalar dk__quant_iq3_group held a 100M
+ * IQ3_S model's decode at 17 tok/s) */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, float *d) {
+  const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
+  uint32_t sc;
+  __m256i sgn, v = dk__cpu_iq3_mag(dt, blk, g, &sgn, &sc);
+  sc &= 15;
+  *d = dt == DK_IQ3_XXS ? d0 * (0.5f + (float)sc) * 0.5f : d0 * (float)(1 + 2 * sc);
+  return _mm256_sign_epi8(v, sgn);
+}
 
 /* iq2 group g (32 values) of super-block blk: its four 8-byte points'
  * magnitudes (unsigned, <= 43) by four loads (a gather was no faster), its
