@@ -2149,7 +2149,7 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
  * a 4096x4096 product on one thread, iq3_xxs 2.4-2.5 -> 1.5 ms, iq3_s
  * 2.0-2.1 -> 1.5-1.7 ms. */
 #define DK__IQ_CODEBOOK(T) (DK__HALVES(T) || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S)
-#define DK__IQ2_ROWS1_BODY(T)                                                  \
+#define DK__IQ_ROWS1_BODY(T)                                                  \
   if (DK__IQ_CODEBOOK(T) && M == 1)                                            \
     for (; r < rows; r++) {                                                    \
       const char *wr = w + (size_t)r * wrow;                                   \
@@ -2199,7 +2199,7 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
   int m;                                                                       \
   DK__Q8_ROWS4_BODY(I2DOT, T, VN)                                              \
   DK__IQ4XS_ROWS1_BODY(IDOT, T)                                                \
-  DK__IQ2_ROWS1_BODY(T)                                                        \
+  DK__IQ_ROWS1_BODY(T)                                                        \
   if (M == 1)                                                                  \
     for (; r < rows; r++) {                                                    \
       const char *w0 = w + (size_t)r * wrow;                                   \
