@@ -364,11 +364,9 @@ static void dk__deq_iq3_s(const void *blk, float *y) { dk__deq_iq3(DK_IQ3_S, blk
  * indices to idx, the 32 sign bits (bit j: value j is negative) returned,
  * the scales of its two 16-value halves (equal for iq2_xxs) computed from
  * the block's d as the reference computes them. iq2_xs's sign codes carry
- * iq3_xxs's parity, so they go through the same fold. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))   /* inside the CPU kernels too */
-#endif
-static inline uint32_t dk__quant_iq2_index(dk_dtype dt, const void *blk, float d, int g, uint32_t idx[4], float db[2]) {
+ * iq3_xxs's parity, so they go through the same fold. The scalar path's
+ * (the kernels decode in registers, dk__cpu_iq2_mag). */
+static uint32_t dk__quant_iq2_index(dk_dtype dt, const void *blk, float d, int g, uint32_t idx[4], float db[2]) {
   const uint8_t *b = (const uint8_t *)blk + 2;   /* past d */
   uint32_t s32, sc;
   int l;
