@@ -1448,6 +1448,16 @@ static dk_status dk__cpu_gemm_run(dk__cpu_gemm *g) {
  * q8_0 1 KB (the distance before, chosen on AMD Zen 3 against none)
  * 21.2, 2 KB 24.2, 3 KB 25.6, 4 KB 25.5. */
 #define DK__PF_AHEAD 3072
+/* every line of the n bytes DK__PF_AHEAD past p: a loop a super-block of
+ * n bytes wider than a line must fetch each of the lines it moves past (one
+ * prefetch a 136-byte iq4_xs super-block left every other line to the
+ * hardware: a 100M IQ4_XS model decoded at 5.5 GB/s a thread, q4_K's loop,
+ * four lines a super-block, at 10.5) */
+#define DK__PF_SPAN(p, n)                                                      \
+  {                                                                            \
+    size_t pf_o;                                                               \
+    for (pf_o = 0; pf_o < (size_t)(n); pf_o += 64) _mm_prefetch((const char *)((uintptr_t)(p) + DK__PF_AHEAD + pf_o), _MM_HINT_T0); \
+  }
 
 typedef struct {
   const float *x;        /* M rows of K, f32 */
@@ -2093,49 +2103,78 @@ dk__cpu_i2dot_vnni(__m256i u1, __m256i x1, __m256i u2, __m256i x2) {
     }
 
 /* iq4_xs decode (M = 1), a super-block at a time: its eight groups' scales
- * found once (a group at a time, as dk__cpu_wblock_i8 gives them, held the
- * 4096x4096 product at 12 GB/s, half of iq4_nl's), two groups' levels from
- * one 32-byte load and two shuffles, two FMA chains */
-DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) {
-  /* group j's 6 bits: nibble j of scales_l (a u32), bits 2j.. of scales_h */
+ * found once as int16 words (a group at a time, as dk__cpu_wblock_i8 gives
+ * them, held the 4096x4096 product at 12 GB/s, half of iq4_nl's), two
+ * groups' levels from one 32-byte load and two shuffles. A group's scale
+ * multiplies its integer sums in the madd that widens them (as the
+ * K-quants', backends/cpu_kdot.h) and d the super-block's sum once: as
+ * float scales (d * sc times x's scale, a multiply and a broadcast a
+ * group) a 4096x4096 product took 0.98 ms on one AMD Zen 3 core */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
+  /* group j's 6 bits: nibble j of scales_l (a u32), bits 2j.. of scales_h;
+   * minus 32, as int16 words 0-7 of both halves */
   uint32_t lo;
   __m256i sc;
+  __m128i w;
   memcpy(&lo, p->scales_l, 4);
   sc = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)lo), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
                         _mm256_set1_epi32(15));
   sc = _mm256_or_si256(sc, _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(p->scales_h),
                                                                                  _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
                                                                 _mm256_set1_epi32(3)), 4));
-  _mm256_storeu_ps(dl, _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(p->d)),
-                                     _mm256_cvtepi32_ps(_mm256_sub_epi32(sc, _mm256_set1_epi32(32)))));
+  sc = _mm256_sub_epi32(sc, _mm256_set1_epi32(32));
+  w = _mm_packs_epi32(_mm256_castsi256_si128(sc), _mm256_extracti128_si256(sc, 1));
+  return _mm256_broadcastsi128_si256(w);
 }
+/* the loop over a super-block's group pairs unrolled: the scale words'
+ * shuffle control then is a constant, not built each step */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DK__UNROLL4 _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define DK__UNROLL4 _Pragma("unroll 4")
+#else
+#define DK__UNROLL4
+#endif
+/* word g of each half in all its words: the byte pair 2g, 2g+1 */
+#define DK__W16(g) _mm256_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g))))
+/* word g in the low half's words, g + 1 in the high half's */
+#define DK__W16P(g) _mm256_set_m128i(_mm_set1_epi16((short)(((2 * (g) + 3) << 8) | (2 * (g) + 2))), \
+                                     _mm_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g)))))
 #define DK__IQ4XS_ROWS1_BODY(IDOT, T)                                          \
   if ((T) == DK_IQ4_XS && M == 1)                                              \
     for (; r < rows; r++) {                                                    \
       const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)(w + (size_t)r * wrow); \
       const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)dk_iq4_levels)); \
       const __m256i m4 = _mm256_set1_epi8(15);                                \
-      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();              \
+      __m256 acc = _mm256_setzero_ps();                                        \
       int64_t sb;                                                              \
       int j;                                                                   \
       for (sb = 0; sb < nb / 8; sb++, p++) {                                   \
-        float dl[8];                                                           \
-        _mm_prefetch((const char *)((uintptr_t)p + DK__PF_AHEAD), _MM_HINT_T0); \
-        dk__cpu_iq4xs_dl(p, dl);                                               \
+        const __m256i sc16 = dk__cpu_iq4xs_sc16(p);                            \
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();            \
+        DK__PF_SPAN(p, sizeof *p)                                              \
+        DK__UNROLL4                                                            \
         for (j = 0; j < 8; j += 2) {                                           \
-          /* groups j, j+1: [j lo | j+1 lo] and [j hi | j+1 hi] to [j] and [j+1] */ \
+          /* groups j, j+1 as [j lo | j+1 lo] (values 0-15 of each) and     \
+             [j hi | j+1 hi] (16-31), against x's halves laid out the same  \
+             way by the loads: int32 lanes 0-3 are group j's, 4-7 j+1's,    \
+             whose scales one shuffle and one madd a register apply */      \
           const __m256i raw = _mm256_loadu_si256((const __m256i *)(p->qs + 16 * j)); \
           const __m256i lo = _mm256_shuffle_epi8(tab, _mm256_and_si256(raw, m4)); \
           const __m256i hi = _mm256_shuffle_epi8(tab, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4)); \
-          const __m256i v0 = _mm256_permute2x128_si256(lo, hi, 0x20), v1 = _mm256_permute2x128_si256(lo, hi, 0x31); \
           const dk__cpu_q8x *x0 = xq + 8 * sb + j;                             \
-          a0 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v0, _mm256_loadu_si256((const __m256i *)x0[0].qs)), \
-                               _mm256_set1_ps(dl[j] * x0[0].d), a0);           \
-          a1 = _mm256_fmadd_ps(DK__IDOT(IDOT, T, v1, _mm256_loadu_si256((const __m256i *)x0[1].qs)), \
-                               _mm256_set1_ps(dl[j + 1] * x0[1].d), a1);       \
+          const __m256i xl = _mm256_loadu2_m128i((const __m128i *)x0[1].qs, (const __m128i *)x0[0].qs); \
+          const __m256i xh = _mm256_loadu2_m128i((const __m128i *)(x0[1].qs + 16), (const __m128i *)(x0[0].qs + 16)); \
+          const __m256i scw = _mm256_shuffle_epi8(sc16, DK__W16P(j));          \
+          const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo)), scw); \
+          const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi)), scw); \
+          const __m256 xd = _mm256_blend_ps(_mm256_broadcast_ss(&x0[0].d), _mm256_broadcast_ss(&x0[1].d), 0xf0); \
+          if (j & 2) a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(pl, ph)), xd, a1); \
+          else a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(pl, ph)), xd, a0); \
         }                                                                      \
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->d)), _mm256_add_ps(a0, a1), acc); \
       }                                                                        \
-      y[r] = dk__cpu_hsum(_mm256_add_ps(a0, a1));                              \
+      y[r] = dk__cpu_hsum(acc);                                                \
     }
 
 /* Decode (M = 1) of iq2 and iq3, a super-block at a time: the signs go
@@ -2149,7 +2188,11 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
  * a 4096x4096 product on one thread, iq3_xxs 2.4-2.5 -> 1.5 ms, iq3_s
  * 2.0-2.1 -> 1.5-1.7 ms. */
 #define DK__IQ_CODEBOOK(T) (DK__HALVES(T) || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S)
-#define DK__IQ_ROWS1_BODY(T)                                                  \
+/* the multipliers 2 sc + 1 as int16 words: iq2's halves' differ, iq3's one */
+#define DK__IQ_SCW(T, s)                                                       \
+  (DK__HALVES(T) ? _mm256_set_m128i(_mm_set1_epi16((short)(2 * ((s) >> 4) + 1)), _mm_set1_epi16((short)(2 * ((s) & 15) + 1))) \
+                 : _mm256_set1_epi16((short)(2 * ((s) & 15) + 1)))
+#define DK__IQ_ROWS1_BODY(T, VN)                                              \
   if (DK__IQ_CODEBOOK(T) && M == 1)                                            \
     for (; r < rows; r++) {                                                    \
       const char *wr = w + (size_t)r * wrow;                                   \
@@ -2160,17 +2203,18 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
       for (sb = 0; sb < nb / 8; sb++) {                                        \
         const char *blk = wr + (size_t)sb * bsz;                               \
         const float d8 = _cvtsh_ss(*(const uint16_t *)blk) * (DK__HALVES(T) ? 0.125f : (T) == DK_IQ3_XXS ? 0.25f : 1.0f); \
-        _mm_prefetch((const char *)((uintptr_t)blk + DK__PF_AHEAD), _MM_HINT_T0); \
+        DK__PF_SPAN(blk, bsz)                                                  \
+        DK__UNROLL4                                                            \
         for (g = 0; g < 8; g += 2) {                                           \
           const dk__cpu_q8x *x0 = xq + 8 * sb + g;                             \
           __m256i n0, n1, m0, m1, p0, p1;                                      \
           uint32_t s0, s1;                                                     \
-          m0 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g, &n0, &s0) : dk__cpu_iq3_mag(T, blk, g, &n0, &s0); \
-          m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, &n1, &s1); \
+          m0 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g, &n0, &s0) : dk__cpu_iq3_mag(T, blk, g, VN, &n0, &s0); \
+          m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, VN, &n1, &s1); \
           p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), n0)); \
           p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), n1)); \
-          p0 = _mm256_madd_epi16(p0, _mm256_set_m128i(_mm_set1_epi16((short)(2 * (s0 >> 4) + 1)), _mm_set1_epi16((short)(2 * (s0 & 15) + 1)))); \
-          p1 = _mm256_madd_epi16(p1, _mm256_set_m128i(_mm_set1_epi16((short)(2 * (s1 >> 4) + 1)), _mm_set1_epi16((short)(2 * (s1 & 15) + 1)))); \
+          p0 = _mm256_madd_epi16(p0, DK__IQ_SCW(T, s0));                       \
+          p1 = _mm256_madd_epi16(p1, DK__IQ_SCW(T, s1));                       \
           a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d8 * x0[0].d), a0); \
           a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(d8 * x0[1].d), a1); \
         }                                                                      \
@@ -2199,7 +2243,7 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq4xs_dl(const dk_block_iq4_xs *p, float dl[8]) 
   int m;                                                                       \
   DK__Q8_ROWS4_BODY(I2DOT, T, VN)                                              \
   DK__IQ4XS_ROWS1_BODY(IDOT, T)                                                \
-  DK__IQ_ROWS1_BODY(T)                                                        \
+  DK__IQ_ROWS1_BODY(T, VN)                                                    \
   if (M == 1)                                                                  \
     for (; r < rows; r++) {                                                    \
       const char *w0 = w + (size_t)r * wrow;                                   \

@@ -1223,11 +1223,12 @@ static const uint64_t dk__iq2_sgn7[128] = {DK__SG_64(DK__SG7, 0), DK__SG_64(DK__
 #undef DK__SG_64
 
 /* iq3 group g (32 values) of super-block blk: its eight codebook points'
- * magnitudes (unsigned, <= 62) by one gather, its signs as sign bytes to
+ * magnitudes (unsigned, <= 62) by one gather (gather 0: eight loads), its
+ * signs as sign bytes to
  * *sgn (iq3_xxs's four 7-bit codes through dk__iq2_sgn7, iq3_s's sign bits
  * spread by a shuffle and compare), its 4-bit scale code to *scp, twice
  * (both nibbles, as iq2's two halves) */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, __m256i *sgn, uint32_t *scp) {
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, int gather, __m256i *sgn, uint32_t *scp) {
   __m256i idx;
   if (dt == DK_IQ3_XXS) {
     const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
@@ -1236,6 +1237,12 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, 
     *sgn = _mm256_set_epi64x((long long)dk__iq2_sgn7[(ss >> 21) & 127], (long long)dk__iq2_sgn7[(ss >> 14) & 127],
                              (long long)dk__iq2_sgn7[(ss >> 7) & 127], (long long)dk__iq2_sgn7[ss & 127]);
     *scp = (ss >> 28) * 17;
+    if (!gather) {
+      const uint8_t *q = p->qs + 8 * g;
+      const uint32_t *G = dk_iq3xxs_grid;
+      return _mm256_setr_epi32((int)G[q[0]], (int)G[q[1]], (int)G[q[2]], (int)G[q[3]], (int)G[q[4]], (int)G[q[5]],
+                               (int)G[q[6]], (int)G[q[7]]);
+    }
     idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g)));
     return _mm256_i32gather_epi32((const int *)dk_iq3xxs_grid, idx, 4);
   } else {
@@ -1249,6 +1256,13 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, 
     n = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
     *sgn = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(n, bit), bit), _mm256_set1_epi8(1));
     *scp = ((p->scales[g >> 1] >> (4 * (g & 1))) & 15) * 17;
+    if (!gather) {   /* point l's ninth bit is bit l of qh[g] */
+      const uint8_t *q = p->qs + 8 * g;
+      const uint32_t *G = dk_iq3s_grid, h = p->qh[g];
+      return _mm256_setr_epi32((int)G[q[0] | (h << 8 & 256)], (int)G[q[1] | (h << 7 & 256)], (int)G[q[2] | (h << 6 & 256)],
+                               (int)G[q[3] | (h << 5 & 256)], (int)G[q[4] | (h << 4 & 256)], (int)G[q[5] | (h << 3 & 256)],
+                               (int)G[q[6] | (h << 2 & 256)], (int)G[q[7] | (h << 1 & 256)]);
+    }
     idx = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g))),
                           _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(1)), 8));
     return _mm256_i32gather_epi32((const int *)dk_iq3s_grid, idx, 4);
@@ -1260,7 +1274,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, 
 DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, float *d) {
   const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
   uint32_t sc;
-  __m256i sgn, v = dk__cpu_iq3_mag(dt, blk, g, &sgn, &sc);
+  __m256i sgn, v = dk__cpu_iq3_mag(dt, blk, g, 1, &sgn, &sc);
   sc &= 15;
   *d = dt == DK_IQ3_XXS ? d0 * (0.5f + (float)sc) * 0.5f : d0 * (float)(1 + 2 * sc);
   return _mm256_sign_epi8(v, sgn);
