@@ -2140,7 +2140,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
 /* word g in the low half's words, g + 1 in the high half's */
 #define DK__W16P(g) _mm256_set_m128i(_mm_set1_epi16((short)(((2 * (g) + 3) << 8) | (2 * (g) + 2))), \
                                      _mm_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g)))))
-#define DK__IQ4XS_ROWS1_BODY(IDOT, T)                                          \
+#define DK__IQ4XS_ROWS1_BODY(T)                                                \
   if ((T) == DK_IQ4_XS && M == 1)                                              \
     for (; r < rows; r++) {                                                    \
       const dk_block_iq4_xs *p = (const dk_block_iq4_xs *)(w + (size_t)r * wrow); \
@@ -2242,7 +2242,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
   int64_t r = 0, b;                                                            \
   int m;                                                                       \
   DK__Q8_ROWS4_BODY(I2DOT, T, VN)                                              \
-  DK__IQ4XS_ROWS1_BODY(IDOT, T)                                                \
+  DK__IQ4XS_ROWS1_BODY(T)                                                      \
   DK__IQ_ROWS1_BODY(T, VN)                                                    \
   if (M == 1)                                                                  \
     for (; r < rows; r++) {                                                    \
