@@ -2192,17 +2192,32 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
 #define DK__IQ_SCW(T, s)                                                       \
   (DK__HALVES(T) ? _mm256_set_m128i(_mm_set1_epi16((short)(2 * ((s) >> 4) + 1)), _mm_set1_epi16((short)(2 * ((s) & 15) + 1))) \
                  : _mm256_set1_epi16((short)(2 * ((s) & 15) + 1)))
+/* iq2_xs/iq2_s: the eight groups' halves' multipliers 2 sc + 1 of a
+ * super-block (the scale bytes at sc8: low nibble the first half's) as
+ * int16 words, the first halves' in the low 128 bits, the second halves'
+ * in the high: DK__W16(g) then puts group g's pair in place in one shuffle
+ * (per group, from the byte, they took six instructions) */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
+  const __m128i b = _mm_loadl_epi64((const __m128i *)sc8), l4 = _mm_set1_epi8(15);
+  const __m256i v = _mm256_set_m128i(_mm_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(b, 4), l4)),
+                                     _mm_cvtepu8_epi16(_mm_and_si128(b, l4)));
+  return _mm256_add_epi16(_mm256_add_epi16(v, v), _mm256_set1_epi16(1));
+}
+#define DK__IQ2_SCB(T) ((T) == DK_IQ2_XS || (T) == DK_IQ2_S)
 #define DK__IQ_ROWS1_BODY(T, VN)                                              \
   if (DK__IQ_CODEBOOK(T) && M == 1)                                            \
     for (; r < rows; r++) {                                                    \
       const char *wr = w + (size_t)r * wrow;                                   \
       const size_t bsz = dk_dtype_block_bytes(T);                              \
-      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();              \
+      __m256 acc = _mm256_setzero_ps();                                        \
       int64_t sb;                                                              \
       int g;                                                                   \
       for (sb = 0; sb < nb / 8; sb++) {                                        \
         const char *blk = wr + (size_t)sb * bsz;                               \
         const float d8 = _cvtsh_ss(*(const uint16_t *)blk) * (DK__HALVES(T) ? 0.125f : (T) == DK_IQ3_XXS ? 0.25f : 1.0f); \
+        const __m256i scv = DK__IQ2_SCB(T) ? dk__cpu_iq2_scv((const uint8_t *)blk + ((T) == DK_IQ2_XS ? 66 : 74)) \
+                                           : _mm256_setzero_si256();           \
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();            \
         DK__PF_SPAN(blk, bsz)                                                  \
         DK__UNROLL4                                                            \
         for (g = 0; g < 8; g += 2) {                                           \
@@ -2213,13 +2228,14 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
           m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, VN, &n1, &s1); \
           p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), n0)); \
           p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), n1)); \
-          p0 = _mm256_madd_epi16(p0, DK__IQ_SCW(T, s0));                       \
-          p1 = _mm256_madd_epi16(p1, DK__IQ_SCW(T, s1));                       \
-          a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d8 * x0[0].d), a0); \
-          a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(d8 * x0[1].d), a1); \
+          p0 = _mm256_madd_epi16(p0, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__W16(g)) : DK__IQ_SCW(T, s0)); \
+          p1 = _mm256_madd_epi16(p1, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__W16(g + 1)) : DK__IQ_SCW(T, s1)); \
+          a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_broadcast_ss(&x0[0].d), a0); \
+          a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_broadcast_ss(&x0[1].d), a1); \
         }                                                                      \
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d8), _mm256_add_ps(a0, a1), acc); \
       }                                                                        \
-      y[r] = dk__cpu_hsum(_mm256_add_ps(a0, a1));                              \
+      y[r] = dk__cpu_hsum(acc);                                                \
     }
 
 /* Rows [0, rows) of a weight matrix (wrow bytes apart) against M q8
