@@ -2215,7 +2215,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
       for (sb = 0; sb < nb / 8; sb++) {                                        \
         const char *blk = wr + (size_t)sb * bsz;                               \
         const float d8 = _cvtsh_ss(*(const uint16_t *)blk) * (DK__HALVES(T) ? 0.125f : (T) == DK_IQ3_XXS ? 0.25f : 1.0f); \
-        const __m256i scv = DK__IQ2_SCB(T) ? dk__cpu_iq2_scv((const uint8_t *)blk + ((T) == DK_IQ2_XS ? 66 : 74)) \
+        const __m256i scv = DK__IQ2_SCB(T) ? dk__cpu_iq2_scv((T) == DK_IQ2_XS ? ((const dk_block_iq2_xs *)blk)->scales : ((const dk_block_iq2_s *)blk)->scales) \
                                            : _mm256_setzero_si256();           \
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();            \
         DK__PF_SPAN(blk, bsz)                                                  \
