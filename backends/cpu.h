@@ -1666,6 +1666,22 @@ static void dk__cpu_rows_q8_generic(dk_dtype wdt, const char *w, size_t wrow, in
   }
 }
 
+/* short loops unrolled. The integer kernels' (cpu_kdot.h, cpu_igemm.h):
+ * GCC -O2 kept the prompt product's chunk loops rolled, with register
+ * copies between iterations: 64x4096x4096 w=q5_0 117-141 -> 162-193
+ * GFLOP/s; q4_0/q4_K (one int16 widening per block) within noise. The
+ * decode loops over a super-block's group pairs (below): the scale words'
+ * shuffle control then is a constant, not built each step */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DK__UNROLL8 _Pragma("GCC unroll 8")
+#define DK__UNROLL4 _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define DK__UNROLL8 _Pragma("unroll 8")
+#define DK__UNROLL4 _Pragma("unroll 4")
+#else
+#define DK__UNROLL8
+#define DK__UNROLL4
+#endif
 #ifdef DK_CPU_X86
 /* dk__cpu_round32's scalar loop in vectors, the same codes bit for bit: the same
  * max, the same single product v * (127 / max), rounded to nearest even by
@@ -2126,20 +2142,12 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
   w = _mm_packs_epi32(_mm256_castsi256_si128(sc), _mm256_extracti128_si256(sc, 1));
   return _mm256_broadcastsi128_si256(w);
 }
-/* the loop over a super-block's group pairs unrolled: the scale words'
- * shuffle control then is a constant, not built each step */
-#if defined(__GNUC__) && !defined(__clang__)
-#define DK__UNROLL4 _Pragma("GCC unroll 4")
-#elif defined(__clang__)
-#define DK__UNROLL4 _Pragma("unroll 4")
-#else
-#define DK__UNROLL4
-#endif
-/* word g of each half in all its words: the byte pair 2g, 2g+1 */
-#define DK__W16(g) _mm256_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g))))
-/* word g in the low half's words, g + 1 in the high half's */
-#define DK__W16P(g) _mm256_set_m128i(_mm_set1_epi16((short)(((2 * (g) + 3) << 8) | (2 * (g) + 2))), \
-                                     _mm_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g)))))
+/* int16 word g of each 128-bit half, in all eight words of that half (the
+ * scale words' shuffle control, here and in cpu_kdot.h) */
+#define DK__KW(g) _mm256_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g))))
+/* the two halves' words may differ: lo in the low half, hi in the high */
+#define DK__KW2(lo, hi) _mm256_set_m128i(_mm_set1_epi16((short)(((2 * (hi) + 1) << 8) | (2 * (hi)))), \
+                                         _mm_set1_epi16((short)(((2 * (lo) + 1) << 8) | (2 * (lo)))))
 #define DK__IQ4XS_ROWS1_BODY(T)                                                \
   if ((T) == DK_IQ4_XS && M == 1)                                              \
     for (; r < rows; r++) {                                                    \
@@ -2165,7 +2173,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
           const dk__cpu_q8x *x0 = xq + 8 * sb + j;                             \
           const __m256i xl = _mm256_loadu2_m128i((const __m128i *)x0[1].qs, (const __m128i *)x0[0].qs); \
           const __m256i xh = _mm256_loadu2_m128i((const __m128i *)(x0[1].qs + 16), (const __m128i *)(x0[0].qs + 16)); \
-          const __m256i scw = _mm256_shuffle_epi8(sc16, DK__W16P(j));          \
+          const __m256i scw = _mm256_shuffle_epi8(sc16, DK__KW2(j, j + 1));          \
           const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo)), scw); \
           const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi)), scw); \
           const __m256 xd = _mm256_blend_ps(_mm256_broadcast_ss(&x0[0].d), _mm256_broadcast_ss(&x0[1].d), 0xf0); \
@@ -2188,14 +2196,13 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq4xs_sc16(const dk_block_iq4_xs *p) {
  * a 4096x4096 product on one thread, iq3_xxs 2.4-2.5 -> 1.5 ms, iq3_s
  * 2.0-2.1 -> 1.5-1.7 ms. */
 #define DK__IQ_CODEBOOK(T) (DK__HALVES(T) || (T) == DK_IQ3_XXS || (T) == DK_IQ3_S)
-/* the multipliers 2 sc + 1 as int16 words: iq2's halves' differ, iq3's one */
-#define DK__IQ_SCW(T, s)                                                       \
-  (DK__HALVES(T) ? _mm256_set_m128i(_mm_set1_epi16((short)(2 * ((s) >> 4) + 1)), _mm_set1_epi16((short)(2 * ((s) & 15) + 1))) \
-                 : _mm256_set1_epi16((short)(2 * ((s) & 15) + 1)))
+/* the multiplier 2 sc + 1 in all int16 words: iq2_xxs and iq3 (one scale a
+ * group, in both nibbles of s); iq2_xs/iq2_s's halves take dk__cpu_iq2_scv */
+#define DK__IQ_SCW(s) _mm256_set1_epi16((short)(2 * ((s) & 15) + 1))
 /* iq2_xs/iq2_s: the eight groups' halves' multipliers 2 sc + 1 of a
  * super-block (the scale bytes at sc8: low nibble the first half's) as
  * int16 words, the first halves' in the low 128 bits, the second halves'
- * in the high: DK__W16(g) then puts group g's pair in place in one shuffle
+ * in the high: DK__KW(g) then puts group g's pair in place in one shuffle
  * (per group, from the byte, they took six instructions) */
 DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
   const __m128i b = _mm_loadl_epi64((const __m128i *)sc8), l4 = _mm_set1_epi8(15);
@@ -2228,8 +2235,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
           m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, VN, &n1, &s1); \
           p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), n0)); \
           p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), n1)); \
-          p0 = _mm256_madd_epi16(p0, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__W16(g)) : DK__IQ_SCW(T, s0)); \
-          p1 = _mm256_madd_epi16(p1, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__W16(g + 1)) : DK__IQ_SCW(T, s1)); \
+          p0 = _mm256_madd_epi16(p0, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__KW(g)) : DK__IQ_SCW(s0)); \
+          p1 = _mm256_madd_epi16(p1, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__KW(g + 1)) : DK__IQ_SCW(s1)); \
           a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_broadcast_ss(&x0[0].d), a0); \
           a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_broadcast_ss(&x0[1].d), a1); \
         }                                                                      \
@@ -2402,17 +2409,6 @@ DK__Q8_ROWS_FNS(avx512, DK_CPU_AVX512, dk__cpu_idot_avx2, dk__cpu_i2dot_avx2, 0)
 DK__Q8_ROWS_FNS(avx512vnni, DK_CPU_AVX512VNNI, dk__cpu_idot_vnni, dk__cpu_i2dot_vnni, 1)
 #endif
 
-/* the integer kernels' short loops unrolled (cpu_kdot.h, cpu_igemm.h): GCC -O2
- * kept the prompt product's chunk loops rolled, with register copies
- * between iterations: 64x4096x4096 w=q5_0 117-141 -> 162-193 GFLOP/s; q4_0/q4_K
- * (one int16 widening per block) within noise */
-#if defined(__GNUC__) && !defined(__clang__)
-#define DK__UNROLL8 _Pragma("GCC unroll 8")
-#elif defined(__clang__)
-#define DK__UNROLL8 _Pragma("unroll 8")
-#else
-#define DK__UNROLL8
-#endif
 #include "cpu_kdot.h"   /* the K-quants' decode dot */
 #include "cpu_igemm.h"  /* the block formats' integer prompt product */
 #include "cpu_fgemm.h"  /* the float formats' row-form prompt product */

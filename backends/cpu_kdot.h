@@ -127,11 +127,7 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
 }
 
 #ifdef DK_CPU_X86
-/* int16 word g of each 128-bit half, in all eight words of that half */
-#define DK__KW(g) _mm256_set1_epi16((short)(((2 * (g) + 1) << 8) | (2 * (g))))
-/* the two halves' words may differ: lo in the low half, hi in the high */
-#define DK__KW2(lo, hi) _mm256_set_m128i(_mm_set1_epi16((short)(((2 * (hi) + 1) << 8) | (2 * (hi)))), \
-                                         _mm_set1_epi16((short)(((2 * (lo) + 1) << 8) | (2 * (lo)))))
+/* the scale words' shuffle controls DK__KW and DK__KW2: backends/cpu.h */
 /* 32 values: a += (u . x, pairs times the scale words, in int32) * x's scale j */
 #define DK__KGRP(a, u, j, scw)                                                 \
   a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(                    \
