@@ -2211,28 +2211,43 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
   return _mm256_add_epi16(_mm256_add_epi16(v, v), _mm256_set1_epi16(1));
 }
 #define DK__IQ2_SCB(T) ((T) == DK_IQ2_XS || (T) == DK_IQ2_S)
+/* iq2_s's indices, and iq3_s's without the gather (VN 0): ix[ixc] this
+ * super-block's, ix[ixc ^ 1] the next's (dk__cpu_iq2s_idx,
+ * dk__cpu_iq3s_idx), across the rows */
+#define DK__IQ_IX(T, VN) ((T) == DK_IQ2_S || ((T) == DK_IQ3_S && !(VN)))
+#define DK__IQ_IDX(T, blk, ix)                                                 \
+  {                                                                            \
+    if ((T) == DK_IQ2_S) dk__cpu_iq2s_idx((const dk_block_iq2_s *)(blk), ix);  \
+    else dk__cpu_iq3s_idx((const dk_block_iq3_s *)(blk), ix);                  \
+  }
 #define DK__IQ_ROWS1_BODY(T, VN)                                              \
-  if (DK__IQ_CODEBOOK(T) && M == 1)                                            \
+  if (DK__IQ_CODEBOOK(T) && M == 1) {                                          \
+    const size_t bsz = dk_dtype_block_bytes(T);                                \
+    uint16_t ix[2][64];                                                        \
+    int ixc = 0;                                                               \
+    if (DK__IQ_IX(T, VN) && r < rows) DK__IQ_IDX(T, w + (size_t)r * wrow, ix[0]) \
     for (; r < rows; r++) {                                                    \
       const char *wr = w + (size_t)r * wrow;                                   \
-      const size_t bsz = dk_dtype_block_bytes(T);                              \
       __m256 acc = _mm256_setzero_ps();                                        \
       int64_t sb;                                                              \
       int g;                                                                   \
-      for (sb = 0; sb < nb / 8; sb++) {                                        \
+      for (sb = 0; sb < nb / 8; sb++, ixc ^= 1) {                              \
         const char *blk = wr + (size_t)sb * bsz;                               \
         const float d8 = _cvtsh_ss(*(const uint16_t *)blk) * (DK__HALVES(T) ? 0.125f : (T) == DK_IQ3_XXS ? 0.25f : 1.0f); \
         const __m256i scv = DK__IQ2_SCB(T) ? dk__cpu_iq2_scv((T) == DK_IQ2_XS ? ((const dk_block_iq2_xs *)blk)->scales : ((const dk_block_iq2_s *)blk)->scales) \
                                            : _mm256_setzero_si256();           \
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();            \
         DK__PF_SPAN(blk, bsz)                                                  \
+        if (DK__IQ_IX(T, VN) && (sb + 1 < nb / 8 || r + 1 < rows))            \
+          DK__IQ_IDX(T, sb + 1 < nb / 8 ? blk + bsz : wr + wrow, ix[ixc ^ 1])  \
         DK__UNROLL4                                                            \
         for (g = 0; g < 8; g += 2) {                                           \
           const dk__cpu_q8x *x0 = xq + 8 * sb + g;                             \
           __m256i n0, n1, m0, m1, p0, p1;                                      \
           uint32_t s0, s1;                                                     \
-          m0 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g, &n0, &s0) : dk__cpu_iq3_mag(T, blk, g, VN, &n0, &s0); \
-          m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, VN, &n1, &s1); \
+          const uint16_t *ixp = DK__IQ_IX(T, VN) ? ix[ixc] : NULL;             \
+          m0 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g, ixp, &n0, &s0) : dk__cpu_iq3_mag(T, blk, g, VN, ixp, &n0, &s0); \
+          m1 = DK__HALVES(T) ? dk__cpu_iq2_mag(T, blk, g + 1, ixp, &n1, &s1) : dk__cpu_iq3_mag(T, blk, g + 1, VN, ixp, &n1, &s1); \
           p0 = _mm256_maddubs_epi16(m0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[0].qs), n0)); \
           p1 = _mm256_maddubs_epi16(m1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x0[1].qs), n1)); \
           p0 = _mm256_madd_epi16(p0, DK__IQ2_SCB(T) ? _mm256_shuffle_epi8(scv, DK__KW(g)) : DK__IQ_SCW(s0)); \
@@ -2243,7 +2258,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d8), _mm256_add_ps(a0, a1), acc); \
       }                                                                        \
       y[r] = dk__cpu_hsum(acc);                                                \
-    }
+    }                                                                          \
+  }
 
 /* Rows [0, rows) of a weight matrix (wrow bytes apart) against M q8
  * activation rows of nb blocks: y[m * ldy + r]. One function per weight

@@ -1228,7 +1228,24 @@ static const uint64_t dk__iq2_sgn7[128] = {DK__SG_64(DK__SG7, 0), DK__SG_64(DK__
  * *sgn (iq3_xxs's four 7-bit codes through dk__iq2_sgn7, iq3_s's sign bits
  * spread by a shuffle and compare), its 4-bit scale code to *scp, twice
  * (both nibbles, as iq2's two halves) */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, int gather, __m256i *sgn, uint32_t *scp) {
+/* iq3_s: a super-block's 64 nine-bit codebook indices (byte i of qs, with
+ * bit i % 8 of qh[i / 8] as bit 8) as uint16 into ix, by vector, for the
+ * decode loop without a gather (as dk__cpu_iq2s_idx, a super-block ahead) */
+DK_CPU_AVX2_INLINE void dk__cpu_iq3s_idx(const dk_block_iq3_s *p, uint16_t *ix) {
+  const __m128i qh = _mm_loadl_epi64((const __m128i *)p->qh);
+  /* word k of each eight: bit k, times 2^(8 - k) */
+  const __m256i bit = _mm256_set_epi64x(0x0080004000200010ll, 0x0008000400020001ll, 0x0080004000200010ll, 0x0008000400020001ll);
+  const __m256i mul = _mm256_set_epi64x(0x0002000400080010ll, 0x0020004000800100ll, 0x0002000400080010ll, 0x0020004000800100ll);
+  int c;
+  for (c = 0; c < 4; c++) {
+    /* words 0-7 from qh[2c], 8-15 from qh[2c + 1] */
+    const __m128i ctl = _mm_set_epi64x(0x0101010101010101ll * (2 * c + 1), 0x0101010101010101ll * (2 * c));
+    const __m256i h = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, ctl)), bit), mul);
+    _mm256_storeu_si256((__m256i *)(ix + 16 * c), _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p->qs + 16 * c))), h));
+  }
+}
+/* ix: iq3_s's indices from dk__cpu_iq3s_idx for the loads (gather 0), or NULL */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, int gather, const uint16_t *ix, __m256i *sgn, uint32_t *scp) {
   __m256i idx;
   if (dt == DK_IQ3_XXS) {
     const dk_block_iq3_xxs *p = (const dk_block_iq3_xxs *)blk;
@@ -1256,6 +1273,12 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, 
     n = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
     *sgn = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(n, bit), bit), _mm256_set1_epi8(1));
     *scp = ((p->scales[g >> 1] >> (4 * (g & 1))) & 15) * 17;
+    if (!gather && ix) {
+      const uint32_t *G = dk_iq3s_grid;
+      const uint16_t *i8 = ix + 8 * g;
+      return _mm256_setr_epi32((int)G[i8[0]], (int)G[i8[1]], (int)G[i8[2]], (int)G[i8[3]], (int)G[i8[4]], (int)G[i8[5]],
+                               (int)G[i8[6]], (int)G[i8[7]]);
+    }
     if (!gather) {   /* point l's ninth bit is bit l of qh[g] */
       const uint8_t *q = p->qs + 8 * g;
       const uint32_t *G = dk_iq3s_grid, h = p->qh[g];
@@ -1274,7 +1297,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, 
 DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, float *d) {
   const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
   uint32_t sc;
-  __m256i sgn, v = dk__cpu_iq3_mag(dt, blk, g, 1, &sgn, &sc);
+  __m256i sgn, v = dk__cpu_iq3_mag(dt, blk, g, 1, NULL, &sgn, &sc);
   sc &= 15;
   *d = dt == DK_IQ3_XXS ? d0 * (0.5f + (float)sc) * 0.5f : d0 * (float)(1 + 2 * sc);
   return _mm256_sign_epi8(v, sgn);
@@ -1286,7 +1309,26 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, fl
  * (low nibble the first half's). iq2_xxs/iq2_xs's signs by table: built
  * from the bits with the parity fold, a shuffle and a compare, a 4096 x
  * 4096 iq2_xxs product took 1.60 ms on one thread, by table 1.26-1.35. */
-DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_mag(dk_dtype dt, const char *blk, int g, __m256i *sgn, uint32_t *scp) {
+/* iq2_s: a super-block's 32 ten-bit codebook indices (byte i of qs, with
+ * bits 2 (i % 4).. of qh[i / 4] as bits 8-9) as uint16 into ix, by vector.
+ * The decode loop builds the next super-block's while it reads this one's:
+ * loads right behind the stores waited on them (store forwarding) and ran
+ * slower than the scalar shifts and masks, three a point; a step ahead, a
+ * 4096 x 4096 product on one thread went from 1.44-1.57 to 1.28-1.38 ms
+ * (AMD Zen 3). The indices taken from the vector into general registers
+ * (no memory) were slower too: the transfers' latency. */
+DK_CPU_AVX2_INLINE void dk__cpu_iq2s_idx(const dk_block_iq2_s *p, uint16_t *ix) {
+  const __m128i qh = _mm_loadl_epi64((const __m128i *)p->qh);
+  const __m128i c0 = _mm_set_epi32(0x03030303, 0x02020202, 0x01010101, 0), c1 = _mm_add_epi8(c0, _mm_set1_epi8(4));
+  /* word k of each four: qh's bits 2k, 2k + 1 masked, then times 2^(8 - 2k) */
+  const __m256i mk = _mm256_set1_epi64x(0x00c00030000c0003ll), mu = _mm256_set1_epi64x(0x0004001000400100ll);
+  const __m256i h0 = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, c0)), mk), mu);
+  const __m256i h1 = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, c1)), mk), mu);
+  _mm256_storeu_si256((__m256i *)ix, _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p->qs)), h0));
+  _mm256_storeu_si256((__m256i *)(ix + 16), _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p->qs + 16))), h1));
+}
+/* ix: iq2_s's indices from dk__cpu_iq2s_idx, or NULL (then by shifts) */
+DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_mag(dk_dtype dt, const char *blk, int g, const uint16_t *ix, __m256i *sgn, uint32_t *scp) {
   const uint8_t *b = (const uint8_t *)blk + 2;   /* past d */
   const uint64_t *grid;
   uint32_t sc, w, i0, i1, i2, i3, c0, c1, c2, c3;
@@ -1312,11 +1354,15 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_mag(dk_dtype dt, const char *blk, int g, 
     const uint32_t h = b[64 + g];
     __m256i n;
     uint32_t s32;
-    memcpy(&w, b + 4 * g, 4);
     memcpy(&s32, b + 32 + 4 * g, 4);
     *scp = b[72 + g];
-    i0 = (w & 255) | (h & 3) << 8; i1 = ((w >> 8) & 255) | (h & 12) << 6;
-    i2 = ((w >> 16) & 255) | (h & 48) << 4; i3 = (w >> 24) | (h & 192) << 2;
+    if (ix) {
+      i0 = ix[4 * g]; i1 = ix[4 * g + 1]; i2 = ix[4 * g + 2]; i3 = ix[4 * g + 3];
+    } else {
+      memcpy(&w, b + 4 * g, 4);
+      i0 = (w & 255) | (h & 3) << 8; i1 = ((w >> 8) & 255) | (h & 12) << 6;
+      i2 = ((w >> 16) & 255) | (h & 48) << 4; i3 = (w >> 24) | (h & 192) << 2;
+    }
     n = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
     *sgn = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(n, bit), bit), _mm256_set1_epi8(1));
     return _mm256_set_epi64x((long long)dk_iq2s_grid[i3], (long long)dk_iq2s_grid[i2], (long long)dk_iq2s_grid[i1],
@@ -1333,7 +1379,7 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq2(dk_dtype dt, const char *blk, int g, fl
   const float d0 = _cvtsh_ss(*(const uint16_t *)blk);
   __m256i sgn, v;
   uint32_t sc;
-  v = dk__cpu_iq2_mag(dt, blk, g, &sgn, &sc);
+  v = dk__cpu_iq2_mag(dt, blk, g, NULL, &sgn, &sc);
   d[0] = d0 * (0.5f + (float)(sc & 15)) * 0.25f;
   d[1] = d0 * (0.5f + (float)(sc >> 4)) * 0.25f;
   return _mm256_sign_epi8(v, sgn);
