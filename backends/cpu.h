@@ -2701,12 +2701,6 @@ static void dk__cpu_pick_kernels(void) {
   if (__atomic_load_n(&dk__cpu_k, __ATOMIC_ACQUIRE)) return;
   env = getenv("DEVKIT_CPU_F32_DECODE");
   dk__cpu_f32_decode = env && *env && strcmp(env, "0");
-#if defined(DK_CPU_X86) && defined(_SC_LEVEL1_DCACHE_SIZE)
-  {
-    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    dk__cpu_f2_kc = l1 > 0 && l1 < 48 * 1024 ? DK_CPU_F2_KC / 2 : DK_CPU_F2_KC;
-  }
-#endif
   best = dk__cpu_best_class();
   for (dt = 0; dt < DK_DTYPE_COUNT; dt++) {
     if ((DK_QUANTS_MORE >> dt) & 1) {

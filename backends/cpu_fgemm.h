@@ -28,7 +28,7 @@
  * of 1024: f16 64x2048x768 142-144 -> 158, 64x768x2048 151-152 -> 150-151,
  * 64x768x768 150-152 -> 164; q8_0 64x768x2048 101-128 -> 154-157; q6_K
  * 123-136 -> 139-159; q3_K 120-131 -> 133-155 (passes of 512 on that
- * machine: f16 3-5 % below 1024). Not measured on AMD since. Not kept: f32
+ * machine: f16 3-5 % below 1024; on AMD Zen 3 too, DK_CPU_F2_KC). Not kept: f32
  * weights (nothing to convert; 64 rows 89 -> 86, 512 rows 93 -> 67) and q8_0
  * decoded in registers per use (a multiply per 8 values on the FMA ports:
  * slower than the panel GEMM).
@@ -46,16 +46,17 @@
 #define DK_CPU_FUNIT 12   /* weight rows the pool deals in: whole tiles of either class */
 #define DK_CPU_FWMAX 4    /* the most weight rows a tile decodes to f32 */
 /* AVX2: weight rows decoded to f32 in passes of this many values (three
- * rows, 12 KB, beside a tile's four activation rows, 16 KB, in a 48 KB L1d),
- * of half as many where L1d is smaller (AMD Zen 3 and 4: 32 KB), set at
- * start (dk__cpu_pick_kernels) */
+ * rows, 12 KB, beside a tile's four activation rows, 16 KB). Also where L1d
+ * is 32 KB: passes of 512 there (AMD Zen 3) had been assumed, not measured,
+ * and were slower. One thread, f16, GFLOP/s, 512 -> 1024: 64x2048x768
+ * 74-76 -> 81-85, 64x768x2048 70-72 -> 75-77, 64x1024x4096 49-58 -> 56-62;
+ * q8_0, q6_K and q3_K 64x768x768 71-76 -> 78-81 */
 #define DK_CPU_F2_KC 1024
 
 /* rows of A in a chunk: its f32 copy in about 256 KB, a multiple of 4 in [4, 64] */
 #define DK__CPU_FGEMM_CHUNK(K) ((K) >= 16384 ? 4 : (K) <= 1024 ? 64 : 65536 / (K) / 4 * 4)
 
 #ifdef DK_CPU_X86
-static int64_t dk__cpu_f2_kc = DK_CPU_F2_KC;
 /* c[m][n] = a_m . w_n for m in [0, M), n in [n0, n1): a f32 rows of K
  * (K a multiple of 8), w rows of wrow bytes, c rows of ldc. A tile's
  * missing rows (M or n1 - n0 not a multiple of 4 or 3) read a present row
@@ -83,8 +84,8 @@ DK_CPU_AVX2 static void dk__cpu_fgemm_avx2_any(DK__FGEMM_ARGS) {
   int64_t mc, m, n, k, k0;
   for (mc = 0; mc < M; mc += mch) {
     const int64_t me = M - mc < mch ? M : mc + mch;
-    for (k0 = 0; k0 < K; k0 += dk__cpu_f2_kc) {
-      const int64_t kl = K - k0 < dk__cpu_f2_kc ? K - k0 : dk__cpu_f2_kc;
+    for (k0 = 0; k0 < K; k0 += DK_CPU_F2_KC) {
+      const int64_t kl = K - k0 < DK_CPU_F2_KC ? K - k0 : DK_CPU_F2_KC;
       for (n = n0; n < n1; n += DK_CPU_FGROUP) {
         const int nn = n1 - n < DK_CPU_FGROUP ? (int)(n1 - n) : DK_CPU_FGROUP;
         /* the group's rows in f32 (a missing one reads the first: computed, not stored) */
