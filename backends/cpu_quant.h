@@ -1222,29 +1222,48 @@ static const uint64_t dk__iq2_sgn7[128] = {DK__SG_64(DK__SG7, 0), DK__SG_64(DK__
 #undef DK__SG_16
 #undef DK__SG_64
 
-/* iq3 group g (32 values) of super-block blk: its eight codebook points'
- * magnitudes (unsigned, <= 62) by one gather (gather 0: eight loads), its
- * signs as sign bytes to
- * *sgn (iq3_xxs's four 7-bit codes through dk__iq2_sgn7, iq3_s's sign bits
- * spread by a shuffle and compare), its 4-bit scale code to *scp, twice
- * (both nibbles, as iq2's two halves) */
-/* iq3_s: a super-block's 64 nine-bit codebook indices (byte i of qs, with
- * bit i % 8 of qh[i / 8] as bit 8) as uint16 into ix, by vector, for the
- * decode loop without a gather (as dk__cpu_iq2s_idx, a super-block ahead) */
+/* Codebook indices of more than eight bits (iq2_s's ten, iq3_s's nine) as
+ * uint16, by vector, a super-block at a time: the decode loop builds the
+ * next super-block's while it reads this one's. The scalar form (a byte of
+ * qs with bits of qh, three shifts and masks a point) was a quarter of
+ * iq2_s's product; loads right behind the vector stores waited on them
+ * (store forwarding) and ran slower than that, as did the indices taken
+ * from the vector into general registers (the transfers' latency) or a
+ * gather. A super-block ahead, 4096 x 4096 on one thread (AMD Zen 3):
+ * iq2_s 1.44-1.53 -> 1.21-1.24 ms, iq3_s 2.15-2.23 -> 1.91-2.00. */
+/* 16 indices to ix: bytes qs[0..16) or'ed with the qh byte ctl picks for
+ * each word, masked by mk's word and moved to bit 8 by mu's (a power of 2) */
+DK_CPU_AVX2_INLINE void dk__cpu_iq_ix16(const uint8_t *qs, __m128i qh, __m128i ctl, __m256i mk, __m256i mu, uint16_t *ix) {
+  const __m256i h = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, ctl)), mk), mu);
+  _mm256_storeu_si256((__m256i *)ix, _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)qs)), h));
+}
+/* iq2_s: index i is qs[i] with bits 2 (i % 4).. of qh[i / 4] as bits 8-9 */
+DK_CPU_AVX2_INLINE void dk__cpu_iq2s_idx(const dk_block_iq2_s *p, uint16_t *ix) {
+  const __m128i qh = _mm_loadl_epi64((const __m128i *)p->qh);
+  const __m128i c0 = _mm_set_epi32(0x03030303, 0x02020202, 0x01010101, 0);
+  /* word k of each four: bits 2k, 2k + 1, times 2^(8 - 2k) */
+  const __m256i mk = _mm256_set1_epi64x(0x00c00030000c0003ll), mu = _mm256_set1_epi64x(0x0004001000400100ll);
+  dk__cpu_iq_ix16(p->qs, qh, c0, mk, mu, ix);
+  dk__cpu_iq_ix16(p->qs + 16, qh, _mm_add_epi8(c0, _mm_set1_epi8(4)), mk, mu, ix + 16);
+}
+/* iq3_s: index i is qs[i] with bit i % 8 of qh[i / 8] as bit 8 */
 DK_CPU_AVX2_INLINE void dk__cpu_iq3s_idx(const dk_block_iq3_s *p, uint16_t *ix) {
   const __m128i qh = _mm_loadl_epi64((const __m128i *)p->qh);
   /* word k of each eight: bit k, times 2^(8 - k) */
-  const __m256i bit = _mm256_set_epi64x(0x0080004000200010ll, 0x0008000400020001ll, 0x0080004000200010ll, 0x0008000400020001ll);
-  const __m256i mul = _mm256_set_epi64x(0x0002000400080010ll, 0x0020004000800100ll, 0x0002000400080010ll, 0x0020004000800100ll);
+  const __m256i mk = _mm256_set_epi64x(0x0080004000200010ll, 0x0008000400020001ll, 0x0080004000200010ll, 0x0008000400020001ll);
+  const __m256i mu = _mm256_set_epi64x(0x0002000400080010ll, 0x0020004000800100ll, 0x0002000400080010ll, 0x0020004000800100ll);
   int c;
-  for (c = 0; c < 4; c++) {
-    /* words 0-7 from qh[2c], 8-15 from qh[2c + 1] */
-    const __m128i ctl = _mm_set_epi64x(0x0101010101010101ll * (2 * c + 1), 0x0101010101010101ll * (2 * c));
-    const __m256i h = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, ctl)), bit), mul);
-    _mm256_storeu_si256((__m256i *)(ix + 16 * c), _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p->qs + 16 * c))), h));
-  }
+  for (c = 0; c < 4; c++)   /* words 0-7 from qh[2c], 8-15 from qh[2c + 1] */
+    dk__cpu_iq_ix16(p->qs + 16 * c, qh, _mm_set_epi64x(0x0101010101010101ll * (2 * c + 1), 0x0101010101010101ll * (2 * c)), mk, mu,
+                    ix + 16 * c);
 }
-/* ix: iq3_s's indices from dk__cpu_iq3s_idx for the loads (gather 0), or NULL */
+
+/* iq3 group g (32 values) of super-block blk: its eight codebook points'
+ * magnitudes (unsigned, <= 62) by one gather (gather 0: eight loads, at
+ * iq3_s's indices from dk__cpu_iq3s_idx in ix where not NULL), its signs as
+ * sign bytes to *sgn (iq3_xxs's four 7-bit codes through dk__iq2_sgn7,
+ * iq3_s's sign bits spread by a shuffle and compare), its 4-bit scale code
+ * to *scp, twice (both nibbles, as iq2's two halves) */
 DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, int gather, const uint16_t *ix, __m256i *sgn, uint32_t *scp) {
   __m256i idx;
   if (dt == DK_IQ3_XXS) {
@@ -1308,26 +1327,8 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_q_iq3(dk_dtype dt, const char *blk, int g, fl
  * signs as sign bytes to *sgn, its two halves' 4-bit scale codes to *sc
  * (low nibble the first half's). iq2_xxs/iq2_xs's signs by table: built
  * from the bits with the parity fold, a shuffle and a compare, a 4096 x
- * 4096 iq2_xxs product took 1.60 ms on one thread, by table 1.26-1.35. */
-/* iq2_s: a super-block's 32 ten-bit codebook indices (byte i of qs, with
- * bits 2 (i % 4).. of qh[i / 4] as bits 8-9) as uint16 into ix, by vector.
- * The decode loop builds the next super-block's while it reads this one's:
- * loads right behind the stores waited on them (store forwarding) and ran
- * slower than the scalar shifts and masks, three a point; a step ahead, a
- * 4096 x 4096 product on one thread went from 1.44-1.57 to 1.28-1.38 ms
- * (AMD Zen 3). The indices taken from the vector into general registers
- * (no memory) were slower too: the transfers' latency. */
-DK_CPU_AVX2_INLINE void dk__cpu_iq2s_idx(const dk_block_iq2_s *p, uint16_t *ix) {
-  const __m128i qh = _mm_loadl_epi64((const __m128i *)p->qh);
-  const __m128i c0 = _mm_set_epi32(0x03030303, 0x02020202, 0x01010101, 0), c1 = _mm_add_epi8(c0, _mm_set1_epi8(4));
-  /* word k of each four: qh's bits 2k, 2k + 1 masked, then times 2^(8 - 2k) */
-  const __m256i mk = _mm256_set1_epi64x(0x00c00030000c0003ll), mu = _mm256_set1_epi64x(0x0004001000400100ll);
-  const __m256i h0 = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, c0)), mk), mu);
-  const __m256i h1 = _mm256_mullo_epi16(_mm256_and_si256(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(qh, c1)), mk), mu);
-  _mm256_storeu_si256((__m256i *)ix, _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p->qs)), h0));
-  _mm256_storeu_si256((__m256i *)(ix + 16), _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p->qs + 16))), h1));
-}
-/* ix: iq2_s's indices from dk__cpu_iq2s_idx, or NULL (then by shifts) */
+ * 4096 iq2_xxs product took 1.60 ms on one thread, by table 1.26-1.35.
+ * iq2_s's indices from dk__cpu_iq2s_idx in ix, or by shifts where NULL. */
 DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_mag(dk_dtype dt, const char *blk, int g, const uint16_t *ix, __m256i *sgn, uint32_t *scp) {
   const uint8_t *b = (const uint8_t *)blk + 2;   /* past d */
   const uint64_t *grid;
