@@ -2238,8 +2238,10 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq2_scv(const uint8_t *sc8) {
                                            : _mm256_setzero_si256();           \
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();            \
         DK__PF_SPAN(blk, bsz)                                                  \
-        if (DK__IQ_IX(T, VN) && (sb + 1 < nb / 8 || r + 1 < rows))            \
-          DK__IQ_IDX(T, sb + 1 < nb / 8 ? blk + bsz : wr + wrow, ix[ixc ^ 1])  \
+        if (DK__IQ_IX(T, VN)) {   /* the next super-block, in this row or the next */ \
+          const char *nx = sb + 1 < nb / 8 ? blk + bsz : r + 1 < rows ? wr + wrow : NULL; \
+          if (nx) DK__IQ_IDX(T, nx, ix[ixc ^ 1])                               \
+        }                                                                      \
         DK__UNROLL4                                                            \
         for (g = 0; g < 8; g += 2) {                                           \
           const dk__cpu_q8x *x0 = xq + 8 * sb + g;                             \

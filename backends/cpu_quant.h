@@ -1259,8 +1259,8 @@ DK_CPU_AVX2_INLINE void dk__cpu_iq3s_idx(const dk_block_iq3_s *p, uint16_t *ix) 
 }
 
 /* iq3 group g (32 values) of super-block blk: its eight codebook points'
- * magnitudes (unsigned, <= 62) by one gather (gather 0: eight loads, at
- * iq3_s's indices from dk__cpu_iq3s_idx in ix where not NULL), its signs as
+ * magnitudes (unsigned, <= 62) by one gather (gather 0: eight loads, iq3_s's
+ * at the indices from dk__cpu_iq3s_idx in ix), its signs as
  * sign bytes to *sgn (iq3_xxs's four 7-bit codes through dk__iq2_sgn7,
  * iq3_s's sign bits spread by a shuffle and compare), its 4-bit scale code
  * to *scp, twice (both nibbles, as iq2's two halves) */
@@ -1292,18 +1292,11 @@ DK_CPU_AVX2_INLINE __m256i dk__cpu_iq3_mag(dk_dtype dt, const char *blk, int g, 
     n = _mm256_shuffle_epi8(_mm256_set1_epi32((int)s32), sel);
     *sgn = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(n, bit), bit), _mm256_set1_epi8(1));
     *scp = ((p->scales[g >> 1] >> (4 * (g & 1))) & 15) * 17;
-    if (!gather && ix) {
+    if (!gather) {   /* the decode loop's indices (dk__cpu_iq3s_idx) */
       const uint32_t *G = dk_iq3s_grid;
       const uint16_t *i8 = ix + 8 * g;
       return _mm256_setr_epi32((int)G[i8[0]], (int)G[i8[1]], (int)G[i8[2]], (int)G[i8[3]], (int)G[i8[4]], (int)G[i8[5]],
                                (int)G[i8[6]], (int)G[i8[7]]);
-    }
-    if (!gather) {   /* point l's ninth bit is bit l of qh[g] */
-      const uint8_t *q = p->qs + 8 * g;
-      const uint32_t *G = dk_iq3s_grid, h = p->qh[g];
-      return _mm256_setr_epi32((int)G[q[0] | (h << 8 & 256)], (int)G[q[1] | (h << 7 & 256)], (int)G[q[2] | (h << 6 & 256)],
-                               (int)G[q[3] | (h << 5 & 256)], (int)G[q[4] | (h << 4 & 256)], (int)G[q[5] | (h << 3 & 256)],
-                               (int)G[q[6] | (h << 2 & 256)], (int)G[q[7] | (h << 1 & 256)]);
     }
     idx = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p->qs + 8 * g))),
                           _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(1)), 8));
