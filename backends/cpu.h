@@ -425,9 +425,12 @@ typedef struct { float d, s[2]; int8_t qs[32]; } dk__cpu_q8h;
  * hold its first 16 values' products, lanes 4-7 the rest, so the scales
  * meet them as one vector (DK__WD). */
 #define DK__HALVES(T) (((DK__CPU_IQ2 >> (T)) & 1) != 0)
-/* 256 activations rounded to int8 with a scale per 32 and their 16-value
- * code sums: the K-quants' decode dot (backends/cpu_kdot.h says why) */
-typedef struct { int8_t qs[256]; int16_t bs[16]; float d[8]; } dk__cpu_q8k;
+/* 256 activations rounded to int8, in order, with a scale per 32: block j
+ * is the values whose dword lane in their 32-value run is j (values 32r + 4j
+ * .. 32r + 4j + 3 of every run r), so one vector of scales meets a whole
+ * super-block's integer sums; s[g] is 16-value group g's sum of scale times
+ * code. The K-quants' decode dot (backends/cpu_kdot.h says why) */
+typedef struct { int8_t qs[256]; float d[8], s[16]; } dk__cpu_q8k;
 /* the same for the VNNI class's dot (backends/cpu_kdot.h says why): the
  * codes in four 64-byte registers, dword lane g of register p holding values
  * 16g + 4p .. 16g + 4p + 3; each 16-value half's scale (its 32-value block's)
@@ -1540,16 +1543,27 @@ static void dk__cpu_quantize_xv(const float *x, int64_t M, int64_t K, dk__cpu_q8
   }
 }
 
-/* x rows (M x K, K a multiple of 256) to q8k super-blocks: 32-value blocks and 16-value sums */
+/* x rows (M x K, K a multiple of 256) to q8k super-blocks: each lane's
+ * 32 values gathered, rounded and put back, then the 16-value sums */
 static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8k *xk, float *res) {
   int64_t b;
-  int g, j, sum;
+  int g, j, i;
+  float v[32], e[32];
+  int8_t q[32];
   for (b = 0; b < M * (K / 256); b++) {
-    for (g = 0; g < 8; g++)
-      xk[b].d[g] = dk__cpu_round32(x + b * 256 + 32 * g, xk[b].qs + 32 * g, res ? res + b * 256 + 32 * g : NULL);
+    const float *xb = x + b * 256;
+    for (j = 0; j < 8; j++) {
+      for (i = 0; i < 32; i++) v[i] = xb[32 * (i >> 2) + 4 * j + (i & 3)];
+      xk[b].d[j] = dk__cpu_round32(v, q, res ? e : NULL);
+      for (i = 0; i < 32; i++) {
+        xk[b].qs[32 * (i >> 2) + 4 * j + (i & 3)] = q[i];
+        if (res) res[b * 256 + 32 * (i >> 2) + 4 * j + (i & 3)] = e[i];
+      }
+    }
     for (g = 0; g < 16; g++) {
-      for (sum = 0, j = 0; j < 16; j++) sum += xk[b].qs[16 * g + j];
-      xk[b].bs[g] = (int16_t)sum;
+      float sum = 0.0f;
+      for (i = 16 * g; i < 16 * g + 16; i++) sum += xk[b].d[(i >> 2) & 7] * (float)xk[b].qs[i];
+      xk[b].s[g] = sum;
     }
   }
 }

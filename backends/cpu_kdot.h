@@ -1,7 +1,8 @@
 /* backends/cpu_kdot.h — the decode product of the K-quants (q2_K-q6_K)
  * against activations rounded to 8 bits (dk__cpu_q8k: a 256-value
- * super-block's codes with a scale per 32 and sums per 16; with VNNI the
- * same rounding laid out as dk__cpu_q8v, at the end). Included by
+ * super-block's codes with a scale per 32, in dword-lane blocks, and sums
+ * per 16; with VNNI rounded in 32-value runs and laid out as dk__cpu_q8v,
+ * at the end). Included by
  * backends/cpu.h, where the layout is chosen (dk__cpu_linear) and the
  * entries are put in the kernel tables.
  *
@@ -12,20 +13,28 @@
  * scalars: q4_K decoded at 8.5 GB/s where q4_0 did 13, q2_K/q3_K (f32
  * activations) at 2.5 (`build/bench --filter linear`, 4096x4096). Here the
  * group scales multiply the integer sums as integers (madd against the
- * scales, shuffled into place in registers), each 32 values take one
- * conversion and one FMA by their activation scale (a broadcast from memory),
- * and the min (q3_K/q6_K: the code offset) term is the group scales against
- * the activations' 16-value sums, eight 32-value blocks per vector.
- * One activation scale per 256 values (llama.cpp's q8_K) would save the
- * conversion and the FMA per 32 values, but on Gemma 3 270M Q4_K_M it moved
- * the teacher-forced perplexity by +0.78 % against +0.03 % with a scale per
- * 32, and top-1 agreement from 97.6 % to 96.1 % (tools/test_models.sh's
- * information line): Gemma's activations have outliers. So a scale per 32.
+ * scales, shuffled into place in registers), and the min (q3_K/q6_K: the
+ * code offset) term is the group scales against the activations' 16-value
+ * sums.
+ * One activation scale per 256 values (llama.cpp's q8_K) saves a conversion
+ * and an FMA per 32 values, but on Gemma 3 270M Q4_K_M it moved the
+ * teacher-forced perplexity by +0.78 % against +0.03 % with a scale per 32,
+ * and top-1 agreement from 97.6 % to 96.1 % (tools/test_models.sh's
+ * information line): Gemma's activations have outliers. So a scale per 32,
+ * but not per 32 consecutive values: block l is the values in dword lane l
+ * of each of the super-block's eight 32-value runs, so every run's int32
+ * lanes meet the same eight scales, the eight runs' sums add up as
+ * integers, and a super-block takes one conversion and one multiply by the
+ * scales where a scale per run took eight conversions and eight FMAs with
+ * a broadcast each. 4096x4096 at M = 1 on one thread beside llama.cpp's
+ * q8_K vec_dot (AMD Zen 3): q2_K 0.78x -> 0.90x, q3_K 0.93x -> 1.06x, q4_K
+ * 0.90x -> 1.15x, q6_K 1.17x -> 1.49x; Gemma's decode perplexity +0.11 %,
+ * top-1 96.9 %, rms of the log-probability error 0.059 (was 0.062).
  *
  * Integer ranges: codes u <= 63 (q6_K taken unsigned, before its -32), x in
  * [-127, 127]: a maddubs pair is at most 2*63*127 = 16002, inside int16; a
- * group scale is at most 63 (q4_K/q5_K) or 128 in magnitude, so a 32-value
- * sum times its scales stays under 2^22. */
+ * group scale is at most 63 (q4_K/q5_K) or 128 in magnitude, so a lane's
+ * madd is under 2*128*16002 < 2^22 and its eight runs' sum under 2^25. */
 #ifndef DK_BACKEND_CPU_KDOT_H
 #define DK_BACKEND_CPU_KDOT_H
 
@@ -91,14 +100,14 @@ static void dk__cpu_ksb_codes(dk_dtype wdt, const char *row, int64_t sb, uint8_t
   }
 }
 
-/* the portable class, and the arithmetic every class does: per 32-value
- * activation block j, si = the sum over its two 16-value groups of
- * sc * (u . x - off * x's sum) and sm = the sum of mn * x's sum, in
- * integers; the product is the sum over j of xd_j * (d * si - dmin * sm) */
+/* the portable class, and the arithmetic every class does: per lane j
+ * (activation block j), si_j = the sum of sc * u * x over its values, in
+ * integers; the product is the sum over super-blocks of
+ * d * (sum_j xd_j * si_j - off * sum_g sc_g * s_g) - dmin * sum_g mn_g * s_g */
 static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8k *xk,
                                      int64_t nsb, int M, float *y, int64_t ldy) {
   uint8_t u[256];
-  int sc[16], mn[16], off, g, l, j;
+  int sc[16], mn[16], off, g, i, j;
   int64_t r, sb;
   int m;
   for (r = 0; r < rows; r++)
@@ -106,18 +115,14 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
       float acc = 0.0f, macc = 0.0f, d, dmin;
       for (sb = 0; sb < nsb; sb++) {
         const dk__cpu_q8k *x = xk + m * nsb + sb;
+        int32_t si[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         float a = 0.0f, ma = 0.0f;
         dk__cpu_ksb_codes(wdt, w + (size_t)r * wrow, sb, u, sc, mn, &off, &d, &dmin);
-        for (j = 0; j < 8; j++) {
-          int32_t si = 0, sm = 0;
-          for (g = 2 * j; g < 2 * j + 2; g++) {
-            int32_t s = -off * x->bs[g];
-            for (l = 0; l < 16; l++) s += u[16 * g + l] * x->qs[16 * g + l];
-            si += sc[g] * s;
-            sm += mn[g] * x->bs[g];
-          }
-          a += x->d[j] * (float)si;
-          ma += x->d[j] * (float)sm;
+        for (i = 0; i < 256; i++) si[(i >> 2) & 7] += sc[i >> 4] * u[i] * x->qs[i];
+        for (j = 0; j < 8; j++) a += x->d[j] * (float)si[j];
+        for (g = 0; g < 16; g++) {
+          a -= (float)(off * sc[g]) * x->s[g];
+          ma += (float)mn[g] * x->s[g];
         }
         acc += d * a;
         macc += dmin * ma;
@@ -128,15 +133,18 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
 
 #ifdef DK_CPU_X86
 /* the scale words' shuffle controls DK__KW and DK__KW2: backends/cpu.h */
-/* 32 values: a += (u . x, pairs times the scale words, in int32) * x's scale j */
-#define DK__KGRP(a, u, j, scw)                                                 \
-  a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(                    \
-                          _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)(x->qs + 32 * (j)))), scw)), \
-                      _mm256_broadcast_ss(x->d + (j)), a)
-/* the 16-value-group term (scales or mins . x's 16-value sums, a lane per
- * 32-value block) times the blocks' scales */
-#define DK__KSUMS(s16) _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(s16, _mm256_loadu_si256((const __m256i *)x->bs))), \
-                                     _mm256_loadu_ps(x->d))
+/* 32 values (run j): si += u . x, pairs times the scale words, in int32;
+ * dword lane l is activation block l's in every run */
+#define DK__KGRP(u, j, scw)                                                    \
+  si = _mm256_add_epi32(si, _mm256_madd_epi16(                                 \
+                                _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)(x->qs + 32 * (j)))), scw))
+/* the super-block's integer sums times the activation blocks' scales */
+#define DK__KSI() _mm256_mul_ps(_mm256_cvtepi32_ps(si), _mm256_loadu_ps(x->d))
+/* the 16-value-group term: 16 bytes c (scales or mins, cvt: signed or
+ * unsigned) against x's group sums s, eight lanes to be summed */
+#define DK__KS16(cvt, c)                                                       \
+  _mm256_fmadd_ps(_mm256_cvtepi32_ps(cvt(c)), _mm256_loadu_ps(x->s),           \
+                  _mm256_mul_ps(_mm256_cvtepi32_ps(cvt(_mm_srli_si128(c, 8))), _mm256_loadu_ps(x->s + 8)))
 
 /* q4_K/q5_K: groups 2j and 2j+1 are the low and high nibbles of 32 bytes;
  * q5_K's fifth bits are bits 2j and 2j+1 of qh, shifted down as j goes */
@@ -147,18 +155,17 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
     const uint8_t *qs = DK__K45_F(T, qs);                                      \
     const __m256i lo = _mm256_set1_epi8(15);                                   \
     uint64_t sc, mn;                                                           \
-    __m256i sc16, hm = _mm256_setzero_si256();                                 \
+    __m256i sc16, hm = _mm256_setzero_si256(), si = _mm256_setzero_si256();   \
     __m128i m8;                                                                \
-    __m256 a = _mm256_setzero_ps();                                            \
     dk__cpu_k45_scales(DK__K45_F(T, scales), &sc, &mn);                        \
-    /* group g's min against its two 16-value sums: the min in both words */  \
+    /* group g's min against its two 16-value sums: the min in both bytes */  \
     m8 = _mm_cvtsi64_si128((long long)mn);                                     \
     macc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(DK__K45_F(T, dmin))),     \
-                           DK__KSUMS(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8))), macc); \
+                           DK__KS16(_mm256_cvtepu8_epi32, _mm_unpacklo_epi8(m8, m8)), macc); \
     sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc))); \
     if (T == DK_Q5_K) hm = _mm256_loadu_si256((const __m256i *)((const dk_block_q5_K *)wr + sb)->qh); \
     DK__K45_PAIR(T, 0) DK__K45_PAIR(T, 1) DK__K45_PAIR(T, 2) DK__K45_PAIR(T, 3) \
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(DK__K45_F(T, d))), a, acc); \
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(DK__K45_F(T, d))), DK__KSI(), acc); \
   }
 #define DK__K45_PAIR(T, j)                                                     \
   {                                                                            \
@@ -169,8 +176,8 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
       u1 = _mm256_or_si256(u1, _mm256_and_si256(_mm256_slli_epi16(hm, 3), _mm256_set1_epi8(16))); \
       hm = _mm256_srli_epi16(hm, 2);                                           \
     }                                                                          \
-    DK__KGRP(a, u0, 2 * (j), _mm256_shuffle_epi8(sc16, DK__KW(2 * (j))));      \
-    DK__KGRP(a, u1, 2 * (j) + 1, _mm256_shuffle_epi8(sc16, DK__KW(2 * (j) + 1))); \
+    DK__KGRP(u0, 2 * (j), _mm256_shuffle_epi8(sc16, DK__KW(2 * (j))));         \
+    DK__KGRP(u1, 2 * (j) + 1, _mm256_shuffle_epi8(sc16, DK__KW(2 * (j) + 1)));  \
   }
 
 /* q6_K: codes taken unsigned (0-63) so maddubs takes them as they are; the
@@ -180,16 +187,18 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
 #define DK__Q6K_SB                                                             \
   {                                                                            \
     const dk_block_q6_K *p = (const dk_block_q6_K *)wr + sb;                   \
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p->scales)); \
+    const __m128i s8 = _mm_loadu_si128((const __m128i *)p->scales);           \
+    const __m256i s16 = _mm256_cvtepi8_epi16(s8);                              \
     const __m256i sa = _mm256_permute4x64_epi64(s16, 0x44), sbk = _mm256_permute4x64_epi64(s16, 0xee); \
-    __m256 a = _mm256_mul_ps(_mm256_set1_ps(-32.0f), DK__KSUMS(s16));          \
+    __m256i si = _mm256_setzero_si256();                                       \
     DK__Q6K_BLK(0, sa, 0) DK__Q6K_BLK(1, sa, 1) DK__Q6K_BLK(2, sa, 2) DK__Q6K_BLK(3, sa, 3) \
     DK__Q6K_BLK(4, sbk, 0) DK__Q6K_BLK(5, sbk, 1) DK__Q6K_BLK(6, sbk, 2) DK__Q6K_BLK(7, sbk, 3) \
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->d)), a, acc);            \
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->d)),                     \
+                          _mm256_fmadd_ps(_mm256_set1_ps(-32.0f), DK__KS16(_mm256_cvtepi8_epi32, s8), DK__KSI()), acc); \
   }
 /* block j's groups 2j and 2j+1 are words 2i and 2i+1 of sv (i = j % 4) */
 #define DK__Q6K_BLK(j, sv, i) \
-  DK__KGRP(a, dk__cpu_q6k_u8(p, j), j, _mm256_shuffle_epi8(sv, DK__KW2(2 * (i), 2 * (i) + 1)));
+  DK__KGRP(dk__cpu_q6k_u8(p, j), j, _mm256_shuffle_epi8(sv, DK__KW2(2 * (i), 2 * (i) + 1)));
 
 /* q2_K/q3_K: 16 groups of 16, 2-bit codes (value h*128 + s*32 + l is bits
  * 2s.. of qs[h*32 + l]); q2_K's scale and min are a byte's two nibbles;
@@ -199,34 +208,38 @@ static void dk__cpu_rows_q8k_generic(dk_dtype wdt, const char *w, size_t wrow, i
   {                                                                            \
     const uint8_t *hm = NULL;                                                  \
     const uint8_t *qs = T == DK_Q2_K ? ((const dk_block_q2_K *)wr + sb)->qs : ((const dk_block_q3_K *)wr + sb)->qs; \
-    __m256i s16, sa, sbk;                                                      \
-    __m256 a;                                                                  \
+    __m256i s16, sa, sbk, si = _mm256_setzero_si256();                        \
+    __m128i s8;                                                                \
     float d;                                                                   \
     if (T == DK_Q2_K) {                                                        \
       const dk_block_q2_K *p = (const dk_block_q2_K *)wr + sb;                 \
-      const __m128i s8 = _mm_loadu_si128((const __m128i *)p->scales), l4 = _mm_set1_epi8(15); \
-      s16 = _mm256_cvtepu8_epi16(_mm_and_si128(s8, l4));                       \
+      const __m128i l4 = _mm_set1_epi8(15);                                    \
+      s8 = _mm_loadu_si128((const __m128i *)p->scales);                        \
       macc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(p->dmin)),              \
-                             DK__KSUMS(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s8, 4), l4))), macc); \
-      a = _mm256_setzero_ps();                                                 \
+                             DK__KS16(_mm256_cvtepu8_epi32, _mm_and_si128(_mm_srli_epi16(s8, 4), l4)), macc); \
+      s8 = _mm_and_si128(s8, l4);                                              \
+      s16 = _mm256_cvtepu8_epi16(s8);                                          \
       d = _cvtsh_ss(p->d);                                                     \
     } else {                                                                   \
       const dk_block_q3_K *p = (const dk_block_q3_K *)wr + sb;                 \
       uint64_t slo, shi;                                                       \
       dk__cpu_q3k_scales(p->scales, &slo, &shi);                               \
-      s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_set_epi64x((long long)shi, (long long)slo), _mm_set1_epi8(32))); \
-      a = _mm256_mul_ps(_mm256_set1_ps(-4.0f), DK__KSUMS(s16));                \
+      s8 = _mm_sub_epi8(_mm_set_epi64x((long long)shi, (long long)slo), _mm_set1_epi8(32)); \
+      s16 = _mm256_cvtepi8_epi16(s8);                                          \
       hm = p->hmask;                                                           \
       d = _cvtsh_ss(p->d);                                                     \
     }                                                                          \
     sa = _mm256_permute4x64_epi64(s16, 0x44); sbk = _mm256_permute4x64_epi64(s16, 0xee); \
     DK__K23_HALF(0, sa) DK__K23_HALF(1, sbk)                                   \
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), a, acc);                          \
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d),                                   \
+                          T == DK_Q2_K ? DK__KSI()                             \
+                                       : _mm256_fmadd_ps(_mm256_set1_ps(-4.0f), DK__KS16(_mm256_cvtepi8_epi32, s8), DK__KSI()), \
+                          acc);                                                \
   }
 #define DK__K23_HALF(h, sv)                                                    \
   DK__K23_RUN(h, 0, sv) DK__K23_RUN(h, 1, sv) DK__K23_RUN(h, 2, sv) DK__K23_RUN(h, 3, sv)
 #define DK__K23_RUN(h, s, sv)                                                  \
-  DK__KGRP(a, dk__cpu_k23_u8(qs, hm, 4 * (h) + (s)), 4 * (h) + (s), _mm256_shuffle_epi8(sv, DK__KW2(2 * (s), 2 * (s) + 1)));
+  DK__KGRP(dk__cpu_k23_u8(qs, hm, 4 * (h) + (s)), 4 * (h) + (s), _mm256_shuffle_epi8(sv, DK__KW2(2 * (s), 2 * (s) + 1)));
 
 /* the bytes DK__PF_AHEAD past the super-block, into L1. In a model (weights
  * from DRAM, not the cache a 4096x4096 bench fits in) the first load of

@@ -331,16 +331,20 @@ int dkt_cpu_amx_prompt(dk_dtype wdt, int64_t M) {
   return strcmp(dk_cpu_isa(), "amx") == 0 && M >= 16 && (wdt == DK_BF16 || dk_dtype_is_quant(wdt));
 }
 
+int dkt_cpu_vnni(void) {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+  return __builtin_cpu_supports("avx512vnni");
+#else
+  return 0;
+#endif
+}
+
 int dkt_cpu_integer_prompt(dk_dtype wdt, int64_t M) {
   if (strcmp(dk_cpu_isa(), "portable") == 0 || dkt_cpu_amx_prompt(wdt, M)) return 0;
   if (dkt_four_five_bit(wdt)) return 1;
   if (wdt != DK_Q8_0 && wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q6_K) return 0;
   if (strcmp(dk_cpu_isa(), "amx") == 0) return 1;   /* avx512's kernels with VNNI, which AMX CPUs have */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-  return strcmp(dk_cpu_isa(), "avx512") == 0 && __builtin_cpu_supports("avx512vnni");
-#else
-  return 0;
-#endif
+  return strcmp(dk_cpu_isa(), "avx512") == 0 && dkt_cpu_vnni();
 }
 
 /* whether dk_linear may round x to q8 for this weight: decode-sized products
@@ -385,20 +389,43 @@ double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise
   return worst;
 }
 
+/* value j's block: the 32 values from j's multiple of 32, or (K-quants,
+ * backends/cpu.h dk__cpu_q8k) those in j's dword lane of every 32-value run
+ * of its 256; the bound takes the larger max, so it holds for either */
 double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K) {
-  double worst = 0;
+  double worst = 0, *amax = dkt_alloc(K);
   int64_t m, n, k, j;
-  for (m = 0; m < M; m++)
+  for (m = 0; m < M; m++) {
+    const double *xm = x + m * K;
+    for (k = 0; k < K; k += 32) {
+      double a = 0;
+      for (j = k; j < k + 32 && j < K; j++) a = fmax(a, fabs(xm[j]));
+      for (j = k; j < k + 32 && j < K; j++) amax[j] = a;
+    }
+    for (k = 0; k + 256 <= K; k += 256) {
+      int l, i;
+      for (l = 0; l < 8; l++) {
+        double a = 0;
+        for (i = 0; i < 32; i++) a = fmax(a, fabs(xm[k + 32 * (i >> 2) + 4 * l + (i & 3)]));
+        for (i = 0; i < 32; i++) amax[k + 32 * (i >> 2) + 4 * l + (i & 3)] = fmax(amax[k + 32 * (i >> 2) + 4 * l + (i & 3)], a);
+      }
+    }
     for (n = 0; n < N; n++) {
       double e = 0;
-      for (k = 0; k < K; k += 32) {
-        double amax = 0, sw = 0;
-        for (j = k; j < k + 32 && j < K; j++) { amax = fmax(amax, fabs(x[m * K + j])); sw += fabs(w[n * K + j]); }
-        e += amax / 254.0 * sw;
-      }
+      for (k = 0; k < K; k++) e += amax[k] / 254.0 * fabs(w[n * K + k]);
       worst = fmax(worst, e);
     }
+  }
+  free(amax);
   return worst;
+}
+
+/* K-quant decode (M <= 4) in the portable, avx2 and avx512 classes rounds x
+ * in dword-lane blocks (dk__cpu_q8k), with VNNI (avx512, amx) in 32-value
+ * runs (dk__cpu_q8v), as every prompt product that rounds x does */
+int dkt_cpu_kq_lanes(dk_dtype wdt) {
+  if (wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q4_K && wdt != DK_Q5_K && wdt != DK_Q6_K) return 0;
+  return !dkt_cpu_vnni() || strcmp(dk_cpu_isa(), "portable") == 0 || strcmp(dk_cpu_isa(), "avx2") == 0;
 }
 
 /* ==== tensors ============================================================= */

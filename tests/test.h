@@ -127,10 +127,17 @@ int dkt_read(dkt *t, const dk_tensor *x, double *out);
 int dkt_close(dkt *t, const char *what, const double *got, const double *want, int64_t n, double atol, double rtol);
 /* tolerance for results of dtype dt after a reduction of length k */
 double dkt_tol(dk_dtype dt, int64_t k);
-/* the most that quantizing the M x K activations to q8 per 32-block (the
- * CPU's decode path for block weights, as llama.cpp does) can move any of
- * the M x N results of x . W^T: sum over blocks of max|x|/254 * sum|w| */
+/* the most that quantizing the M x K activations to q8 per 32-value block
+ * (the CPU's decode path for block weights, as llama.cpp does) can move any
+ * of the M x N results of x . W^T: sum over values of |w| * max|x| of the
+ * value's block / 254, in either of the CPU's block layouts */
 double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, int64_t K);
+/* whether the CPU's current class rounds a K-quant decode's x in dword-lane
+ * blocks (dk__cpu_q8k), where its prompt products and the VNNI classes'
+ * decode round 32-value runs: then the two differ by up to twice the bound */
+int dkt_cpu_kq_lanes(dk_dtype wdt);
+/* whether this CPU has AVX-512 VNNI (the avx512 and amx classes' integer kernels) */
+int dkt_cpu_vnni(void);
 double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,
                           int64_t M, int64_t N, int64_t K);
 /* whether an M-row dk_linear against wdt weights may round its activations
