@@ -1552,17 +1552,20 @@ static void dk__cpu_quantize_xk(const float *x, int64_t M, int64_t K, dk__cpu_q8
   int8_t q[32];
   for (b = 0; b < M * (K / 256); b++) {
     const float *xb = x + b * 256;
-    for (j = 0; j < 8; j++) {
-      for (i = 0; i < 32; i++) v[i] = xb[32 * (i >> 2) + 4 * j + (i & 3)];
+    for (j = 0; j < 8; j++) {   /* four values of each run: whole 16- and 4-byte moves */
+      for (i = 0; i < 8; i++) memcpy(v + 4 * i, xb + 32 * i + 4 * j, 16);
       xk[b].d[j] = dk__cpu_round32(v, q, res ? e : NULL);
-      for (i = 0; i < 32; i++) {
-        xk[b].qs[32 * (i >> 2) + 4 * j + (i & 3)] = q[i];
-        if (res) res[b * 256 + 32 * (i >> 2) + 4 * j + (i & 3)] = e[i];
+      for (i = 0; i < 8; i++) {
+        memcpy(xk[b].qs + 32 * i + 4 * j, q + 4 * i, 4);
+        if (res) memcpy(res + b * 256 + 32 * i + 4 * j, e + 4 * i, 16);
       }
     }
-    for (g = 0; g < 16; g++) {
+    for (g = 0; g < 16; g++) {   /* group g: lanes 4(g%2).. of run g/2, four values each */
       float sum = 0.0f;
-      for (i = 16 * g; i < 16 * g + 16; i++) sum += xk[b].d[(i >> 2) & 7] * (float)xk[b].qs[i];
+      for (j = 0; j < 4; j++) {
+        const int8_t *c = xk[b].qs + 16 * g + 4 * j;
+        sum += xk[b].d[4 * (g & 1) + j] * (float)(c[0] + c[1] + c[2] + c[3]);
+      }
       xk[b].s[g] = sum;
     }
   }
