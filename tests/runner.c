@@ -404,10 +404,13 @@ double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, 
     }
     for (k = 0; k + 256 <= K; k += 256) {
       int l, i;
-      for (l = 0; l < 8; l++) {
+      for (l = 0; l < 8; l++) {   /* lane l: four values from each 32-value run */
         double a = 0;
         for (i = 0; i < 32; i++) a = fmax(a, fabs(xm[k + 32 * (i >> 2) + 4 * l + (i & 3)]));
-        for (i = 0; i < 32; i++) amax[k + 32 * (i >> 2) + 4 * l + (i & 3)] = fmax(amax[k + 32 * (i >> 2) + 4 * l + (i & 3)], a);
+        for (i = 0; i < 32; i++) {
+          double *am = amax + k + 32 * (i >> 2) + 4 * l + (i & 3);
+          *am = fmax(*am, a);
+        }
       }
     }
     for (n = 0; n < N; n++) {
@@ -423,8 +426,12 @@ double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, 
 /* K-quant decode (M <= 4) in the portable, avx2 and avx512 classes rounds x
  * in dword-lane blocks (dk__cpu_q8k), with VNNI (avx512, amx) in 32-value
  * runs (dk__cpu_q8v), as every prompt product that rounds x does */
+int dkt_kquant(dk_dtype wdt) {
+  return wdt == DK_Q2_K || wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K;
+}
+
 int dkt_cpu_kq_lanes(dk_dtype wdt) {
-  if (wdt != DK_Q2_K && wdt != DK_Q3_K && wdt != DK_Q4_K && wdt != DK_Q5_K && wdt != DK_Q6_K) return 0;
+  if (!dkt_kquant(wdt)) return 0;
   return !dkt_cpu_vnni() || strcmp(dk_cpu_isa(), "portable") == 0 || strcmp(dk_cpu_isa(), "avx2") == 0;
 }
 

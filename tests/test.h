@@ -136,6 +136,8 @@ double dkt_q8_act_bound(const double *x, const double *w, int64_t M, int64_t N, 
  * blocks (dk__cpu_q8k), where its prompt products and the VNNI classes'
  * decode round 32-value runs: then the two differ by up to twice the bound */
 int dkt_cpu_kq_lanes(dk_dtype wdt);
+/* q2_K-q6_K */
+int dkt_kquant(dk_dtype wdt);
 /* whether this CPU has AVX-512 VNNI (the avx512 and amx classes' integer kernels) */
 int dkt_cpu_vnni(void);
 double dkt_half_act_bound(dk_device dev, dk_dtype xdt, dk_dtype wdt, int precise, const double *x, const double *w,

@@ -149,8 +149,7 @@ static void isa_linear(dkt *t, dk_dtype xdt, dk_dtype wdt, int64_t M, int64_t N,
       if (M > 4) c.patol = c.atol;   /* a prompt's: portable keeps f32 activations */
       /* a K-quant decode: portable rounds x in dword-lane blocks, the VNNI
          classes in 32-value runs (dkt_cpu_kq_lanes) */
-      else if (dkt_cpu_vnni() && (wdt == DK_Q2_K || wdt == DK_Q3_K || wdt == DK_Q4_K || wdt == DK_Q5_K || wdt == DK_Q6_K))
-        c.patol += 2 * q8;
+      else if (dkt_cpu_vnni() && dkt_kquant(wdt)) c.patol += 2 * q8;
     }
     /* the amx class's bf16 rounding (computed while the best class is in use) */
     if (dk_cpu_set_isa("amx") == DK_OK) c.amx_atol = dkt_half_act_bound(t->dev, xdt, wdt, 0, xv, wv, M, N, K);
