@@ -447,8 +447,8 @@ typedef void (*dk__cpu_rowdot_q8k_fn)(dk_dtype wdt, const char *w, size_t wrow, 
 typedef void (*dk__cpu_rowdot_q8v_fn)(dk_dtype wdt, const char *w, size_t wrow, int64_t rows, const dk__cpu_q8v *xv,
                                       int64_t nsb, int M, float *y, int64_t ldy);
 /* c[m][n] = a_m . w_n, m in [0, M), n in [n0, n1) (backends/cpu_fgemm.h) */
-typedef void (*dk__cpu_fgemm_fn)(dk_dtype wdt, const float *a, int64_t M, int64_t K, const char *w, size_t wrow, int64_t n0,
-                                 int64_t n1, float *c, int64_t ldc, float *wbuf);
+typedef void (*dk__cpu_fgemm_fn)(dk_dtype wdt, const float *a, const float *xt, int64_t M, int64_t K, const char *w,
+                                 size_t wrow, int64_t n0, int64_t n1, float *c, int64_t ldc, float *wbuf);
 typedef void (*dk__cpu_wsum_fn)(float *ob, int64_t nh, int64_t Dv, const float *v, int64_t vs, int64_t s0, int64_t s1,
                                 const float *p, int64_t ps);
 typedef struct {
@@ -510,6 +510,9 @@ typedef struct {
   int famr, fanr;
   /* its softmax step over a row of a block's scores (dk__cpu_fa_softmax_avx2) */
   void (*fasm)(float *p, int64_t lr, int64_t np, float *mx, float *l, float *o, int64_t Dv);
+  /* from this many activation rows fgemm takes them also packed in panels
+   * of 16, [K][16] (its xt argument; 0: never) */
+  int xt_minm;
 } dk__cpu_kernels;
 static const dk__cpu_kernels *dk__cpu_k;   /* set by dk__cpu_pick_kernels at open */
 
@@ -2623,7 +2626,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL, 0
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2632,7 +2635,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
   dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
-  dk__cpu_famk_avx2, 6, 16, dk__cpu_fa_softmax_avx2
+  dk__cpu_famk_avx2, 6, 16, dk__cpu_fa_softmax_avx2, DK_CPU_XT_MINM
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
 static dk__cpu_kernels dk__cpu_avx512 = {
@@ -2641,14 +2644,14 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
   dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
-  dk__cpu_famk_avx512, 8, 32, dk__cpu_fa_softmax_avx512
+  dk__cpu_famk_avx512, 8, 32, dk__cpu_fa_softmax_avx512, 0
 };
 /* the avx512 class (VNNI too) plus the AMX tile product: dk__cpu_pick_kernels
  * fills it where this CPU and OS run AMX (elsewhere only its name is set,
  * so dk_cpu_set_isa("amx") is refused as unsupported, not unknown) */
 static dk__cpu_kernels dk__cpu_amxc = {
   "amx", NULL, NULL, NULL, NULL, NULL, NULL, NULL, {NULL}, {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL,
-  0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL
+  0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL, 0
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
