@@ -98,7 +98,7 @@
 #define DK_VK_FRAMES 4
 #define DK_VK_MAX_BIND 5  /* storage buffer bindings (attention's positions are the fifth) */
 #define DK_VK_VIEWS 4096  /* texel views a block keeps at most (dk_vk_block_view) */
-#define DK_VK_TEX 2      /* texel bindings after them: w and x of the row kernels (dk_vk_block_view) */
+#define DK_VK_TEX 3      /* texel bindings after them: w and x of the row kernels (dk_vk_block_view), the codebooks */
 #define DK_VK_CHECKS 64                     /* embedding checks per frame */
 #define DK_VK_SPANS 64                      /* hazard list entries before a forced barrier */
 #define DK_VK_ALIGN 256
@@ -275,6 +275,7 @@ typedef struct {
   uint64_t ring_head, ring_tail;
   dk_vk_block *status, *dummy;
   dk_vk_block *grids;              /* the iq3 and iq2 codebooks, binding 4 of quants.glsl's shaders (dk_vk_run) */
+  VkBufferView grid_view;          /* and as texels, binding 7 of the TEXW ones (shaders/texel.glsl) */
   /* frees waiting for a fence */
   dk_vk_deferred *defer;
   int ndefer, capdefer;
@@ -1523,6 +1524,7 @@ static dk_status dk_vk_run(dk_vk_device *d, int spv, const uint32_t *spec, dk_vk
   if (dk_vk_reads_grids(spv)) {
     for (i = a->nbuf; i < 4; i++) dk_vk_arg_dummy(d, a, i);
     dk_vk_arg_raw(a, 4, d->grids->buf, 0, d->grids->size);
+    a->tview[2] = d->grid_view;   /* NULL where the device reads no texels */
   }
   for (i = 0; i < a->nbuf; i++) {
     w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -2541,6 +2543,8 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
     for (i = 0; i < 5; i++) at += g[i].n;
     if ((r = dk_vk_block_create(d, at, gt >= 0 ? (uint32_t)gt : d->mt_host, 1, &d->grids)) != VK_SUCCESS) goto fail;
     for (at = 0, i = 0; i < 5; at += g[i].n, i++) memcpy(d->grids->map + at, g[i].p, g[i].n);
+    /* the texel shaders read them as texels too: without the view they are not used */
+    if (d->tex && !(d->grid_view = dk_vk_block_view(d, d->grids, 0, dk_vk_round(at, 16)))) d->tex = 0;
   }
   d->open = 1;
   return DK_OK;

@@ -357,11 +357,11 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
 #if WT == 16
       sg = (ss >> (7u * l)) & 127u;
       sg |= (uint(bitCount(sg)) & 1u) << 7;
-      p0 = dkq_grid[KQ_BYTE(2u + i)];
-      p1 = dkq_grid[KQ_BYTE(3u + i)];
+      p0 = DKQ_GRID(KQ_BYTE(2u + i));
+      p1 = DKQ_GRID(KQ_BYTE(3u + i));
 #else
-      p0 = dkq_grid[DKQ_S3 + (KQ_BYTE(2u + i) | (((qh >> (2u * l)) & 1u) << 8))];
-      p1 = dkq_grid[DKQ_S3 + (KQ_BYTE(3u + i) | (((qh >> (2u * l + 1u)) & 1u) << 8))];
+      p0 = DKQ_GRID(DKQ_S3 + (KQ_BYTE(2u + i) | (((qh >> (2u * l)) & 1u) << 8)));
+      p1 = DKQ_GRID(DKQ_S3 + (KQ_BYTE(3u + i) | (((qh >> (2u * l + 1u)) & 1u) << 8)));
       sg = KQ_BYTE(74u + 4u * g + l);
 #endif
       float v[8];
@@ -405,7 +405,8 @@ float kq_super(uint row, uint b, const bool XS, float xv[256]) {
 #endif
       precise float dm = d * (0.5 + float(sc));
       precise float dl = dm * 0.25;
-      uint p0 = dkq_grid[pt], p1 = dkq_grid[pt + 1u];
+      uint p0, p1;
+      DKQ_GRID2(pt, p0, p1)
       float v[8];
       [[unroll]] for (uint k = 0u; k < 8u; k++) {
         int c = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);

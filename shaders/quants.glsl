@@ -32,6 +32,15 @@
  * (a pipeline took 10-48 s to build); not shared memory: the barrier after
  * filling it makes lavapipe split the shader into coroutines (12-47 s). */
 layout(set = 0, binding = 4) readonly buffer DKQ_G { uint dkq_grid[]; };
+/* entry i, and entries i, i + 1; texel.glsl reads them as texels */
+#ifndef DKQ_GRID
+#define DKQ_GRID(i) dkq_grid[i]
+#define DKQ_GRID2(i, a, b)                                                     \
+  {                                                                            \
+    a = dkq_grid[i];                                                           \
+    b = dkq_grid[(i) + 1u];                                                    \
+  }
+#endif
 #define DKQ_S3 256u
 #define DKQ_X2 768u
 #define DKQ_XS2 1280u
@@ -110,12 +119,12 @@ void dkq_iq3_8(uint dt, uint hb, uint j, out int c[8]) {
     uint ss = dkq_byte(hb, o) | (dkq_byte(hb, o + 1u) << 8) | (dkq_byte(hb, o + 2u) << 16) | (dkq_byte(hb, o + 3u) << 24);
     sg = (ss >> (7u * ((j >> 3) & 3u))) & 127u;
     sg |= (uint(bitCount(sg)) & 1u) << 7;
-    p0 = dkq_grid[dkq_byte(hb, 2u + i)];
-    p1 = dkq_grid[dkq_byte(hb, 3u + i)];
+    p0 = DKQ_GRID(dkq_byte(hb, 2u + i));
+    p1 = DKQ_GRID(dkq_byte(hb, 3u + i));
   } else {
     uint h = dkq_byte(hb, 66u + (i >> 3));
-    p0 = dkq_grid[DKQ_S3 + (dkq_byte(hb, 2u + i) | (((h >> (i & 7u)) & 1u) << 8))];
-    p1 = dkq_grid[DKQ_S3 + (dkq_byte(hb, 3u + i) | (((h >> ((i + 1u) & 7u)) & 1u) << 8))];
+    p0 = DKQ_GRID(DKQ_S3 + (dkq_byte(hb, 2u + i) | (((h >> (i & 7u)) & 1u) << 8)));
+    p1 = DKQ_GRID(DKQ_S3 + (dkq_byte(hb, 3u + i) | (((h >> ((i + 1u) & 7u)) & 1u) << 8)));
     sg = dkq_byte(hb, 74u + (j >> 3));
   }
   [[unroll]] for (uint k = 0u; k < 8u; k++) {
@@ -157,7 +166,8 @@ void dkq_iq2_8(uint dt, uint hb, uint j, out int c[8]) {
     pt = DKQ_S2 + 2u * (dkq_byte(hb, 2u + i) | (((dkq_byte(hb, 66u + (i >> 2)) >> (2u * (i & 3u))) & 3u) << 8));
     sg = dkq_byte(hb, 34u + i);
   }
-  uint p0 = dkq_grid[pt], p1 = dkq_grid[pt + 1u];
+  uint p0, p1;
+  DKQ_GRID2(pt, p0, p1)
   [[unroll]] for (uint k = 0u; k < 8u; k++) {
     int v = int(((k < 4u ? p0 : p1) >> (8u * (k & 3u))) & 255u);
     c[k] = ((sg >> k) & 1u) != 0u ? -v : v;
