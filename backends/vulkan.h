@@ -2463,9 +2463,9 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   e = getenv("DEVKIT_VULKAN_BATCH");
   d->batch = e && atoi(e) > 0 ? atoi(e) : 256;
 
-  /* one layout for every shader: four storage buffers (and, where the row
-   * kernels read w and x as texels, two texel buffers), 128 bytes of
-   * constants */
+  /* one layout for every shader: five storage buffers (and, where the row
+   * kernels read w and x as texels, three texel buffers: w, x and the iq
+   * codebooks), 128 bytes of constants */
   memset(lb, 0, sizeof lb);
   for (i = 0; i < DK_VK_MAX_BIND + DK_VK_TEX; i++) {
     lb[i].binding = i;
