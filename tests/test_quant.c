@@ -398,3 +398,44 @@ DKT_TEST(quant_quantize_matches_gguf, DKT_ONCE) {
     free(r.mem);
   }
 }
+
+/* iq4_xs's quantizer gives every value the level nearest it under its
+ * group's coded scale (ties to the lower): the codes, read from the blocks
+ * as GGUF lays them out, against a search of the 16 levels here. The
+ * quantizer finds that level by a cell table (cpu_quant.h), which must agree
+ * with a search everywhere: values uniform, heavy-tailed and with an
+ * outlier a group, so that x / scale crosses every cell. */
+DKT_TEST(quant_iq4_codes_nearest, DKT_ONCE) {
+  static const int lv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  enum { NB = 96 };
+  float *v = (float *)malloc(NB * 256 * sizeof *v);
+  uint8_t *q = (uint8_t *)malloc(NB * 136);
+  int64_t b, bad = 0, i;
+  for (i = 0; i < NB * 256; i++) {
+    double u = dkt_uniform(t, -1, 1);
+    v[i] = (float)(i / 256 % 3 == 0 ? u : i / 256 % 3 == 1 ? u * u * u : (i % 32 == 5 ? 8 * u : u));
+  }
+  DKT_CHECK(t, dk_quantize(DK_IQ4_XS, v, NB * 256, q) == NB * 136, "iq4_xs: size");
+  for (b = 0; b < NB; b++) {
+    const uint8_t *blk = q + b * 136;
+    float d = dk_f16_to_f32((uint16_t)(blk[0] | blk[1] << 8));
+    int sh = blk[2] | blk[3] << 8, j, k;
+    for (j = 0; j < 8; j++) {
+      int ls = ((blk[4 + j / 2] >> (4 * (j & 1)) & 15) | ((sh >> (2 * j)) & 3) << 4) - 32;
+      float dl = d * (float)ls;
+      for (k = 0; k < 32; k++) {
+        int code = (blk[8 + 16 * j + (k & 15)] >> (k < 16 ? 0 : 4)) & 15, want = 8, l;
+        if (dl != 0.0f) {
+          double x = (double)(v[b * 256 + 32 * j + k] / dl), best = 1e300;
+          for (l = 0; l < 16; l++)
+            if (fabs(x - lv[l]) < best) { best = fabs(x - lv[l]); want = l; }
+        }
+        if (code != want && bad++ < 3)
+          dkt_fail_at(t, __FILE__, __LINE__, "iq4_xs block %lld group %d value %d: code %d, nearest level %d", (long long)b, j, k, code, want);
+      }
+    }
+  }
+  DKT_CHECK(t, bad == 0, "iq4_xs: %lld codes not the nearest level", (long long)bad);
+  free(v);
+  free(q);
+}
