@@ -108,6 +108,7 @@ int main(int argc, char **argv) {
   float *buf;
   void *qbuf, *raw;
   const size_t chunk = (size_t)1 << 22;   /* f32 values converted at a time */
+  const int nth = gw_threads();
   for (a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "-o") && a + 1 < argc) out = argv[++a];
     else if (!strcmp(argv[a], "--type") && a + 1 < argc) tname = argv[++a];
@@ -260,8 +261,8 @@ int main(int argc, char **argv) {
         dk_dequantize(t.dtype, raw, K, buf + r * K);
         for (j = 0; c->plus1 && j < K; j++) buf[r * K + j] += 1.0f;
       }
-      nb = dk_quantize(gw_dtype(c->type), buf, nr * K, qbuf);
-      if (fwrite(qbuf, 1, nb, o) != nb) { fprintf(stderr, "convert: error: writing %s failed\n", out); return 1; }
+      nb = gw_quantize(gw_dtype(c->type), buf, nr * K, qbuf, nth);
+      if (nb == 0 || fwrite(qbuf, 1, nb, o) != nb) { fprintf(stderr, "convert: error: writing %s failed\n", out); return 1; }
       row += nr;
     }
     if (c->nbytes % 32 && fwrite(zero, 1, 32 - c->nbytes % 32, o) != 32 - c->nbytes % 32) {

@@ -11,9 +11,11 @@
 #ifndef TOOLS_GGUF_WRITER_H
 #define TOOLS_GGUF_WRITER_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* a program uses some of these, not all */
 #if defined(__GNUC__)
@@ -165,6 +167,60 @@ GW_FN dk_dtype gw_dtype(uint32_t gw) {
   case GW_T_IQ2_S: return DK_IQ2_S;
   default: return DK_F32;
   }
+}
+
+/* dk_quantize on every core: the quantizers are pure functions of their
+ * blocks, so a chunk's blocks are shared out (a 1B model in iq4_xs took 17
+ * minutes on one core). One thread's share: */
+typedef struct { dk_dtype dt; const float *src; int64_t n; void *dst; size_t wrote; } gw_part;
+GW_FN void *gw_quant_part(void *arg) {
+  gw_part *p = (gw_part *)arg;
+  p->wrote = p->n > 0 ? dk_quantize(p->dt, p->src, p->n, p->dst) : 0;
+  return NULL;
+}
+/* dk_quantize of n values (a multiple of the block) on up to nth threads;
+ * returns the bytes written, 0 if a share failed */
+GW_FN size_t gw_quantize(dk_dtype dt, const float *src, int64_t n, void *dst, int nth) {
+  enum { MAXT = 64 };
+  gw_part part[MAXT];
+  pthread_t th[MAXT];
+  int started[MAXT] = {0}, t;
+  size_t wrote = 0;
+  int64_t blk = dk_dtype_block(dt), nb = n / blk, at = 0;
+  if (nth > MAXT) nth = MAXT;
+  if (nth > nb) nth = (int)nb;
+  if (nth < 1) nth = 1;
+  for (t = 0; t < nth; t++) {
+    int64_t cnt = nb / nth + (t < nb % nth);
+    part[t].dt = dt;
+    part[t].src = src + at * blk;
+    part[t].n = cnt * blk;
+    part[t].dst = (char *)dst + (size_t)at * dk_dtype_block_bytes(dt);
+    at += cnt;
+    /* thread 0's share runs here; a thread that cannot start runs here too */
+    if (t > 0) started[t] = pthread_create(&th[t], NULL, gw_quant_part, &part[t]) == 0;
+  }
+  gw_quant_part(&part[0]);
+  for (t = 1; t < nth; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else gw_quant_part(&part[t]);
+  }
+  for (t = 0; t < nth; t++) {
+    if (part[t].n > 0 && part[t].wrote == 0) return 0;
+    wrote += part[t].wrote;
+  }
+  return wrote;
+}
+
+/* threads for gw_quantize: DEVKIT_CPU_THREADS, as the library, else the
+ * online cores */
+GW_FN int gw_threads(void) {
+  const char *e = getenv("DEVKIT_CPU_THREADS");
+  long n = e ? atol(e) : 1;
+#ifdef _SC_NPROCESSORS_ONLN
+  if (!e) n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+  return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
 /* llama.cpp's choice of the layers that get more bits in the _M mixes */

@@ -94,7 +94,8 @@ int main(int argc, char **argv) {
   uint64_t off = 0, total_params = 0;
   float *buf;
   void *qbuf;
-  const size_t chunk = (size_t)1 << 16;   /* elements generated at a time; a multiple of 32 */
+  const size_t chunk = (size_t)1 << 20;   /* elements generated at a time; a multiple of 256 */
+  int nth = gw_threads();
   for (i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); return 0; }
@@ -246,8 +247,8 @@ int main(int argc, char **argv) {
         double u = (double)(mm_next(&rng) >> 11) * (1.0 / 9007199254740992.0);
         buf[j] = ts[i].scale == 0.0f ? (float)(1.0 + 0.1 * (u - 0.5)) : (float)((2.0 * u - 1.0) * ts[i].scale);
       }
-      nb = dk_quantize(dt, buf, (int64_t)k, qbuf);
-      if (fwrite(qbuf, 1, nb, f) != nb) { fprintf(stderr, "make_model: error: writing %s failed\n", out); return 1; }
+      nb = gw_quantize(dt, buf, (int64_t)k, qbuf, nth);
+      if (nb == 0 || fwrite(qbuf, 1, nb, f) != nb) { fprintf(stderr, "make_model: error: writing %s failed\n", out); return 1; }
       done += k;
     }
     if (ts[i].nbytes % 32 && fwrite(zero, 1, 32 - ts[i].nbytes % 32, f) != 32 - ts[i].nbytes % 32) {
