@@ -103,10 +103,11 @@ if [ "$STEPS" = pack ]; then
   du -sh .gl; echo "carry [\".gl\"]; command: tools/gpu_check.sh lease"
   exit 0
 fi
-# carried binaries (pack) stand in for a build, in build/ so that the tests
-# find the tree's files beside them (python3 where tar has no xz)
-if [ -f .gl/bin.tar.xz ] && ! [ build/tests -nt .gl/bin.tar.xz ]; then
-  mkdir -p build
+# carried binaries (pack) stand in for a build on the lent machine (not
+# here: they would replace the build they came from), in build/ so that the
+# tests find the tree's files beside them (python3 where tar has no xz)
+if [ -f .gl/bin.tar.xz ] && command -v nvidia-smi > /dev/null && ! cmp -s .gl/commit build/.gl_commit; then
+  mkdir -p build && cp .gl/commit build/.gl_commit
   tar -xJf .gl/bin.tar.xz -C build --strip-components=1 2> /dev/null ||
     python3 -c 'import sys, tarfile, os; t = tarfile.open(sys.argv[1])
 for m in t.getmembers():
