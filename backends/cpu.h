@@ -489,8 +489,6 @@ typedef struct {
   /* attention's weighted sum of f32 V rows for nh query heads (see
    * dk__cpu_wsum_avx2; NULL: an axpy per position and head) */
   dk__cpu_wsum_fn wsum;
-  /* 1: the row form takes any M (AVX-512); 0: M <= DK_CPU_FGEMM_MAXM */
-  int fgemm_any;
   /* imicro's activation rows (<= DK_CPU_IMR) and ipack's panel rows (8 or 16) */
   int imr, inr;
   /* the same product of the formats with a scale per 16 values, against
@@ -2626,7 +2624,7 @@ DK_CPU_AVX2 static void dk__cpu_rowdot_more_avx2(dk_dtype wdt, const char *w, co
 static dk__cpu_kernels dk__cpu_portable = {
   "portable", dk__cpu_micro_generic, dk__cpu_dots_generic, dk__cpu_axpy_generic, NULL, NULL,
   NULL, NULL, {NULL},
-  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL, 0
+  {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL, 0
 };
 #ifdef DK_CPU_X86
 static dk__cpu_kernels dk__cpu_avx2 = {
@@ -2634,7 +2632,7 @@ static dk__cpu_kernels dk__cpu_avx2 = {
   dk__cpu_f16_to_f32_row_avx2, dk__cpu_f32_to_f16_row_avx2,
   {dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2, NULL, dk__cpu_rowdot_avx2, dk__cpu_rowdot_avx2},
   {NULL}, dk__cpu_wdeq_avx2, dk__cpu_wpack_avx2, dk__cpu_gemv1_avx2, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 0, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
+  dk__cpu_ipack_avx2, dk__cpu_imicro_avx2, dk__cpu_fgemm_avx2, dk__cpu_wsum_avx2, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
   dk__cpu_famk_avx2, 6, 16, dk__cpu_fa_softmax_avx2, DK_CPU_XT_MINM
 };
 /* dk__cpu_best_class also puts the VNNI dot in where cpuid has it */
@@ -2643,7 +2641,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
   dk__cpu_f16_to_f32_row_avx512, dk__cpu_f32_to_f16_row_avx512,
   {dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512, NULL, dk__cpu_rowdot_avx512, dk__cpu_rowdot_avx512},
   {NULL}, dk__cpu_wdeq_avx512, dk__cpu_wpack_avx512, dk__cpu_gemv1_avx512, {NULL}, dk__cpu_round32_avx2,
-  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 1, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
+  dk__cpu_ipack_avx512, dk__cpu_imicro_avx512, dk__cpu_fgemm_avx512, dk__cpu_wsum_avx2, 4, 8, NULL, {NULL}, DK__CPU_IGEMM, 0,
   dk__cpu_famk_avx512, 8, 32, dk__cpu_fa_softmax_avx512, 0
 };
 /* the avx512 class (VNNI too) plus the AMX tile product: dk__cpu_pick_kernels
@@ -2651,7 +2649,7 @@ static dk__cpu_kernels dk__cpu_avx512 = {
  * so dk_cpu_set_isa("amx") is refused as unsupported, not unknown) */
 static dk__cpu_kernels dk__cpu_amxc = {
   "amx", NULL, NULL, NULL, NULL, NULL, NULL, NULL, {NULL}, {NULL}, NULL, NULL, NULL, {NULL}, NULL, NULL, NULL, NULL, NULL,
-  0, 0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL, 0
+  0, 0, NULL, {NULL}, 0, 0, NULL, 0, 0, NULL, 0
 };
 #endif
 static const dk__cpu_kernels *const dk__cpu_classes[DK__CPU_NCLASS] = {
@@ -2835,10 +2833,11 @@ static dk_status dk__cpu_linear(const dk_call *c) {
     /* the 4/5-bit formats (with VNNI q8_0/q2_K/q3_K/q6_K too) in integers, activations rounded to q8 as in decode */
     if (dk__cpu_igemm_takes(w->dtype) && !w->precise && !dk__cpu_f32_decode)
       return dk__cpu_igemm_run(o, x, w, bias, M, N, K);
-    /* in row form: f16/bf16 and every block format, up to DK_CPU_FGEMM_MAXM
-     * rows on AVX2, at any size on AVX-512 (at 512 rows the panel GEMM ran at
-     * half its speed) */
-    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0 && (dk__cpu_k->fgemm_any || M <= DK_CPU_FGEMM_MAXM))
+    /* in row form (AVX2: transposed, from 32 rows): f16/bf16 and every
+     * block format, at any M in slices of DK_CPU_FGEMM_MAXM rows (the panel
+     * GEMM ran at half the speed on AVX-512 at 512 rows; on AVX2 at 512 rows
+     * 0.6-1.0x the transposed form, 2026-12-06) */
+    if (dk__cpu_k->fgemm && dk__cpu_k->fgemm(w->dtype) && K % 8 == 0)
       return dk__cpu_fgemm_run(o, x, w, bias, M, N, K);
     memset(&g, 0, sizeof g);
     g.adt = x->dtype; g.bdt = w->dtype; g.cdt = o->dtype;

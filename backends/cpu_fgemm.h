@@ -1,5 +1,5 @@
 /* backends/cpu_fgemm.h — the prompt product (dk_linear with more than
- * DK_CPU_GEMV_MAXM rows, up to DK_CPU_FGEMM_MAXM; any on AVX-512) of f16,
+ * DK_CPU_GEMV_MAXM rows, in slices of DK_CPU_FGEMM_MAXM) of f16,
  * bf16 and every block format the integer GEMM of cpu_igemm.h does not take
  * (q8_0, q6_K, q2_K, q3_K without VNNI; precise weights), in row form: each
  * output is the dot product of an activation row and a weight row, 4
@@ -21,7 +21,12 @@
  * converted in registers as they were loaded (this file's first form),
  * GFLOP/s panel -> row form: 64x2048x768 78-85 -> 95-118, 64x768x2048 82-92
  * -> 114-139, 16x2048x768 34-39 -> 65-73, 64x4096x4096 70 -> 111; at 512
- * rows the two are level (113-116 / 112-114), hence the bound. q8_0 rows
+ * rows the two were level (113-116 / 112-114), and the panel GEMM took the
+ * AVX2 class's products past 256 rows until the transposed form below beat
+ * it there too (2026-12-06, 512 rows, in one process, GFLOP/s, panel ->
+ * transposed: f16 x2048x768 149-153 -> 150-169, x768x2048 134-166 ->
+ * 132-174, x768x768 129-163 -> 146-180, x192x768 90-108 -> 151-172; q8_0
+ * and q6_K x2048x768 165-167 -> 172-176). q8_0 rows
  * decoded to f32 whole: 64x2048x768 77-98 -> 100-117, but at K = 2048 the
  * rows (24 KB) crowded L1 (87 -> 66; in passes of 512 level with the panel
  * GEMM). Hence passes (DK_CPU_F2_KC). Intel Xeon (Emerald Rapids), the AVX2
@@ -43,7 +48,7 @@
 #ifndef DK_BACKEND_CPU_FGEMM_H
 #define DK_BACKEND_CPU_FGEMM_H
 
-#define DK_CPU_FGEMM_MAXM 256
+#define DK_CPU_FGEMM_MAXM 256   /* rows a slice: x's f32 copy and panels hold one */
 #define DK_CPU_FGROUP 3   /* weight rows per tile (AVX2; AVX-512: DK_CPU_FGROUP512) */
 #define DK_CPU_FUNIT 12   /* weight rows the pool deals in: whole tiles of either class */
 #define DK_CPU_FWMAX 4    /* the most weight rows a tile decodes to f32 */
