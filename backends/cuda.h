@@ -1909,7 +1909,25 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     if (s == DK_OK && !done) s = dk__cuda_linear_tc(c, &done);
     if (s != DK_OK || done) return s;
   }
-  if ((DK_QUANTS_MORE >> w->dtype) & 1) return dk__cuda_linear_more(c);
+  if ((DK_QUANTS_MORE >> w->dtype) & 1) {
+    /* decode: rows per block, 8 values a thread (kernels/linear.cu's
+     * dk_gemv2k_*, under DEVKIT_CUDA_GEMVK=1 until it has run on a GPU) */
+    static int on = -1;
+    static const int kk[DK_DTYPE_COUNT] = {
+        0, 0, 0, 0, 0, 0, DK_CUDA_K_dk_gemv2k_q4_1, DK_CUDA_K_dk_gemv2k_q5_0, DK_CUDA_K_dk_gemv2k_q5_1,
+        DK_CUDA_K_dk_gemv2k_q2_k, DK_CUDA_K_dk_gemv2k_q3_k, DK_CUDA_K_dk_gemv2k_q4_k, DK_CUDA_K_dk_gemv2k_q5_k,
+        DK_CUDA_K_dk_gemv2k_q6_k, DK_CUDA_K_dk_gemv2k_iq4_nl, DK_CUDA_K_dk_gemv2k_iq4_xs, DK_CUDA_K_dk_gemv2k_iq3_xxs,
+        DK_CUDA_K_dk_gemv2k_iq3_s, DK_CUDA_K_dk_gemv2k_iq2_xxs, DK_CUDA_K_dk_gemv2k_iq2_xs, DK_CUDA_K_dk_gemv2k_iq2_s};
+    dk_kp_gemv p;
+    if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GEMVK", "1", "0", 0);
+    dk__cuda_gemv_params(c, 0, M, &p);
+    /* kernels/quants.cuh's dkq_piece: 16-byte loads in q4_K/q5_K rows, 16-bit ones in q6_K's */
+    const uint64_t wal = w->dtype == DK_Q4_K || w->dtype == DK_Q5_K ? 16 : w->dtype == DK_Q6_K ? 2 : 1;
+    if (on && M <= DK_GEMV_MAXM && x->dtype == DK_F32 && p.x % 16 == 0 && kk[w->dtype] &&
+        (p.w | (uint64_t)p.w_row_bytes) % wal == 0)
+      return dk__cuda_launch(c, kk[w->dtype], dk__cuda_grid(N, DK_GEMV2K_ROWS), 1, 1, DK_GEMV_THREADS, &p);
+    return dk__cuda_linear_more(c);
+  }
   if (M <= DK_GEMV_MAXM) {
     /* decode: stream W once */
     dk_kp_gemv p;

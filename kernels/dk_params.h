@@ -45,6 +45,7 @@
 #define DK_GEMV_KC 1024            /* k values per staged chunk */
 #define DK_GEMV2_ROWS 2            /* dk_gemv2_*: rows of W per block */
 #define DK_GEMV2_QROWS 4           /* dk_gemv2_q8_0/q4_0: rows of W per block */
+#define DK_GEMV2K_ROWS 4           /* dk_gemv2k_* (the other block formats): rows of W per block */
 #define DK_GEMV2_U 4               /* dk_gemv2_*: 8-value pieces a thread loads ahead, per row */
 #define DK_GEMM_THREADS 256
 #define DK_GEMM_BM 128
@@ -296,6 +297,11 @@ typedef struct {
   X(dk_gemv2n_q8_0, dk_kp_gemv) X(dk_gemv2n_q4_0, dk_kp_gemv)                \
   X(dk_gemv2s_f32, dk_kp_gemv) X(dk_gemv2s_f16, dk_kp_gemv) X(dk_gemv2s_bf16, dk_kp_gemv) \
   X(dk_gemv2s_q8_0, dk_kp_gemv) X(dk_gemv2s_q4_0, dk_kp_gemv)                \
+  X(dk_gemv2k_q4_1, dk_kp_gemv) X(dk_gemv2k_q5_0, dk_kp_gemv) X(dk_gemv2k_q5_1, dk_kp_gemv) \
+  X(dk_gemv2k_q2_k, dk_kp_gemv) X(dk_gemv2k_q3_k, dk_kp_gemv) X(dk_gemv2k_q4_k, dk_kp_gemv) \
+  X(dk_gemv2k_q5_k, dk_kp_gemv) X(dk_gemv2k_q6_k, dk_kp_gemv) X(dk_gemv2k_iq4_nl, dk_kp_gemv) \
+  X(dk_gemv2k_iq4_xs, dk_kp_gemv) X(dk_gemv2k_iq3_xxs, dk_kp_gemv) X(dk_gemv2k_iq3_s, dk_kp_gemv) \
+  X(dk_gemv2k_iq2_xxs, dk_kp_gemv) X(dk_gemv2k_iq2_xs, dk_kp_gemv) X(dk_gemv2k_iq2_s, dk_kp_gemv) \
   X(dk_gemm_f32_nn, dk_kp_gemm) X(dk_gemm_f32_nt, dk_kp_gemm)               \
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \

@@ -9,7 +9,9 @@
 // on a GPU yet, and the backend offers them only under DEVKIT_CUDA_IQ=1.
 #ifndef DK_QUANTS_CUH
 #define DK_QUANTS_CUH
+#ifndef DKQ_HOST_CHECK   // tools/cuda_mock/quants_host.cpp compiles this file for the host
 #include "dk_common.cuh"
+#endif
 #include "../backends/iq_grids.h"
 
 #define DK_KT_Q4_1 6
@@ -166,6 +168,57 @@ DK_DEV float dkq_value(int dt, const uint8_t *b, int j) {
   return __fmul_rn(dl, (float)((lo | (hi << 4)) - 32));
 }
 
+// values j0..j0+7 of the block of type DT at b (j0 a multiple of 8), each
+// dkq_value's bit for bit, for the decode GEMV's pieces (kernels/linear.cu).
+// The common file types' (q4_K, q5_K, q6_K) scales are decoded once a piece
+// and their quant bytes read in few loads: a q4_K or q5_K super-block (144,
+// 176 bytes) is as aligned as its row and the piece's 8 bytes lie 8-aligned
+// in it (the host asks 16-byte aligned rows of those); q6_K's (210 bytes)
+// only 2-aligned, so 16-bit words. The other formats take dkq_value a value
+// at a time (the type a constant: the compiler shares what it can).
+// byte k (< 16, not a constant) of 16 held in registers
+DK_DEV int dkq_byte16(uint4 u, int k) {
+  const uint32_t w = k < 8 ? (k < 4 ? u.x : u.y) : (k < 12 ? u.z : u.w);
+  return (int)((w >> (8 * (k & 3))) & 255u);
+}
+DK_DEV uint32_t dkq_u16x2(const uint8_t *p) {
+  return (uint32_t)*(const uint16_t *)p | (uint32_t)*(const uint16_t *)(p + 2) << 16;
+}
+template <int DT> DK_DEV void dkq_piece(const uint8_t *b, int j0, float (&v)[8]) {
+  if constexpr (DT == DK_KT_Q4_K || DT == DK_KT_Q5_K) {
+    // d, dmin and the 12 scale bytes in one 16-byte load
+    const uint4 hd = *(const uint4 *)b;
+    const int s = j0 >> 5;
+    const int a = dkq_byte16(hd, 4 + s), c = dkq_byte16(hd, 8 + s);   // sc[s], sc[s + 4]
+    const int scale = s < 4 ? a & 63 : (c & 15) | ((dkq_byte16(hd, s) >> 6) << 4);
+    const int mn = s < 4 ? c & 63 : (c >> 4) | ((a >> 6) << 4);
+    const uint2 q = *(const uint2 *)(b + (DT == DK_KT_Q4_K ? 16 : 48) + 32 * (s >> 1) + (j0 & 31));
+    uint2 h = make_uint2(0, 0);
+    if constexpr (DT == DK_KT_Q5_K) h = *(const uint2 *)(b + 16 + (j0 & 31));
+    const float dl = __fmul_rn(dk_h2f((uint16_t)hd.x), (float)scale), ml = __fmul_rn(dk_h2f((uint16_t)(hd.x >> 16)), (float)mn);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      const uint32_t qb = (i < 4 ? q.x : q.y) >> (8 * (i & 3)), hb = (i < 4 ? h.x : h.y) >> (8 * (i & 3));
+      int qv = (int)((qb >> (4 * (s & 1))) & 15);
+      if constexpr (DT == DK_KT_Q5_K) qv |= (int)((hb >> s) & 1) << 4;
+      v[i] = dkq_affine(dl, (float)qv, -ml);
+    }
+  } else if constexpr (DT == DK_KT_Q6_K) {
+    const int h = j0 >> 7;
+    const uint8_t *lo = b + h * 64 + (j0 & 63), *hi = b + 128 + h * 32 + (j0 & 31);
+    const uint32_t l0 = dkq_u16x2(lo), l1 = dkq_u16x2(lo + 4), h0 = dkq_u16x2(hi), h1 = dkq_u16x2(hi + 4);
+    const float dl = __fmul_rn(dkq_half(b, 208), (float)(int8_t)b[192 + (j0 >> 4)]);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      const uint32_t lb = (i < 4 ? l0 : l1) >> (8 * (i & 3)), hb = (i < 4 ? h0 : h1) >> (8 * (i & 3));
+      const int q = (int)((lb >> (4 * ((j0 >> 6) & 1))) & 15) | (int)((hb >> (2 * ((j0 >> 5) & 3))) & 3) << 4;
+      v[i] = __fmul_rn(dl, (float)(q - 32));
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = dkq_value(DT, b, j0 + i);
+  }
+}
 // value k of a row of type dt
 DK_DEV float dkq_row_value(int dt, const uint8_t *row, int64_t k) {
   const int bs = dkq_block(dt);

@@ -53,6 +53,10 @@ run tc DEVKIT_CUDA_PROMPT_TC=1
 launched tc dk_gemm_tc_f16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
 launched tc dk_gemm_tc_bf16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
 launched tc dk_dequant_rows "DEVKIT_CUDA_PROMPT_TC=1"
+# the decode product of the other block formats, rows per block (off by
+# default until it runs on a GPU)
+run gemvk DEVKIT_CUDA_GEMVK=1
+launched gemvk dk_gemv2k_q4_k "DEVKIT_CUDA_GEMVK=1"
 # prompt attention on tensor cores (off by default until it runs on a GPU)
 run flash DEVKIT_CUDA_FLASH=1
 launched flash dk_attn_flash_f16 "DEVKIT_CUDA_FLASH=1"

@@ -9,6 +9,8 @@
 #   3. the host code against the mock driver, with ASan+UBSan
 #      (tools/check_cuda_host.sh), the probe's notes without a driver, with
 #      the stub library and with no GPU
+#   4. kernels/quants.cuh's block decoders compiled for the host, against
+#      the CPU's dequantization (tools/cuda_mock/quants_host.cpp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -22,4 +24,7 @@ tools/check_cuda_decls.sh
 nowait=$(grep -n '__global__' kernels/*.cu | grep -v '(const __grid_constant__ [a-z0-9_]* p) { dk_grid_wait();' || true)
 [ -z "$nowait" ] || { echo "[ci_cuda] these kernels do not begin with dk_grid_wait():"; echo "$nowait"; exit 1; }
 tools/check_cuda_host.sh
+${CXX:-g++} -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror -Wno-unknown-pragmas -I. -o "${BUILD:-build}/quants_host" \
+  tools/cuda_mock/quants_host.cpp -ldl -lm -lpthread
+"${BUILD:-build}/quants_host"
 echo "[ci_cuda] passed"

@@ -24,6 +24,7 @@
 #      if clean and faster
 #
 #   tools/gpu_check.sh [STEP...]      steps: machine build suite alloc sanitize vulkan perf bench bench1b verify
+#                                     (verify includes vtime, the model timings, but in a lease)
 #                                     (default: all but bench1b and verify)
 #   DEADLINE=S: no step starts, and none runs on, past S seconds from the
 #   start (less 10 s to pack the logs); a step cut short says so.
@@ -37,12 +38,12 @@
 #   tools/gpu_check.sh lease    there, in one run (carry [".gl"],
 #                               timeout_s 600): the carried binaries, no
 #                               build, DEADLINE 540, and the steps in the
-#                               order of their worth: machine, verify (tests
-#                               of every waiting switch, one sanitizer pass
-#                               over the CUDA ones together, one on/off
-#                               round of the 1B model each), perf, bench1b,
-#                               then the suite on cuda:0 and vulkan:0 in
-#                               what time is left
+#                               order of their worth: machine, verify (the
+#                               tests of every waiting switch, a device's
+#                               together, one sanitizer pass over the CUDA
+#                               ones), perf, vtime (one on/off round of the
+#                               1B model each), bench1b, then the suite on
+#                               cuda:0 and vulkan:0 in what time is left
 #   SANITIZE_TESTS="ops_attention ops_linear" narrows the sanitizer step,
 #   SANITIZE_TOOLS="racecheck" its tools, VULKAN_TESTS="ops_ models_" the
 #   vulkan step's tests.
@@ -64,7 +65,7 @@ mkdir -p "$LOGS"
 STEPS=${*:-machine build suite alloc sanitize vulkan perf bench}
 LEASE=0
 if [ "$STEPS" = lease ]; then
-  LEASE=1 STEPS="machine verify perf bench1b suite vulkan" DEADLINE=${DEADLINE:-540} VULKAN_TESTS=${VULKAN_TESTS:-"vulkan_ ops_ quant_ models_"}
+  LEASE=1 STEPS="machine verify perf vtime bench1b suite vulkan" DEADLINE=${DEADLINE:-540} VULKAN_TESTS=${VULKAN_TESTS:-"vulkan_ ops_ quant_ models_"}
 fi
 T0=$SECONDS
 DEADLINE=${DEADLINE:-0}
@@ -193,6 +194,8 @@ step_vulkan() {
 
 step_perf() {
   tm 200 build/gpu_perf cuda:0 > "$LOGS/perf.log" 2>&1
+  # the other block formats' rows-per-block decode product, waiting for a GPU
+  { echo; echo "DEVKIT_CUDA_GEMVK=1 DEVKIT_CUDA_IQ=1:"; DEVKIT_CUDA_GEMVK=1 DEVKIT_CUDA_IQ=1 tm 150 build/gpu_perf cuda:0 more; } >> "$LOGS/perf.log" 2>&1
   # issue 17's bar is on Vulkan too
   ldconfig -p | grep -q libvulkan.so.1 && { echo; tm 200 build/gpu_perf vulkan:0; } >> "$LOGS/perf.log" 2>&1
   note "perf (targets: gemv >= 85 % of copy for every type, matmul >= 70 % of cuBLAS):"
@@ -232,11 +235,14 @@ step_bench1b() {
 # in one launch (DEVKIT_CUDA_ATTN_WINDOW; the 1B llama model has no
 # window to time, Gemma 3's tests and window op cover it). And CUDA's
 # iq4_nl/iq4_xs/iq3/iq2 values (DEVKIT_CUDA_IQ; off, the 1B IQ4_XS
-# model does not load, so only the on rounds time it).
+# model does not load, so only the on rounds time it). And the decode
+# product of q4_1..q6_K and the iq formats, rows per block
+# (DEVKIT_CUDA_GEMVK; with DEVKIT_CUDA_IQ on, the lease's one test run
+# takes it for the iq formats too).
 # In a lease each device's entries share one test run and (CUDA) one
 # sanitizer pass, every switch on, and each model is timed one round, on
 # then off.
-VERIFY=${VERIFY:-"DEVKIT_CUDA_IQ 1 0 MODEL=iq4_xs quant_ models_gguf_quant_mix ops_linear_gemm;DEVKIT_CUDA_ATTN_WINDOW 1 0 MODEL=- ops_attention_window ops_attention models_arch_gemma3;DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
+VERIFY=${VERIFY:-"DEVKIT_CUDA_GEMVK 1 0 MODEL=Q4_K_M quant_ ops_linear_ ops_rmsnorm_linear ops_swiglu_linear models_gguf_quant_mix;DEVKIT_CUDA_IQ 1 0 MODEL=iq4_xs quant_ models_gguf_quant_mix ops_linear_gemm;DEVKIT_CUDA_ATTN_WINDOW 1 0 MODEL=- ops_attention_window ops_attention models_arch_gemma3;DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
 
 # one VERIFY entry, parsed: vname von voff vdev vtype vtests, venv (array)
 vparse() {
@@ -261,12 +267,14 @@ vtests_together() {
   note "${allenv[*]} tests on $dev: $(tail -1 "$LOGS/verify_${dev%%:*}.log")"
   grep -A3 "FAIL" "$LOGS/verify_${dev%%:*}.log" | head -16 | tee -a "$SUM"
   if [ "${dev%%:*}" = cuda ]; then   # (compute-sanitizer sees CUDA only)
-    (export "${allenv[@]}"; SANITIZE_TOOLS=${SANITIZE_TOOLS:-"memcheck racecheck"} sanitize verify 100 $all)
+    (export "${allenv[@]}"; SANITIZE_TOOLS=${SANITIZE_TOOLS:-"memcheck racecheck"} sanitize verify 70 $all)
   fi
 }
 
+# verify; in a lease only the tests and sanitizers (vtime times the models
+# after perf)
 step_verify() {
-  local ventries ventry f ids rep v line cu=() vk=()
+  local ventries ventry cu=() vk=()
   [ -n "$VERIFY" ] || note "verify: no switch is waiting for a GPU (VERIFY= names some)"
   IFS=';' read -r -a ventries <<< "$VERIFY"
   if [ $LEASE = 1 ]; then
@@ -275,7 +283,15 @@ step_verify() {
     for ventry in "${ventries[@]}"; do vparse "$ventry"; if [ "${vdev%%:*}" = cuda ]; then cu+=("$ventry"); else vk+=("$ventry"); fi; done
     [ ${#cu[@]} -gt 0 ] && vtests_together cuda:0 "${cu[@]}"
     [ ${#vk[@]} -gt 0 ] && vtests_together vulkan:0 "${vk[@]}"
+    return 0
   fi
+  step_vtime
+}
+
+# each waiting switch's 1B model on and off (three rounds; a lease one)
+step_vtime() {
+  local ventries ventry f ids rep v line
+  IFS=';' read -r -a ventries <<< "$VERIFY"
   for ventry in "${ventries[@]}"; do
     vparse "$ventry"
     if [ $LEASE = 0 ]; then

@@ -3,9 +3,10 @@
  *   device-to-device copy bandwidth (dk_copy_to on one device, bytes read +
  *   written): q4_0, q8_0 and f16 weights at an 8B layer's shapes (4096x4096,
  *   14336x4096, 4096x14336, N x K) and the 1B bench model's, every other
- *   type the kit loads (bf16, q4_1, q5_0, q5_1, q2_K-q6_K) at 4096x4096 and
- *   9600x1792; then each type's lowest share of the copy (issue 17's bar:
- *   85 % for every type, on CUDA and on Vulkan);
+ *   type the kit loads (bf16, q4_1, q5_0, q5_1, q2_K-q6_K, and the iq formats
+ *   where the device offers them) at 4096x4096 and 9600x1792; then each
+ *   type's lowest share of the copy (issue 17's bar: 85 % for every type, on
+ *   CUDA and on Vulkan);
  *   f16 matmul 4096^3 in TFLOP/s against cuBLAS (bench/cublas.h).
  * Each figure is the median of 5 runs of n calls (n grown until a run lasts
  * >= 0.2 s), every run closed by dk_sync, inputs random (never zeros). Each
@@ -13,7 +14,8 @@
  * fast wrong kernel cannot pass unnoticed.
  *
  *   cc -O2 -I. tools/gpu_perf.c -o build/gpu_perf -ldl -lm -lpthread
- *   build/gpu_perf [cuda:0 | vulkan:0 | ...]
+ *   build/gpu_perf [cuda:0 | vulkan:0 | ...] [more]
+ * ("more": the copy and the gemv rows of the types after bf16 only)
  */
 #define _GNU_SOURCE
 #define DEVKIT_IMPLEMENTATION
@@ -95,10 +97,16 @@ int main(int argc, char **argv) {
   char note[512];
   /* an 8B layer's shapes, then the 1B bench model's (qkv, gate+up, down) */
   static const int64_t shapes[6][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}, {2304, 1792}, {9600, 1792}, {1792, 4800}};
-  /* the first three types at every shape, the rest at shapes 0 and 4 */
-  static const dk_dtype wts[12] = {DK_Q4_0, DK_Q8_0, DK_F16, DK_BF16, DK_Q4_1, DK_Q5_0,
-                                   DK_Q5_1, DK_Q2_K, DK_Q3_K, DK_Q4_K, DK_Q5_K, DK_Q6_K};
-  double worst[12];
+  /* the first three types at every shape, the rest at shapes 0 and 4 (the
+   * iq formats where the device offers them: CUDA under DEVKIT_CUDA_IQ=1) */
+  enum { NW = 19 };
+  static const dk_dtype wts[NW] = {DK_Q4_0,   DK_Q8_0,   DK_F16,     DK_BF16,  DK_Q4_1,    DK_Q5_0,   DK_Q5_1,
+                                   DK_Q2_K,   DK_Q3_K,   DK_Q4_K,    DK_Q5_K,  DK_Q6_K,    DK_IQ4_NL, DK_IQ4_XS,
+                                   DK_IQ3_XXS, DK_IQ3_S, DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
+  /* "more": only the gemv rows of the formats after bf16 (a second run
+   * under a switch of theirs) */
+  const int more = argc > 2 && !strcmp(argv[2], "more");
+  double worst[NW];
   int s, w;
   setvbuf(stdout, NULL, _IOLBF, 0);   /* rows survive a timeout */
   if (dk_device_parse(argc > 1 ? argv[1] : "cuda:0", &d) != DK_OK) { printf("%s\n", dk_last_error()); return 1; }
@@ -123,9 +131,9 @@ int main(int argc, char **argv) {
       dk_tensor_free(j.a); dk_tensor_free(j.c);
     }
   }
-  for (w = 0; w < 12; w++) worst[w] = NAN;
+  for (w = 0; w < NW; w++) worst[w] = NAN;
   for (s = 0; s < 6; s++)
-    for (w = 0; w < 12; w++) {
+    for (w = more ? 4 : 0; w < NW; w++) {
       int64_t N = shapes[s][0], K = shapes[s][1], n;
       float *xv = NULL, *wv = NULL;
       job j, jc;
@@ -133,6 +141,7 @@ int main(int argc, char **argv) {
       char what[64];
       float *yg, *yc;
       if (w >= 3 && s != 0 && s != 4) continue;
+      if (!dk_op_supported(d.backend, "dk_linear", wts[w], 1)) continue;
       j.kind = 1;
       j.a = rnd(d, DK_F32, 1, K, &xv);
       j.b = rnd(d, wts[w], N, K, &wv);
@@ -160,8 +169,10 @@ int main(int argc, char **argv) {
       dk_tensor_free(jc.a); dk_tensor_free(jc.b); dk_tensor_free(jc.c);
     }
   printf("gemv, each type's lowest %% of copy (bar 85, * under):");
-  for (w = 0; w < 12; w++) printf(" %s %.1f%s", dk_dtype_name(wts[w]), worst[w], worst[w] >= 85.0 ? "" : "*");
+  for (w = 0; w < NW; w++)
+    if (!isnan(worst[w])) printf(" %s %.1f%s", dk_dtype_name(wts[w]), worst[w], worst[w] >= 85.0 ? "" : "*");
   printf("\n");
+  if (more) return 0;
   { /* decode attention: one token, 32 query heads over 8 kv heads of 128,
      * f16 cache; bytes = the K and V rows read */
     static const int64_t ctx[3] = {512, 4096, 32768};

@@ -230,6 +230,11 @@ static void check_ops(void) {
       int64_t ws[2] = {33, 256}, xs[2] = {37, 256}, os[2] = {37, 33};
       dk_tensor *W = make(d, DK_Q4_K, 2, ws, "W_q4_K"), *X = make(d, t, 2, xs, "X"), *O = make(d, t, 2, os, "O");
       OKS(dk_linear(O, X, W, NULL));
+      dk_tensor_free(X); dk_tensor_free(O);
+      /* decode: dk_gemv_w_more, or dk_gemv2k_q4_k for f32 x (DEVKIT_CUDA_GEMVK=1) */
+      xs[0] = os[0] = 3;
+      X = make(d, t, 2, xs, "X"); O = make(d, t, 2, os, "O");
+      OKS(dk_linear(O, X, W, NULL));
       dk_tensor_free(W); dk_tensor_free(X); dk_tensor_free(O);
     }
     /* matmul: plain, batched with broadcasting, 1-D */
