@@ -1921,10 +1921,8 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     dk_kp_gemv p;
     if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GEMVK", "1", "0", 0);
     dk__cuda_gemv_params(c, 0, M, &p);
-    /* kernels/quants.cuh's dkq_piece: 16-byte loads in q4_K/q5_K rows, 16-bit ones in q6_K's */
-    const uint64_t wal = w->dtype == DK_Q4_K || w->dtype == DK_Q5_K ? 16 : w->dtype == DK_Q6_K ? 2 : 1;
     if (on && M <= DK_GEMV_MAXM && x->dtype == DK_F32 && p.x % 16 == 0 && kk[w->dtype] &&
-        (p.w | (uint64_t)p.w_row_bytes) % wal == 0)
+        (p.w | (uint64_t)p.w_row_bytes) % DK_PIECE_ALIGN(w->dtype) == 0)
       return dk__cuda_launch(c, kk[w->dtype], dk__cuda_grid(N, DK_GEMV2K_ROWS), 1, 1, DK_GEMV_THREADS, &p);
     return dk__cuda_linear_more(c);
   }

@@ -46,6 +46,10 @@
 #define DK_GEMV2_ROWS 2            /* dk_gemv2_*: rows of W per block */
 #define DK_GEMV2_QROWS 4           /* dk_gemv2_q8_0/q4_0: rows of W per block */
 #define DK_GEMV2K_ROWS 4           /* dk_gemv2k_* (the other block formats): rows of W per block */
+/* the alignment kernels/quants.cuh's dkq_piece asks of W and of a row of
+ * block type t (devkit's numbering, the kernels' DK_KT_*): q4_K, q5_K 16;
+ * q5_1, iq4_xs 8; q4_1, q2_K 4; the rest 2 */
+#define DK_PIECE_ALIGN(t) ((t) == 11 || (t) == 12 ? 16 : (t) == 8 || (t) == 15 ? 8 : (t) == 6 || (t) == 9 ? 4 : 2)
 #define DK_GEMV2_U 4               /* dk_gemv2_*: 8-value pieces a thread loads ahead, per row */
 #define DK_GEMM_THREADS 256
 #define DK_GEMM_BM 128

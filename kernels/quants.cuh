@@ -169,49 +169,104 @@ DK_DEV float dkq_value(int dt, const uint8_t *b, int j) {
 }
 
 // values j0..j0+7 of the block of type DT at b (j0 a multiple of 8), each
-// dkq_value's bit for bit, for the decode GEMV's pieces (kernels/linear.cu).
-// The common file types' (q4_K, q5_K, q6_K) scales are decoded once a piece
-// and their quant bytes read in few loads: a q4_K or q5_K super-block (144,
-// 176 bytes) is as aligned as its row and the piece's 8 bytes lie 8-aligned
-// in it (the host asks 16-byte aligned rows of those); q6_K's (210 bytes)
-// only 2-aligned, so 16-bit words. The other formats take dkq_value a value
+// dkq_value's bit for bit, for the decode GEMV's pieces (kernels/linear.cu):
+// the block's scales decoded once a piece, its bytes read in few loads. A
+// piece's 8 quant bytes (or 8 bytes of high bits) are consecutive, and lie
+// as aligned as the block, which is as aligned as its row (the host asks
+// DK_PIECE_ALIGN of W and of the row length; every block's size is a
+// multiple of its format's). The iq3 and iq2 formats take dkq_value a value
 // at a time (the type a constant: the compiler shares what it can).
+DK_DEV uint32_t dkq_u16x2(const uint8_t *p) {
+  return (uint32_t)*(const uint16_t *)p | (uint32_t)*(const uint16_t *)(p + 2) << 16;
+}
+// 8 bytes at p, which is A-aligned
+template <int A> DK_DEV uint2 dkq_ld8(const uint8_t *p) {
+  if constexpr (A >= 8) return *(const uint2 *)p;
+  else if constexpr (A >= 4) return make_uint2(*(const uint32_t *)p, *(const uint32_t *)(p + 4));
+  else return make_uint2(dkq_u16x2(p), dkq_u16x2(p + 4));
+}
+// byte i of 8 held in registers (i a constant after unrolling)
+DK_DEV uint32_t dkq_b8(uint2 u, int i) { return ((i < 4 ? u.x : u.y) >> (8 * (i & 3))) & 255u; }
 // byte k (< 16, not a constant) of 16 held in registers
 DK_DEV int dkq_byte16(uint4 u, int k) {
   const uint32_t w = k < 8 ? (k < 4 ? u.x : u.y) : (k < 12 ? u.z : u.w);
   return (int)((w >> (8 * (k & 3))) & 255u);
 }
-DK_DEV uint32_t dkq_u16x2(const uint8_t *p) {
-  return (uint32_t)*(const uint16_t *)p | (uint32_t)*(const uint16_t *)(p + 2) << 16;
-}
 template <int DT> DK_DEV void dkq_piece(const uint8_t *b, int j0, float (&v)[8]) {
-  if constexpr (DT == DK_KT_Q4_K || DT == DK_KT_Q5_K) {
+  constexpr int A = DK_PIECE_ALIGN(DT);
+  if constexpr (DT == DK_KT_Q4_1 || DT == DK_KT_Q5_0 || DT == DK_KT_Q5_1 || DT == DK_KT_IQ4_NL) {
+    // a 32-value block: d (and m); q5's high bits, one byte a piece; the
+    // nibbles of values j and j + 16 share a byte
+    constexpr int QO = DT == DK_KT_Q4_1 ? 4 : DT == DK_KT_Q5_0 ? 6 : DT == DK_KT_Q5_1 ? 8 : 2;
+    const uint2 q = dkq_ld8<A>(b + QO + (j0 & 15));
+    const float d = dkq_half(b, 0);
+    const int sh = j0 < 16 ? 0 : 4;
+    const uint32_t hb = DT == DK_KT_Q5_0 || DT == DK_KT_Q5_1 ? b[QO - 4 + (j0 >> 3)] : 0u;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      int qv = (int)((dkq_b8(q, i) >> sh) & 15);
+      if constexpr (DT == DK_KT_Q5_0 || DT == DK_KT_Q5_1) qv |= (int)((hb >> i) & 1) << 4;
+      if constexpr (DT == DK_KT_IQ4_NL) v[i] = __fmul_rn(d, dkq_iq4_level(qv));
+      else if constexpr (DT == DK_KT_Q5_0) v[i] = __fmul_rn(d, (float)(qv - 16));
+      else v[i] = dkq_affine(d, (float)qv, dkq_half(b, 2));
+    }
+  } else if constexpr (DT == DK_KT_IQ4_XS) {
+    // d, scales_h, scales_l[4] in one 8-byte load
+    const uint2 hd = *(const uint2 *)b;
+    const int s = j0 >> 5;
+    const int ls = (int)((dkq_b8(hd, 4 + (s >> 1)) >> (4 * (s & 1))) & 15) | (int)(((hd.x >> 16) >> (2 * s)) & 3) << 4;
+    const float dl = __fmul_rn(dk_h2f((uint16_t)hd.x), (float)(ls - 32));
+    const uint2 q = dkq_ld8<A>(b + 8 + 16 * s + (j0 & 15));
+    const int sh = (j0 & 31) < 16 ? 0 : 4;
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = __fmul_rn(dl, dkq_iq4_level((int)((dkq_b8(q, i) >> sh) & 15)));
+  } else if constexpr (DT == DK_KT_Q2_K || DT == DK_KT_Q3_K) {
+    // 2-bit values at qs + (j / 128) * 32 + j % 32, bits 2 ((j / 32) % 4); a
+    // scale per 16 values; q3_K's high bits at hmask[j % 32], bit j / 32
+    constexpr int QS = DT == DK_KT_Q2_K ? 16 : 32;
+    const uint2 q = dkq_ld8<A>(b + QS + (j0 >> 7) * 32 + (j0 & 31));
+    const int sh = 2 * ((j0 >> 5) & 3), g = j0 >> 4;
+    float dl, ml = 0.0f;
+    uint2 h = make_uint2(0, 0);
+    if constexpr (DT == DK_KT_Q2_K) {
+      const int sc = b[g];
+      dl = __fmul_rn(dkq_half(b, 80), (float)(sc & 15));
+      ml = __fmul_rn(dkq_half(b, 82), (float)(sc >> 4));
+    } else {
+      const int lo = g < 8 ? b[96 + g] & 15 : b[88 + g] >> 4, hi = (b[104 + (g & 3)] >> (2 * (g >> 2))) & 3;
+      dl = __fmul_rn(dkq_half(b, 108), (float)((lo | (hi << 4)) - 32));
+      h = dkq_ld8<A>(b + (j0 & 31));
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      const int q2 = (int)((dkq_b8(q, i) >> sh) & 3);
+      if constexpr (DT == DK_KT_Q2_K) v[i] = dkq_affine(dl, (float)q2, -ml);
+      else v[i] = __fmul_rn(dl, (float)(q2 - ((dkq_b8(h, i) >> (j0 >> 5)) & 1 ? 0 : 4)));
+    }
+  } else if constexpr (DT == DK_KT_Q4_K || DT == DK_KT_Q5_K) {
     // d, dmin and the 12 scale bytes in one 16-byte load
     const uint4 hd = *(const uint4 *)b;
     const int s = j0 >> 5;
     const int a = dkq_byte16(hd, 4 + s), c = dkq_byte16(hd, 8 + s);   // sc[s], sc[s + 4]
     const int scale = s < 4 ? a & 63 : (c & 15) | ((dkq_byte16(hd, s) >> 6) << 4);
     const int mn = s < 4 ? c & 63 : (c >> 4) | ((a >> 6) << 4);
-    const uint2 q = *(const uint2 *)(b + (DT == DK_KT_Q4_K ? 16 : 48) + 32 * (s >> 1) + (j0 & 31));
+    const uint2 q = dkq_ld8<A>(b + (DT == DK_KT_Q4_K ? 16 : 48) + 32 * (s >> 1) + (j0 & 31));
     uint2 h = make_uint2(0, 0);
-    if constexpr (DT == DK_KT_Q5_K) h = *(const uint2 *)(b + 16 + (j0 & 31));
+    if constexpr (DT == DK_KT_Q5_K) h = dkq_ld8<A>(b + 16 + (j0 & 31));
     const float dl = __fmul_rn(dk_h2f((uint16_t)hd.x), (float)scale), ml = __fmul_rn(dk_h2f((uint16_t)(hd.x >> 16)), (float)mn);
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-      const uint32_t qb = (i < 4 ? q.x : q.y) >> (8 * (i & 3)), hb = (i < 4 ? h.x : h.y) >> (8 * (i & 3));
-      int qv = (int)((qb >> (4 * (s & 1))) & 15);
-      if constexpr (DT == DK_KT_Q5_K) qv |= (int)((hb >> s) & 1) << 4;
+      int qv = (int)((dkq_b8(q, i) >> (4 * (s & 1))) & 15);
+      if constexpr (DT == DK_KT_Q5_K) qv |= (int)((dkq_b8(h, i) >> s) & 1) << 4;
       v[i] = dkq_affine(dl, (float)qv, -ml);
     }
   } else if constexpr (DT == DK_KT_Q6_K) {
-    const int h = j0 >> 7;
-    const uint8_t *lo = b + h * 64 + (j0 & 63), *hi = b + 128 + h * 32 + (j0 & 31);
-    const uint32_t l0 = dkq_u16x2(lo), l1 = dkq_u16x2(lo + 4), h0 = dkq_u16x2(hi), h1 = dkq_u16x2(hi + 4);
+    const int hf = j0 >> 7;
+    const uint2 lo = dkq_ld8<A>(b + hf * 64 + (j0 & 63)), hi = dkq_ld8<A>(b + 128 + hf * 32 + (j0 & 31));
     const float dl = __fmul_rn(dkq_half(b, 208), (float)(int8_t)b[192 + (j0 >> 4)]);
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-      const uint32_t lb = (i < 4 ? l0 : l1) >> (8 * (i & 3)), hb = (i < 4 ? h0 : h1) >> (8 * (i & 3));
-      const int q = (int)((lb >> (4 * ((j0 >> 6) & 1))) & 15) | (int)((hb >> (2 * ((j0 >> 5) & 3))) & 3) << 4;
+      const int q = (int)((dkq_b8(lo, i) >> (4 * ((j0 >> 6) & 1))) & 15) | (int)((dkq_b8(hi, i) >> (2 * ((j0 >> 5) & 3))) & 3) << 4;
       v[i] = __fmul_rn(dl, (float)(q - 32));
     }
   } else {
