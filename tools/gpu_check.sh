@@ -303,7 +303,7 @@ step_vtime() {
     [ "$vtype" = - ] && continue
     f=${DEVKIT_BENCH_MODELS:-/tmp/devkit-bench}/synth_1000M_$vtype.gguf
     mkdir -p "$(dirname "$f")"
-    [ -f "$f" ] || tm 120 build/make_model --params 1000M --type "$vtype" -o "$f" > /dev/null || { note "1B $vtype: make_model failed or timed out"; rm -f "$f"; continue; }
+    [ -f "$f" ] || tm 120 build/make_model --params 1000M --type "$vtype" -o "$f" > /dev/null || { note "1B $vtype: make_model failed, timed out or was past DEADLINE"; rm -f "$f"; continue; }
     ids=$(seq 1 512 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 7) % 500}')
     for rep in $(seq 1 $((LEASE ? 1 : 3))); do
       for v in "$von" "$voff"; do
