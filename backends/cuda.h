@@ -595,6 +595,15 @@ static int dk__cuda_attn_window_on(void) {
   return on;
 }
 
+/* DEVKIT_CUDA_GEMVK=1: decode with q4_1..q6_K and iq weights in rows per
+ * block, 8 values a thread (kernels/linear.cu's dk_gemv2k_*; not yet run on
+ * a GPU); by default dk_gemv_w_more, a value at a time */
+static int dk__cuda_gemvk_on(void) {
+  static int on = -1;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GEMVK", "1", "0", 0);
+  return on;
+}
+
 /* ==== probe ================================================================== */
 
 static int dk__cuda_probe(char *note, size_t note_len) {
@@ -1910,20 +1919,17 @@ static dk_status dk__cuda_linear(const dk_call *c) {
     if (s != DK_OK || done) return s;
   }
   if ((DK_QUANTS_MORE >> w->dtype) & 1) {
-    /* decode: rows per block, 8 values a thread (kernels/linear.cu's
-     * dk_gemv2k_*, under DEVKIT_CUDA_GEMVK=1 until it has run on a GPU) */
-    static int on = -1;
     static const int kk[DK_DTYPE_COUNT] = {
         0, 0, 0, 0, 0, 0, DK_CUDA_K_dk_gemv2k_q4_1, DK_CUDA_K_dk_gemv2k_q5_0, DK_CUDA_K_dk_gemv2k_q5_1,
         DK_CUDA_K_dk_gemv2k_q2_k, DK_CUDA_K_dk_gemv2k_q3_k, DK_CUDA_K_dk_gemv2k_q4_k, DK_CUDA_K_dk_gemv2k_q5_k,
         DK_CUDA_K_dk_gemv2k_q6_k, DK_CUDA_K_dk_gemv2k_iq4_nl, DK_CUDA_K_dk_gemv2k_iq4_xs, DK_CUDA_K_dk_gemv2k_iq3_xxs,
         DK_CUDA_K_dk_gemv2k_iq3_s, DK_CUDA_K_dk_gemv2k_iq2_xxs, DK_CUDA_K_dk_gemv2k_iq2_xs, DK_CUDA_K_dk_gemv2k_iq2_s};
-    dk_kp_gemv p;
-    if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_GEMVK", "1", "0", 0);
-    dk__cuda_gemv_params(c, 0, M, &p);
-    if (on && M <= DK_GEMV_MAXM && x->dtype == DK_F32 && p.x % 16 == 0 && kk[w->dtype] &&
-        (p.w | (uint64_t)p.w_row_bytes) % DK_PIECE_ALIGN(w->dtype) == 0)
-      return dk__cuda_launch(c, kk[w->dtype], dk__cuda_grid(N, DK_GEMV2K_ROWS), 1, 1, DK_GEMV_THREADS, &p);
+    if (M <= DK_GEMV_MAXM && x->dtype == DK_F32 && kk[w->dtype] && dk__cuda_gemvk_on()) {
+      dk_kp_gemv p;
+      dk__cuda_gemv_params(c, 0, M, &p);
+      if (p.x % 16 == 0 && (p.w | (uint64_t)p.w_row_bytes) % DK_PIECE_ALIGN(w->dtype) == 0)
+        return dk__cuda_launch(c, kk[w->dtype], dk__cuda_grid(N, DK_GEMV2K_ROWS), 1, 1, DK_GEMV_THREADS, &p);
+    }
     return dk__cuda_linear_more(c);
   }
   if (M <= DK_GEMV_MAXM) {

@@ -199,7 +199,7 @@ template <int DT> DK_DEV void dkq_piece(const uint8_t *b, int j0, float (&v)[8])
     // nibbles of values j and j + 16 share a byte
     constexpr int QO = DT == DK_KT_Q4_1 ? 4 : DT == DK_KT_Q5_0 ? 6 : DT == DK_KT_Q5_1 ? 8 : 2;
     const uint2 q = dkq_ld8<A>(b + QO + (j0 & 15));
-    const float d = dkq_half(b, 0);
+    const float d = dkq_half(b, 0), m = DT == DK_KT_Q4_1 || DT == DK_KT_Q5_1 ? dkq_half(b, 2) : 0.0f;
     const int sh = j0 < 16 ? 0 : 4;
     const uint32_t hb = DT == DK_KT_Q5_0 || DT == DK_KT_Q5_1 ? b[QO - 4 + (j0 >> 3)] : 0u;
 #pragma unroll
@@ -208,7 +208,7 @@ template <int DT> DK_DEV void dkq_piece(const uint8_t *b, int j0, float (&v)[8])
       if constexpr (DT == DK_KT_Q5_0 || DT == DK_KT_Q5_1) qv |= (int)((hb >> i) & 1) << 4;
       if constexpr (DT == DK_KT_IQ4_NL) v[i] = __fmul_rn(d, dkq_iq4_level(qv));
       else if constexpr (DT == DK_KT_Q5_0) v[i] = __fmul_rn(d, (float)(qv - 16));
-      else v[i] = dkq_affine(d, (float)qv, dkq_half(b, 2));
+      else v[i] = dkq_affine(d, (float)qv, m);
     }
   } else if constexpr (DT == DK_KT_IQ4_XS) {
     // d, scales_h, scales_l[4] in one 8-byte load
