@@ -456,9 +456,10 @@ DEVKIT_API float     dk_sample_uniform(uint64_t seed, int64_t row);  /* in [0, 1
  *   q [T, Hq, D], k [S, Hkv, D], v [S, Hkv, Dv], out [T, Hq, Dv], Hq % Hkv == 0;
  *   query t sees keys s <= t + causal_offset (negative: no mask). k and v may
  *   have another float dtype than q (an f16 KV cache with f32 activations).
- *   Where dk_device_props.attn_x16 is set (cuda with DEVKIT_CUDA_FLASH=1), a
- *   prompt (T > 1) over an f16 cache with head dims 64 runs on tensor cores:
- *   q and the probabilities rounded to f16, scores and sums in f32. */
+ *   Where dk_device_props.attn_x16 is set (cuda with DEVKIT_CUDA_FLASH=1,
+ *   vulkan with DEVKIT_VULKAN_FLASH=1 or =emu), a prompt (T > 1) over an f16
+ *   cache with head dims 64 runs on tensor cores (or vulkan's emulation of
+ *   them): q and the probabilities rounded to f16, scores and sums in f32. */
 DEVKIT_API dk_status dk_attention(dk_tensor *out, const dk_tensor *q, const dk_tensor *k,
                                   const dk_tensor *v, float scale, int causal_offset);
 /* dk_attention with a sliding window (Gemma 2/3, Mistral): query t sees the

@@ -78,6 +78,13 @@
  *                                x and w in f16, f32 sums; not yet run on a
  *                                GPU, so off by default); =emu its emulated
  *                                variant on any device (the tests).
+ *   DEVKIT_VULKAN_FLASH=1|emu    prompt attention (more than one query row,
+ *                                heads of 64, an f16 cache) on cooperative
+ *                                matrices (attn_flash.comp, where the device
+ *                                has them; q and the probabilities in f16,
+ *                                f32 sums; not yet run on a GPU, so off by
+ *                                default); =emu its emulated variant on any
+ *                                device (the tests).
  *   DEVKIT_VULKAN_INT8_DOT=1     quantized decode linear rounds x to int8
  *                                per block and uses integer dot products
  *                                (about 0.4% error per value of x).
@@ -243,6 +250,7 @@ typedef struct {
   int vec_q;                      /* DEVKIT_VULKAN_VECQ=1: matvec_vec.comp takes q8_0/q4_0 weights too */
   int int8_dot;                   /* quantized decode linear through int8 dot products (opt-in) */
   int coop_spv;                   /* DEVKIT_VULKAN_COOPMAT: prompt linear on this gemm_coop.comp variant (-1: off) */
+  int flash_spv;                  /* DEVKIT_VULKAN_FLASH: prompt attention on this attn_flash.comp variant (-1: off) */
   uint32_t wg_rows;               /* workgroup of the row reductions (norm, softmax, argmax, sample) */
   uint32_t one_sg;                /* that workgroup is one subgroup */
   uint32_t mt_dev, mt_host;       /* memory types: tensors, staging */
@@ -585,6 +593,30 @@ static int dk_vk_coop_asked(void) {
   return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "emu") ? 2 : 0;
 }
 
+#define DK_VK_FLASH_D 64   /* attn_flash.comp's head dims */
+#define DK_VK_FLASH_BR 64  /* and query rows a workgroup */
+/* its shared memory, bytes: Ks, Vs, QP, Sw, RedM, RedS (the emulated
+ * variant: 3 * 64 * 36 * 4 + 1024, under lavapipe's 32 KB) */
+#define DK_VK_FLASH_SHARED (3 * 64 * 72 * 2 + 4 * 16 * 68 * 4 + 2 * 128 * 4)
+
+/* DEVKIT_VULKAN_FLASH=1: prompt attention on cooperative matrices where the
+ * device has them (attn_flash.comp; not yet run on a GPU): 1; =emu: its
+ * emulated variant on any device (tests): 2; else 0 */
+static int dk_vk_flash_asked(void) {
+  const char *e = getenv("DEVKIT_VULKAN_FLASH");
+  return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "emu") ? 2 : 0;
+}
+
+/* the attn_flash.comp variant DEVKIT_VULKAN_FLASH asks for on this device
+ * (-1: none): the emulated one anywhere; the real one where gemm_coop.comp's
+ * matrices are (ph->coop_tn) and its larger shared memory fits */
+static int dk_vk_flash_spv(const dk_vk_phys *ph) {
+  int asked = dk_vk_flash_asked();
+  if (asked == 2) return DK_SPV_ATTN_FLASH_EMU;
+  if (asked != 1 || !ph->coop_tn || ph->props.limits.maxComputeSharedMemorySize < DK_VK_FLASH_SHARED) return -1;
+  return ph->coop_tn == 16 ? DK_SPV_ATTN_FLASH : DK_SPV_ATTN_FLASH_N8;
+}
+
 /* gemm_coop.comp's TN from the matrix shapes the device lists (16, else 8;
  * 0: neither) */
 static uint32_t dk_vk_coop_tn(VkPhysicalDevice pd) {
@@ -827,6 +859,7 @@ static dk_status dk_vk_properties(int physical, dk_device_props *p) {
   p->supports_int8_dot = ph->has_int_dot;
   p->subgroup_size = (int)ph->subgroup_size;
   p->prompt_x16 = (ph->coop_tn && dk_vk_coop_asked() == 1) || dk_vk_coop_asked() == 2;
+  p->attn_x16 = dk_vk_flash_spv(ph) >= 0;
   return DK_OK;
 }
 
@@ -2344,7 +2377,10 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   d->coop_spv = -1;
   if (dk_vk_coop_asked() == 2) d->coop_spv = DK_SPV_GEMM_COOP_EMU;
   else if (dk_vk_coop_asked() == 1 && ph->coop_tn) d->coop_spv = ph->coop_tn == 16 ? DK_SPV_GEMM_COOP : DK_SPV_GEMM_COOP_N8;
-  if (d->coop_spv == DK_SPV_GEMM_COOP || d->coop_spv == DK_SPV_GEMM_COOP_N8) {
+  /* prompt attention likewise (attn_flash.comp), with more shared memory */
+  d->flash_spv = dk_vk_flash_spv(ph);
+  if (d->coop_spv == DK_SPV_GEMM_COOP || d->coop_spv == DK_SPV_GEMM_COOP_N8 || d->flash_spv == DK_SPV_ATTN_FLASH ||
+      d->flash_spv == DK_SPV_ATTN_FLASH_N8) {
     memset(&f12, 0, sizeof f12);
     memset(&fcm, 0, sizeof fcm);
     f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -3048,6 +3084,49 @@ static uint32_t dk_vk_att_splits(const dk_vk_device *d, int64_t rows, int64_t S,
   return (uint32_t)((S + *split_len - 1) / *split_len > 0 ? (S + *split_len - 1) / *split_len : 1);
 }
 
+/* A prompt's attention on attn_flash.comp (DEVKIT_VULKAN_FLASH): more than
+ * one query row, heads of 64, an f16 cache that starts on a 32-bit word,
+ * limits from the causal offset (dk_attention, dk_attention_window), not
+ * from positions. *taken = 0 leaves the call to attention.comp. */
+static dk_status dk_vk_attn_flash(dk_vk_device *d, const dk_call *c, int *taken) {
+  const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  int64_t T = q->shape[0], Hq = q->shape[1], S = k->shape[0];
+  dk_vk_pc_attn pc;
+  dk_vk_args args;
+  uint32_t spec[DK_VK_SPEC];
+  dk_status s;
+  *taken = 0;
+  if (d->flash_spv < 0 || T < 2 || c->t[4] || k->dtype != DK_F16 || v->dtype != DK_F16 || q->shape[2] != DK_VK_FLASH_D ||
+      v->shape[2] != DK_VK_FLASH_D || (T + DK_VK_FLASH_BR - 1) / DK_VK_FLASH_BR > 65535 || Hq > 65535)
+    return DK_OK;
+  /* the emulated variant on a CPU device: llvmpipe ends an invocation's
+   * loops after 65535 iterations in all, about 1600 a tile of 64 keys */
+  if (d->flash_spv == DK_SPV_ATTN_FLASH_EMU && d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && S > 2048)
+    return DK_OK;
+  memset(&pc, 0, sizeof pc);
+  pc.T = (uint32_t)T;
+  pc.Hq = (uint32_t)Hq;
+  pc.S = (uint32_t)S;
+  pc.Hkv = (uint32_t)k->shape[1];
+  pc.D = pc.Dv = DK_VK_FLASH_D;
+  pc.scale = c->f[0];
+  pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
+  pc.win = c->i[1] > 0 ? (c->i[1] > 0x7fffffff ? 0x7fffffff : (uint32_t)c->i[1]) : 0;
+  dk_vk_args_init(&args);
+  if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 1, q, 0, &pc.q_off, "q")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 2, k, 0, &pc.k_off, "k")) != DK_OK ||
+      (s = dk_vk_arg_t(d, &args, 3, v, 0, &pc.v_off, "v")) != DK_OK)
+    return s;
+  if (pc.k_off % 2 || pc.v_off % 2) return DK_OK;   /* the tiles are read a word (two halves) at a time */
+  dk_vk_arg_dummy(d, &args, 4);
+  memset(spec, 0, sizeof spec);
+  spec[0] = (uint32_t)q->dtype;
+  *taken = 1;
+  return dk_vk_run(d, d->flash_spv, spec, &args, &pc, sizeof pc, (uint32_t)((T + DK_VK_FLASH_BR - 1) / DK_VK_FLASH_BR),
+                   (uint32_t)Hq, 1);
+}
+
 static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   const dk_tensor *o = c->t[0], *q = c->t[1], *k = c->t[2], *v = c->t[3], *part = NULL;
   dk_vk_pc_attn pc;
@@ -3059,6 +3138,10 @@ static dk_status dk_vk_attention(dk_vk_device *d, const dk_call *c) {
   VkDeviceSize per_token, cap;
   dk_status s;
   if (rows == 0 || Dv == 0) return DK_OK;
+  if (d->flash_spv >= 0) {
+    int taken;
+    if ((s = dk_vk_attn_flash(d, c, &taken)) != DK_OK || taken) return s;
+  }
   if (dmax > DK_VK_ATT_QMAX)
     return dk__error(DK_ERR_UNSUPPORTED, "dk_attention on %s: head dims %lld/%lld; the Vulkan kernel takes up to %d",
                      dk_device_name(c->dev), (long long)D, (long long)Dv, DK_VK_ATT_QMAX);

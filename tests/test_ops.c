@@ -1220,6 +1220,47 @@ DKT_TEST(ops_attention, 0) {
                        dkt_float_types[qd], dkt_float_types[kd]);
 }
 
+/* Vulkan's prompt attention on cooperative matrices (attn_flash.comp,
+ * DEVKIT_VULKAN_FLASH): heads of 64 over an f16 cache, query rows across its
+ * 64-row tiles' edges (65, 130), keys across 64-key tiles, a prompt after a
+ * cache, no mask, grouped heads (9 over 3), windows whose first key is
+ * inside a tile, a cache of 2048, and q in every float dtype; then the shapes it leaves to
+ * attention.comp (an f32 cache, heads of 128, one query row). On the
+ * emulated variant (=emu, any Vulkan device), then on the real one (=1)
+ * where the device has VK_NV_cooperative_matrix; the variable is restored
+ * after. The bound is attention_case_win's for dk_device_props.attn_x16. */
+static void flash_cases(dkt *t) {
+  static const struct { int64_t T, S, Hq, Hkv; int off, win; } cases[] = {
+    {130, 130, 8, 2, 0, 0}, {70, 300, 4, 4, 200, 0}, {21, 30, 9, 3, 9, 0}, {4, 9, 2, 2, -1, 0},
+    {65, 65, 2, 1, 0, 0},   {2, 1, 1, 1, 0, 0},     {100, 100, 8, 2, 0, 30}, {40, 200, 4, 1, 160, 50},
+    /* the longest cache the emulation takes on a CPU device (llvmpipe's
+     * loop limit; the host's bound) */
+    {64, 2048, 4, 1, 1984, 0},
+  };
+  size_t c;
+  int qd;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (qd = 0; qd < 3; qd++)
+      attention_case_win(t, "flash", cases[c].T, cases[c].S, cases[c].Hq, cases[c].Hkv, 64, 64, cases[c].off, NULL,
+                         cases[c].win, dkt_float_types[qd], DK_F16);
+  attention_case(t, "flash", 70, 70, 4, 2, 64, 64, 0, DK_F32, DK_F32);
+  attention_case(t, "flash", 45, 45, 4, 2, 128, 128, 0, DK_F32, DK_F16);
+  attention_case(t, "flash", 1, 300, 4, 1, 64, 64, 299, DK_F32, DK_F16);
+}
+
+DKT_TEST(ops_attention_flash, 0) {
+  dk_device_props pr;
+  char *was;
+  if (t->dev.backend != DK_VULKAN) { dkt_skip(t, "vulkan only (DEVKIT_VULKAN_FLASH)"); return; }
+  was = dkt_reinit_env(t, "DEVKIT_VULKAN_FLASH", "emu");
+  flash_cases(t);
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_FLASH", "1"));
+  if (dk_device_properties(t->dev, &pr) == DK_OK && pr.attn_x16) flash_cases(t);
+  else dkt_note(t, "%s has no VK_NV_cooperative_matrix: the emulated variant only", dk_device_name(t->dev));
+  free(dkt_reinit_env(t, "DEVKIT_VULKAN_FLASH", was));
+  free(was);
+}
+
 /* dk_attention_pos: limits from the device. Decode over a whole cache at an
  * early position (splits past it are empty), positions out of order,
  * negative (zeros), and past the cache (all of it) */
