@@ -1582,7 +1582,33 @@ static dk_status dk__cuda_softmax(const dk_call *c) {
 }
 
 /* tiled GEMM launch: grid x over N tiles, y over M tiles, z over batch items */
+/* DEVKIT_CUDA_MMA=1 (not yet run on a GPU): a dk_gemm_tc_* launch goes to
+ * its dk_gemm_mma_* twin (kernels/gemm.cuh: mma.sync, ldmatrix, cp.async
+ * stages) where the kernel can copy every tile as whole, aligned 16 bytes:
+ * K, A's rows and batch offsets multiples of 8 elements, A and B 16-byte
+ * aligned, B's rows too (NT: 16-bit weights of x's type, rows a multiple
+ * of 16 bytes; NN: ldb and N multiples of 8). Else kid unchanged. */
+static int dk__cuda_mma_kid(int kid, const dk_kp_gemm *p) {
+  static const int tc[6] = {DK_CUDA_K_dk_gemm_tc_f16_nt, DK_CUDA_K_dk_gemm_tc_bf16_nt, DK_CUDA_K_dk_gemm_tc_f16_nt_o32,
+                            DK_CUDA_K_dk_gemm_tc_bf16_nt_o32, DK_CUDA_K_dk_gemm_tc_f16_nn, DK_CUDA_K_dk_gemm_tc_bf16_nn};
+  static const int mma[6] = {DK_CUDA_K_dk_gemm_mma_f16_nt, DK_CUDA_K_dk_gemm_mma_bf16_nt, DK_CUDA_K_dk_gemm_mma_f16_nt_o32,
+                             DK_CUDA_K_dk_gemm_mma_bf16_nt_o32, DK_CUDA_K_dk_gemm_mma_f16_nn, DK_CUDA_K_dk_gemm_mma_bf16_nn};
+  static int on = -1;
+  int i, k, nt, at;
+  if (on < 0) on = dk__cuda_switch("DEVKIT_CUDA_MMA", "1", "0", 0);
+  for (k = 0; k < 6 && tc[k] != kid; k++) {}
+  if (!on || k == 6) return kid;
+  nt = k < 4;
+  at = k % 2 ? DK_BF16 : DK_F16;
+  if (p->K % 8 || p->lda % 8 || p->a % 16 || p->b % 16) return kid;
+  for (i = 0; i < p->nbdims; i++)
+    if (p->abstr[i] % 8 || p->bbstr[i] % 8) return kid;
+  if (nt ? p->wdt != at || p->b_row_bytes % 16 : p->ldb % 8 || p->N % 8) return kid;
+  return mma[k];
+}
+
 static dk_status dk__cuda_gemm_launch(const dk_call *c, int kid, dk_kp_gemm *p) {
+  kid = dk__cuda_mma_kid(kid, p);
   return dk__cuda_launch(c, kid, dk__cuda_grid(p->N, DK_GEMM_BN), dk__cuda_grid_yz((p->M + DK_GEMM_BM - 1) / DK_GEMM_BM),
                          dk__cuda_grid_yz(p->batch), DK_GEMM_THREADS, p);
 }

@@ -310,6 +310,9 @@ typedef struct {
   X(dk_gemm_tc_f16_nn, dk_kp_gemm) X(dk_gemm_tc_bf16_nn, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt, dk_kp_gemm) X(dk_gemm_tc_bf16_nt, dk_kp_gemm)         \
   X(dk_gemm_tc_f16_nt_o32, dk_kp_gemm) X(dk_gemm_tc_bf16_nt_o32, dk_kp_gemm) \
+  X(dk_gemm_mma_f16_nt, dk_kp_gemm) X(dk_gemm_mma_bf16_nt, dk_kp_gemm)       \
+  X(dk_gemm_mma_f16_nt_o32, dk_kp_gemm) X(dk_gemm_mma_bf16_nt_o32, dk_kp_gemm) \
+  X(dk_gemm_mma_f16_nn, dk_kp_gemm) X(dk_gemm_mma_bf16_nn, dk_kp_gemm)       \
   X(dk_embedding_check, dk_kp_embedding) X(dk_embedding_gather, dk_kp_embedding) \
   X(dk_dequant_rows, dk_kp_embedding)                                        \
   X(dk_index_select_check, dk_kp_gather) X(dk_index_select_gather, dk_kp_gather) \

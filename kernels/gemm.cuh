@@ -439,3 +439,6 @@ template <int AT, bool NT, int OT = AT> __device__ void dk_gemm_tc(const dk_kp_g
   __trap();
 #endif
 }
+
+// the mma.sync GEMM with cp.async stages (DEVKIT_CUDA_MMA=1), its own file
+#include "gemm_mma.cuh"

@@ -633,3 +633,10 @@ extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt
 // Not yet run on a GPU: taken under DEVKIT_CUDA_PROMPT_TC=1 only.
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_f16_nt_o32(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_F16, true, DK_KT_F32>(p); }
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nt_o32(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_BF16, true, DK_KT_F32>(p); }
+// the same four on mma.sync with cp.async stages (gemm.cuh, dk_gemm_mma)
+// where every copy is a whole aligned 16 bytes. Not yet run on a GPU:
+// taken under DEVKIT_CUDA_MMA=1 only (backends/cuda.h, dk__cuda_mma_kid).
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_mma_f16_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_mma<DK_KT_F16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_mma_bf16_nt(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_mma<DK_KT_BF16, true>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_mma_f16_nt_o32(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_mma<DK_KT_F16, true, DK_KT_F32>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_mma_bf16_nt_o32(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_mma<DK_KT_BF16, true, DK_KT_F32>(p); }

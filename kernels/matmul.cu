@@ -16,3 +16,7 @@ extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_f32_nn(con
 // under that cap and run one block per SM.
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS, 2) dk_gemm_tc_f16_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_F16, false>(p); }
 extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_tc_bf16_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_tc<DK_KT_BF16, false>(p); }
+// on mma.sync with cp.async stages (gemm.cuh): under DEVKIT_CUDA_MMA=1 only
+// until a GPU runs it
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_mma_f16_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_mma<DK_KT_F16, false>(p); }
+extern "C" __global__ void __launch_bounds__(DK_GEMM_THREADS) dk_gemm_mma_bf16_nn(const __grid_constant__ dk_kp_gemm p) { dk_grid_wait(); dk_gemm_mma<DK_KT_BF16, false>(p); }

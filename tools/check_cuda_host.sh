@@ -53,6 +53,11 @@ run tc DEVKIT_CUDA_PROMPT_TC=1
 launched tc dk_gemm_tc_f16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
 launched tc dk_gemm_tc_bf16_nt_o32 "DEVKIT_CUDA_PROMPT_TC=1"
 launched tc dk_dequant_rows "DEVKIT_CUDA_PROMPT_TC=1"
+# the same on the mma.sync kernels, and dk_matmul's NN form (off by default
+# until they run on a GPU)
+run mma DEVKIT_CUDA_PROMPT_TC=1 DEVKIT_CUDA_MMA=1 DEVKIT_CUBLAS=off
+launched mma dk_gemm_mma_f16_nt_o32 "DEVKIT_CUDA_MMA=1"
+launched mma dk_gemm_mma_f16_nn "DEVKIT_CUDA_MMA=1"
 # the decode product of the other block formats, rows per block (off by
 # default until it runs on a GPU)
 run gemvk DEVKIT_CUDA_GEMVK=1

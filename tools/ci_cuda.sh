@@ -11,6 +11,8 @@
 #      the stub library and with no GPU
 #   4. kernels/quants.cuh's block decoders compiled for the host, against
 #      the CPU's dequantization (tools/cuda_mock/quants_host.cpp)
+#   5. kernels/gemm_mma.cuh's GEMM run on the host, a thread per CUDA
+#      thread, its warp instructions emulated (tools/cuda_mock/mma_host.cpp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -27,4 +29,7 @@ tools/check_cuda_host.sh
 ${CXX:-g++} -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror -Wno-unknown-pragmas -I. -o "${BUILD:-build}/quants_host" \
   tools/cuda_mock/quants_host.cpp -ldl -lm -lpthread
 "${BUILD:-build}/quants_host"
+${CXX:-g++} -std=c++17 -O1 -pthread -Wall -Wextra -Werror -Wno-unknown-pragmas -I. -o "${BUILD:-build}/mma_host" \
+  tools/cuda_mock/mma_host.cpp -ldl -lm
+"${BUILD:-build}/mma_host"
 echo "[ci_cuda] passed"

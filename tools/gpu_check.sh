@@ -196,6 +196,11 @@ step_perf() {
   tm 200 build/gpu_perf cuda:0 > "$LOGS/perf.log" 2>&1
   # the other block formats' rows-per-block decode product, waiting for a GPU
   { echo; echo "DEVKIT_CUDA_GEMVK=1 DEVKIT_CUDA_IQ=1:"; DEVKIT_CUDA_GEMVK=1 DEVKIT_CUDA_IQ=1 tm 150 build/gpu_perf cuda:0 more; } >> "$LOGS/perf.log" 2>&1
+  # devkit's own GEMMs (issue 20: 50 % of cuBLAS at 4096^3): WMMA, then
+  # the mma.sync kernels waiting for a GPU
+  { echo; echo "DEVKIT_CUBLAS=off DEVKIT_CUDA_PROMPT_TC=1:"; DEVKIT_CUBLAS=off DEVKIT_CUDA_PROMPT_TC=1 tm 60 build/gpu_perf cuda:0 matmul
+    echo; echo "DEVKIT_CUBLAS=off DEVKIT_CUDA_PROMPT_TC=1 DEVKIT_CUDA_MMA=1:"
+    DEVKIT_CUBLAS=off DEVKIT_CUDA_PROMPT_TC=1 DEVKIT_CUDA_MMA=1 tm 60 build/gpu_perf cuda:0 matmul; } >> "$LOGS/perf.log" 2>&1
   # issue 17's bar is on Vulkan too
   ldconfig -p | grep -q libvulkan.so.1 && { echo; tm 200 build/gpu_perf vulkan:0; } >> "$LOGS/perf.log" 2>&1
   note "perf (targets: gemv >= 85 % of copy for every type, matmul >= 70 % of cuBLAS):"
@@ -228,7 +233,9 @@ step_bench1b() {
 # cuBLAS (hence DEVKIT_CUBLAS=off; its K-quant slabs too), Vulkan's
 # vector decode product for q8_0/q4_0 weights, and Vulkan's prompt product
 # on cooperative matrices (ops_linear_coop runs the real shader when the
-# device has VK_NV_cooperative_matrix, whatever the switch). Also timed:
+# device has VK_NV_cooperative_matrix, whatever the switch), and Vulkan's
+# prompt attention on them (DEVKIT_VULKAN_FLASH; ops_attention_flash runs
+# the real shader where the device has them, whatever the switch). Also timed:
 # matmul_qk, on by default (checked on lavapipe through
 # quant_linear_gpu_kernels), against the row kernel it replaced for
 # K-quant prompts on GPUs (DEVKIT_VULKAN_GEMM=0). And dk_attention_window
@@ -238,11 +245,13 @@ step_bench1b() {
 # model does not load, so only the on rounds time it). And the decode
 # product of q4_1..q6_K and the iq formats, rows per block
 # (DEVKIT_CUDA_GEMVK; with DEVKIT_CUDA_IQ on, the lease's one test run
-# takes it for the iq formats too).
+# takes it for the iq formats too). And the mma.sync GEMMs with cp.async
+# stages for machines without cuBLAS (DEVKIT_CUDA_MMA; with
+# DEVKIT_CUDA_PROMPT_TC on, so the f32 x of a prompt reaches them).
 # In a lease each device's entries share one test run and (CUDA) one
 # sanitizer pass, every switch on, and each model is timed one round, on
 # then off.
-VERIFY=${VERIFY:-"DEVKIT_CUDA_GEMVK 1 0 MODEL=Q4_K_M quant_ ops_linear_ ops_rmsnorm_linear ops_swiglu_linear models_gguf_quant_mix;DEVKIT_CUDA_IQ 1 0 MODEL=iq4_xs quant_ models_gguf_quant_mix ops_linear_gemm;DEVKIT_CUDA_ATTN_WINDOW 1 0 MODEL=- ops_attention_window ops_attention models_arch_gemma3;DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
+VERIFY=${VERIFY:-"DEVKIT_CUDA_GEMVK 1 0 MODEL=Q4_K_M quant_ ops_linear_ ops_rmsnorm_linear ops_swiglu_linear models_gguf_quant_mix;DEVKIT_CUDA_IQ 1 0 MODEL=iq4_xs quant_ models_gguf_quant_mix ops_linear_gemm;DEVKIT_CUDA_ATTN_WINDOW 1 0 MODEL=- ops_attention_window ops_attention models_arch_gemma3;DEVKIT_CUDA_FLASH 1 0 ops_attention graph_ models_;DEVKIT_CUDA_PROMPT_TC 1 0 DEVKIT_CUBLAS=off ops_linear_ quant_linear ops_rmsnorm_linear models_;DEVKIT_CUDA_MMA 1 0 DEVKIT_CUBLAS=off DEVKIT_CUDA_PROMPT_TC=1 ops_linear_ ops_matmul quant_linear models_;DEVKIT_VULKAN_VECQ 1 0 @vulkan:0 MODEL=q4_0 ops_fused_linear_vec ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_COOPMAT 1 0 @vulkan:0 ops_linear_ quant_linear ops_rmsnorm_linear ops_swiglu_linear models_;DEVKIT_VULKAN_FLASH 1 0 @vulkan:0 ops_attention models_;DEVKIT_VULKAN_GEMM 1 0 @vulkan:0 MODEL=q4_K quant_linear models_"}
 
 # one VERIFY entry, parsed: vname von voff vdev vtype vtests, venv (array)
 vparse() {

@@ -7,15 +7,18 @@
  *   where the device offers them) at 4096x4096 and 9600x1792; then each
  *   type's lowest share of the copy (issue 17's bar: 85 % for every type, on
  *   CUDA and on Vulkan);
- *   f16 matmul 4096^3 in TFLOP/s against cuBLAS (bench/cublas.h).
+ *   f16 matmul 4096^3 in TFLOP/s against cuBLAS (bench/cublas.h), and a
+ *   prompt-sized dk_linear (f32 x [4096, 4096], f16 W [4096, 4096]) likewise.
  * Each figure is the median of 5 runs of n calls (n grown until a run lasts
  * >= 0.2 s), every run closed by dk_sync, inputs random (never zeros). Each
  * GEMV result is also checked against cpu:0 (relative error printed), so a
  * fast wrong kernel cannot pass unnoticed.
  *
  *   cc -O2 -I. tools/gpu_perf.c -o build/gpu_perf -ldl -lm -lpthread
- *   build/gpu_perf [cuda:0 | vulkan:0 | ...] [more]
- * ("more": the copy and the gemv rows of the types after bf16 only)
+ *   build/gpu_perf [cuda:0 | vulkan:0 | ...] [more | matmul]
+ * ("more": the copy and the gemv rows of the types after bf16 only;
+ * "matmul": the matmul and linear rows only, e.g. under DEVKIT_CUBLAS=off
+ * to time devkit's own GEMMs)
  */
 #define _GNU_SOURCE
 #define DEVKIT_IMPLEMENTATION
@@ -105,7 +108,8 @@ int main(int argc, char **argv) {
                                    DK_IQ3_XXS, DK_IQ3_S, DK_IQ2_XXS, DK_IQ2_XS, DK_IQ2_S};
   /* "more": only the gemv rows of the formats after bf16 (a second run
    * under a switch of theirs) */
-  const int more = argc > 2 && !strcmp(argv[2], "more");
+  const int more = argc > 2 && !strcmp(argv[2], "more"), mmonly = argc > 2 && !strcmp(argv[2], "matmul");
+  double lin = NAN;
   double worst[NW];
   int s, w;
   setvbuf(stdout, NULL, _IOLBF, 0);   /* rows survive a timeout */
@@ -113,6 +117,7 @@ int main(int argc, char **argv) {
   cpu.backend = DK_CPU; cpu.index = 0;
   dk_device_properties(d, &p);
   printf("%s: %s (%s)\n\n", dk_device_name(d), p.name, p.driver);
+  if (mmonly) goto matmul;
 
   { /* device-to-device copy, 1 GiB (256 MiB where that does not fit) */
     int64_t side;
@@ -199,6 +204,7 @@ int main(int argc, char **argv) {
       dk_tensor_free(q2); dk_tensor_free(k2); dk_tensor_free(v2); dk_tensor_free(o2);
     }
   }
+matmul:
   { /* f16 matmul 4096^3 */
     job j;
     j.kind = 2;
@@ -208,8 +214,18 @@ int main(int argc, char **argv) {
     if (j.a && j.b && j.c) mm = 2.0 * 4096.0 * 4096.0 * 4096.0 / timeit(d, &j) / 1e12;
     dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c);
   }
+  { /* a prompt's dk_linear: f32 x [4096, 4096] . f16 W [4096, 4096]^T */
+    job j;
+    j.kind = 1;
+    j.a = rnd(d, DK_F32, 4096, 4096, NULL);
+    j.b = rnd(d, DK_F16, 4096, 4096, NULL);
+    j.c = rnd(d, DK_F32, 4096, 4096, NULL);
+    if (j.a && j.b && j.c) lin = 2.0 * 4096.0 * 4096.0 * 4096.0 / timeit(d, &j) / 1e12;
+    dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c);
+  }
   if (dk_bench_cublas_hgemm(4096, 20, &tf, note, sizeof note) != 0) tf = NAN;
   printf("%-34s %10.1f TFLOP/s  %5.1f %% of cuBLAS\n", "matmul f16 4096^3", mm, 100.0 * mm / tf);
+  printf("%-34s %10.1f TFLOP/s  %5.1f %% of cuBLAS\n", "linear f32 x f16 W 4096^3", lin, 100.0 * lin / tf);
   printf("%-34s %10.1f TFLOP/s  (%s)\n", "cuBLAS f16 GEMM 4096^3", tf, note);
   dk_shutdown();
   return 0;

@@ -245,6 +245,12 @@ static void check_ops(void) {
       OKS(dk_matmul(O, A, B)); OKS(dk_matmul(O1, A1, B2));
       dk_tensor_free(A); dk_tensor_free(B); dk_tensor_free(O); dk_tensor_free(A1); dk_tensor_free(B2); dk_tensor_free(O1);
     }
+    { /* matmul with rows of whole 16 bytes (DEVKIT_CUDA_MMA=1: dk_gemm_mma_*_nn), batched */
+      int64_t as[3] = {2, 40, 64}, bsh[3] = {2, 64, 136}, os[3] = {2, 40, 136};
+      dk_tensor *A = make(d, t, 3, as, "A8"), *B = make(d, t, 3, bsh, "B8"), *O = make(d, t, 3, os, "O8");
+      OKS(dk_matmul(O, A, B));
+      dk_tensor_free(A); dk_tensor_free(B); dk_tensor_free(O);
+    }
     OKS(dk_sync(d));
     dk_tensor_free(a); dk_tensor_free(b); dk_tensor_free(o); dk_tensor_free(x); dk_tensor_free(y); dk_tensor_free(w);
     dk_tensor_free(q); dk_tensor_free(k); dk_tensor_free(v); dk_tensor_free(ao); dk_tensor_free(p); dk_tensor_free(ii);
