@@ -51,19 +51,9 @@
 
 #include "dk_common.cuh"
 
-// ---- batch offsets -----------------------------------------------------------
+// ---- the tiles a block walks, batch offsets --------------------------------------
 
-DK_DEV void dk_gemm_batch(const dk_kp_gemm &p, int64_t z, int64_t *ao, int64_t *bo) {
-  int64_t rem = z, a = 0, b = 0;
-  for (int d = p.nbdims - 1; d >= 0; d--) {
-    int64_t idx = rem % p.bshape[d];
-    rem /= p.bshape[d];
-    a += idx * p.abstr[d];
-    b += idx * p.bbstr[d];
-  }
-  *ao = a;
-  *bo = b;
-}
+#include "gemm_walk.cuh"
 
 DK_DEV bool dk_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
@@ -317,121 +307,114 @@ template <int AT, bool NT, int OT = AT> __device__ void dk_gemm_tc(const dk_kp_g
   __shared__ __align__(128) float sC[DK_GEMM_THREADS / 32][16 * 16];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> 2, wn = warp & 3;
   const int64_t M = p.M, N = p.N, K = p.K;
-  const int64_t mtiles = (M + DK_GEMM_BM - 1) / DK_GEMM_BM, ntiles = (N + DK_GEMM_BN - 1) / DK_GEMM_BN;
 
-  for (int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
-    int64_t aoff, boff;
-    dk_gemm_batch(p, z, &aoff, &boff);
+  dk_gemm_tiles(p, [&](int64_t z, int64_t aoff, int64_t boff, int64_t m0, int64_t n0) {
     const uint16_t *A = (const uint16_t *)p.a + aoff;
     const uint8_t *B = (const uint8_t *)p.b + (NT ? 0 : boff * 2);
     void *C = (void *)p.c;
     const int64_t cbase = z * M * N;
-    for (int64_t mt = blockIdx.y; mt < mtiles; mt += gridDim.y)
-      for (int64_t nt = blockIdx.x; nt < ntiles; nt += gridDim.x) {
-        const int64_t m0 = mt * DK_GEMM_BM, n0 = nt * DK_GEMM_BN;
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+    uint4 ra[2], rb[2];
+
+    auto load = [&](int64_t k0) {
+#pragma unroll
+      for (int t = 0; t < 2; t++) {
+        const int g = tid + DK_GEMM_THREADS * t, r = g >> 2, kg = (g & 3) * 8;
+        const int64_t m = m0 + r, k = k0 + kg;
+        ra[t] = m < M && k < K ? dk_load8_16(A + m * p.lda + k, K - k) : make_uint4(0, 0, 0, 0);
+        if constexpr (NT) {
+          const int64_t n = n0 + r;
+          if (n < N && k < K) {
+            const uint8_t *row = B + n * p.b_row_bytes;
+            if (p.wdt == AT) {
+              rb[t] = dk_load8_16((const uint16_t *)row + k, K - k);
+            } else {
+              float v[8];
+              dk_w_load_rt<8>(p.wdt, row, k, K, v);
+              rb[t] = dk_pack8<AT>(v);
+            }
+          } else {
+            rb[t] = make_uint4(0, 0, 0, 0);
+          }
+        } else {
+          const int kr = g >> 4, ng = (g & 15) * 8;
+          const int64_t kk = k0 + kr, n = n0 + ng;
+          rb[t] = kk < K && n < N ? dk_load8_16((const uint16_t *)B + kk * p.ldb + n, N - n) : make_uint4(0, 0, 0, 0);
+        }
+      }
+    };
+    auto store = [&]() {
+#pragma unroll
+      for (int t = 0; t < 2; t++) {
+        const int g = tid + DK_GEMM_THREADS * t, r = g >> 2, kg = (g & 3) * 8;
+        *(uint4 *)&sA[r * DK_TC_LDK + kg] = ra[t];
+        if constexpr (NT) *(uint4 *)&sB[r * DK_TC_LDK + kg] = rb[t];
+        else *(uint4 *)&sB[(g >> 4) * DK_TC_LDN + (g & 15) * 8] = rb[t];
+      }
+    };
+
+    load(0);
+    store();
+    __syncthreads();
+    for (int64_t k0 = 0; k0 < K; k0 += DK_TC_BK) {
+      const bool next = k0 + DK_TC_BK < K;
+      if (next) load(k0 + DK_TC_BK);
+#pragma unroll
+      for (int kk = 0; kk < DK_TC_BK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[4];
 #pragma unroll
         for (int i = 0; i < 4; i++)
+          wmma::load_matrix_sync(fa[i], (const T *)&sA[(wm * 64 + i * 16) * DK_TC_LDK + kk], DK_TC_LDK);
 #pragma unroll
-          for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
-        uint4 ra[2], rb[2];
-
-        auto load = [&](int64_t k0) {
+        for (int j = 0; j < 2; j++) {
+          if constexpr (NT) {
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
+            wmma::load_matrix_sync(fb, (const T *)&sB[(wn * 32 + j * 16) * DK_TC_LDK + kk], DK_TC_LDK);
 #pragma unroll
-          for (int t = 0; t < 2; t++) {
-            const int g = tid + DK_GEMM_THREADS * t, r = g >> 2, kg = (g & 3) * 8;
-            const int64_t m = m0 + r, k = k0 + kg;
-            ra[t] = m < M && k < K ? dk_load8_16(A + m * p.lda + k, K - k) : make_uint4(0, 0, 0, 0);
-            if constexpr (NT) {
-              const int64_t n = n0 + r;
-              if (n < N && k < K) {
-                const uint8_t *row = B + n * p.b_row_bytes;
-                if (p.wdt == AT) {
-                  rb[t] = dk_load8_16((const uint16_t *)row + k, K - k);
-                } else {
-                  float v[8];
-                  dk_w_load_rt<8>(p.wdt, row, k, K, v);
-                  rb[t] = dk_pack8<AT>(v);
-                }
-              } else {
-                rb[t] = make_uint4(0, 0, 0, 0);
-              }
-            } else {
-              const int kr = g >> 4, ng = (g & 15) * 8;
-              const int64_t kk = k0 + kr, n = n0 + ng;
-              rb[t] = kk < K && n < N ? dk_load8_16((const uint16_t *)B + kk * p.ldb + n, N - n) : make_uint4(0, 0, 0, 0);
-            }
-          }
-        };
-        auto store = [&]() {
+            for (int i = 0; i < 4; i++) wmma::mma_sync(acc[i][j], fa[i], fb, acc[i][j]);
+          } else {
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
+            wmma::load_matrix_sync(fb, (const T *)&sB[kk * DK_TC_LDN + wn * 32 + j * 16], DK_TC_LDN);
 #pragma unroll
-          for (int t = 0; t < 2; t++) {
-            const int g = tid + DK_GEMM_THREADS * t, r = g >> 2, kg = (g & 3) * 8;
-            *(uint4 *)&sA[r * DK_TC_LDK + kg] = ra[t];
-            if constexpr (NT) *(uint4 *)&sB[r * DK_TC_LDK + kg] = rb[t];
-            else *(uint4 *)&sB[(g >> 4) * DK_TC_LDN + (g & 15) * 8] = rb[t];
-          }
-        };
-
-        load(0);
-        store();
-        __syncthreads();
-        for (int64_t k0 = 0; k0 < K; k0 += DK_TC_BK) {
-          const bool next = k0 + DK_TC_BK < K;
-          if (next) load(k0 + DK_TC_BK);
-#pragma unroll
-          for (int kk = 0; kk < DK_TC_BK; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-              wmma::load_matrix_sync(fa[i], (const T *)&sA[(wm * 64 + i * 16) * DK_TC_LDK + kk], DK_TC_LDK);
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-              if constexpr (NT) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
-                wmma::load_matrix_sync(fb, (const T *)&sB[(wn * 32 + j * 16) * DK_TC_LDK + kk], DK_TC_LDK);
-#pragma unroll
-                for (int i = 0; i < 4; i++) wmma::mma_sync(acc[i][j], fa[i], fb, acc[i][j]);
-              } else {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
-                wmma::load_matrix_sync(fb, (const T *)&sB[kk * DK_TC_LDN + wn * 32 + j * 16], DK_TC_LDN);
-#pragma unroll
-                for (int i = 0; i < 4; i++) wmma::mma_sync(acc[i][j], fa[i], fb, acc[i][j]);
-              }
-            }
-          }
-          __syncthreads();   // all fragment loads done before the buffer is overwritten
-          if (next) {
-            store();
-            __syncthreads();
+            for (int i = 0; i < 4; i++) wmma::mma_sync(acc[i][j], fa[i], fb, acc[i][j]);
           }
         }
-        // epilogue: one 16x16 fragment at a time through this warp's scratch;
-        // lane -> row lane / 2, columns (lane % 2) * 8 .. + 8
-        float *sc = sC[warp];
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-          for (int j = 0; j < 2; j++) {
-            wmma::store_matrix_sync(sc, acc[i][j], 16, wmma::mem_row_major);
-            __syncwarp();
-            const int rr = lane >> 1, cc = (lane & 1) * 8;
-            const int64_t m = m0 + wm * 64 + i * 16 + rr;
-            if (m < M) {
-#pragma unroll
-              for (int e = 0; e < 8; e++) {
-                const int64_t n = n0 + wn * 32 + j * 16 + cc + e;
-                if (n < N) {
-                  float v = sc[rr * 16 + cc + e];
-                  if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.biasdt);
-                  dk_st<OT>(C, cbase + m * p.ldc + n, v);
-                }
-              }
-            }
-            __syncwarp();   // the scratch is rewritten by the next fragment
-          }
       }
-  }
+      __syncthreads();   // all fragment loads done before the buffer is overwritten
+      if (next) {
+        store();
+        __syncthreads();
+      }
+    }
+    // epilogue: one 16x16 fragment at a time through this warp's scratch;
+    // lane -> row lane / 2, columns (lane % 2) * 8 .. + 8
+    float *sc = sC[warp];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        wmma::store_matrix_sync(sc, acc[i][j], 16, wmma::mem_row_major);
+        __syncwarp();
+        const int rr = lane >> 1, cc = (lane & 1) * 8;
+        const int64_t m = m0 + wm * 64 + i * 16 + rr;
+        if (m < M) {
+#pragma unroll
+          for (int e = 0; e < 8; e++) {
+            const int64_t n = n0 + wn * 32 + j * 16 + cc + e;
+            if (n < N) {
+              float v = sc[rr * 16 + cc + e];
+              if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.biasdt);
+              dk_st<OT>(C, cbase + m * p.ldc + n, v);
+            }
+          }
+        }
+        __syncwarp();   // the scratch is rewritten by the next fragment
+      }
+  });
 #else
   // not built for these architectures (the fatbin holds sm_80+ only); the
   // host never launches it there

@@ -91,110 +91,103 @@ template <int AT, bool NT, int OT = AT> __device__ void dk_gemm_mma(const dk_kp_
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> 2, wn = warp & 3;
   const int g = lane >> 2, t4 = lane & 3;
   const int64_t M = p.M, N = p.N, K = p.K;
-  const int64_t mtiles = (M + DK_GEMM_BM - 1) / DK_GEMM_BM, ntiles = (N + DK_GEMM_BN - 1) / DK_GEMM_BN;
   const int64_t ktiles = (K + DK_MMA_BK - 1) / DK_MMA_BK;
 
-  for (int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
-    int64_t aoff, boff;
-    dk_gemm_batch(p, z, &aoff, &boff);
+  dk_gemm_tiles(p, [&](int64_t z, int64_t aoff, int64_t boff, int64_t m0, int64_t n0) {
     const uint16_t *A = (const uint16_t *)p.a + aoff;
     const uint8_t *B = (const uint8_t *)p.b + (NT ? 0 : boff * 2);
     void *C = (void *)p.c;
     const int64_t cbase = z * M * N;
-    for (int64_t mt = blockIdx.y; mt < mtiles; mt += gridDim.y)
-      for (int64_t nt = blockIdx.x; nt < ntiles; nt += gridDim.x) {
-        const int64_t m0 = mt * DK_GEMM_BM, n0 = nt * DK_GEMM_BN;
-        float acc[4][4][4];
+    float acc[4][4][4];
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++)
 #pragma unroll
-          for (int j = 0; j < 4; j++)
+      for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+        for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
 
-        // k-tile kt into stage st: 512 copies of 16 bytes each for A and B,
-        // two a thread (A/NT-B copy q -> row q / 4, k (q % 4) * 8; NN-B:
-        // k row q / 16, n (q % 16) * 8)
-        auto load = [&](int64_t kt, int st) {
-          const int64_t k0 = kt * DK_MMA_BK;
+    // k-tile kt into stage st: 512 copies of 16 bytes each for A and B,
+    // two a thread (A/NT-B copy q -> row q / 4, k (q % 4) * 8; NN-B:
+    // k row q / 16, n (q % 16) * 8)
+    auto load = [&](int64_t kt, int st) {
+      const int64_t k0 = kt * DK_MMA_BK;
 #pragma unroll
-          for (int h = 0; h < 2; h++) {
-            const int q = tid + DK_GEMM_THREADS * h, r = q >> 2, kg = (q & 3) * 8;
-            const int64_t k = k0 + kg, m = m0 + r;
-            const bool ina = m < M && k < K;
-            dk_cp_async16(dk_smem_addr(&sA[st][r * DK_MMA_LDK + kg]), ina ? (const void *)(A + m * p.lda + k) : (const void *)A,
-                          ina ? 16 : 0);
-            if constexpr (NT) {
-              const int64_t n = n0 + r;
-              const bool inb = n < N && k < K;
-              dk_cp_async16(dk_smem_addr(&sB[st][r * DK_MMA_LDK + kg]),
-                            inb ? (const void *)(B + n * p.b_row_bytes + k * 2) : (const void *)B, inb ? 16 : 0);
-            } else {
-              const int kr = q >> 4, ng = (q & 15) * 8;
-              const int64_t kk = k0 + kr, n = n0 + ng;
-              const bool inb = kk < K && n < N;
-              dk_cp_async16(dk_smem_addr(&sB[st][kr * DK_MMA_LDN + ng]),
-                            inb ? (const void *)((const uint16_t *)B + kk * p.ldb + n) : (const void *)B, inb ? 16 : 0);
-            }
-          }
-        };
-
-        load(0, 0);
-        dk_cp_async_commit();
-        for (int64_t kt = 0; kt < ktiles; kt++) {
-          const int st = (int)(kt & 1);
-          if (kt + 1 < ktiles) load(kt + 1, st ^ 1);   // into the stage the last pass read (it ended in a barrier)
-          dk_cp_async_commit();                          // (an empty group on the last pass)
-          dk_cp_async_wait<1>();                         // this thread's copies of tile kt have landed
-          __syncthreads();                               // and everyone's
-#pragma unroll
-          for (int kk = 0; kk < DK_MMA_BK; kk += 16) {
-            uint32_t af[4][4], bf[2][4];
-            // A: the four m16 tiles of the warp's 64 rows; lane -> row
-            // (lane % 16), k (lane / 16) * 8 of the 16 x 16 tile
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-              dk_ldsm_x4(af[i], dk_smem_addr(&sA[st][(wm * 64 + i * 16 + (lane & 15)) * DK_MMA_LDK + kk + (lane >> 4) * 8]));
-            // B: two pairs of n8 tiles of the warp's 32 columns; bf[jp] =
-            // {b0, b1} of tile 2 jp, then {b0, b1} of tile 2 jp + 1
-#pragma unroll
-            for (int jp = 0; jp < 2; jp++) {
-              const int nb = wn * 32 + jp * 16;
-              if constexpr (NT) {
-                // matrices (n, k): (nb, kk), (nb, kk + 8), (nb + 8, kk), (nb + 8, kk + 8)
-                dk_ldsm_x4(bf[jp], dk_smem_addr(&sB[st][(nb + (lane & 7) + ((lane >> 4) << 3)) * DK_MMA_LDK + kk +
-                                                         ((lane >> 3) & 1) * 8]));
-              } else {
-                // stored (k, n), transposed: (kk, nb), (kk + 8, nb), (kk, nb + 8), (kk + 8, nb + 8)
-                dk_ldsm_x4_t(bf[jp], dk_smem_addr(&sB[st][(kk + (lane & 7) + ((lane >> 3) & 1) * 8) * DK_MMA_LDN + nb +
-                                                           (lane >> 4) * 8]));
-              }
-            }
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-              for (int j = 0; j < 4; j++) dk_mma16816<AT>(acc[i][j], af[i], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
-          }
-          __syncthreads();   // every warp is done with stage st before the next pass copies into it
+      for (int h = 0; h < 2; h++) {
+        const int q = tid + DK_GEMM_THREADS * h, r = q >> 2, kg = (q & 3) * 8;
+        const int64_t k = k0 + kg, m = m0 + r;
+        const bool ina = m < M && k < K;
+        dk_cp_async16(dk_smem_addr(&sA[st][r * DK_MMA_LDK + kg]), ina ? (const void *)(A + m * p.lda + k) : (const void *)A,
+                      ina ? 16 : 0);
+        if constexpr (NT) {
+          const int64_t n = n0 + r;
+          const bool inb = n < N && k < K;
+          dk_cp_async16(dk_smem_addr(&sB[st][r * DK_MMA_LDK + kg]),
+                        inb ? (const void *)(B + n * p.b_row_bytes + k * 2) : (const void *)B, inb ? 16 : 0);
+        } else {
+          const int kr = q >> 4, ng = (q & 15) * 8;
+          const int64_t kk = k0 + kr, n = n0 + ng;
+          const bool inb = kk < K && n < N;
+          dk_cp_async16(dk_smem_addr(&sB[st][kr * DK_MMA_LDN + ng]),
+                        inb ? (const void *)((const uint16_t *)B + kk * p.ldb + n) : (const void *)B, inb ? 16 : 0);
         }
-        dk_cp_async_wait<0>();
+      }
+    };
 
-        // epilogue: c0, c1 at (row g, columns 2 t4, + 1), c2, c3 eight rows down
+    load(0, 0);
+    dk_cp_async_commit();
+    for (int64_t kt = 0; kt < ktiles; kt++) {
+      const int st = (int)(kt & 1);
+      if (kt + 1 < ktiles) load(kt + 1, st ^ 1);   // into the stage the last pass read (it ended in a barrier)
+      dk_cp_async_commit();                          // (an empty group on the last pass)
+      dk_cp_async_wait<1>();                         // this thread's copies of tile kt have landed
+      __syncthreads();                               // and everyone's
+#pragma unroll
+      for (int kk = 0; kk < DK_MMA_BK; kk += 16) {
+        uint32_t af[4][4], bf[2][4];
+        // A: the four m16 tiles of the warp's 64 rows; lane -> row
+        // (lane % 16), k (lane / 16) * 8 of the 16 x 16 tile
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          dk_ldsm_x4(af[i], dk_smem_addr(&sA[st][(wm * 64 + i * 16 + (lane & 15)) * DK_MMA_LDK + kk + (lane >> 4) * 8]));
+        // B: two pairs of n8 tiles of the warp's 32 columns; bf[jp] =
+        // {b0, b1} of tile 2 jp, then {b0, b1} of tile 2 jp + 1
+#pragma unroll
+        for (int jp = 0; jp < 2; jp++) {
+          const int nb = wn * 32 + jp * 16;
+          if constexpr (NT) {
+            // matrices (n, k): (nb, kk), (nb, kk + 8), (nb + 8, kk), (nb + 8, kk + 8)
+            dk_ldsm_x4(bf[jp], dk_smem_addr(&sB[st][(nb + (lane & 7) + ((lane >> 4) << 3)) * DK_MMA_LDK + kk +
+                                                     ((lane >> 3) & 1) * 8]));
+          } else {
+            // stored (k, n), transposed: (kk, nb), (kk + 8, nb), (kk, nb + 8), (kk + 8, nb + 8)
+            dk_ldsm_x4_t(bf[jp], dk_smem_addr(&sB[st][(kk + (lane & 7) + ((lane >> 3) & 1) * 8) * DK_MMA_LDN + nb +
+                                                       (lane >> 4) * 8]));
+          }
+        }
 #pragma unroll
         for (int i = 0; i < 4; i++)
 #pragma unroll
-          for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-              const int64_t m = m0 + wm * 64 + i * 16 + g + (e >> 1) * 8, n = n0 + wn * 32 + j * 8 + t4 * 2 + (e & 1);
-              if (m < M && n < N) {
-                float v = acc[i][j][e];
-                if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.biasdt);
-                dk_st<OT>(C, cbase + m * p.ldc + n, v);
-              }
-            }
+          for (int j = 0; j < 4; j++) dk_mma16816<AT>(acc[i][j], af[i], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
       }
-  }
+      __syncthreads();   // every warp is done with stage st before the next pass copies into it
+    }
+    dk_cp_async_wait<0>();
+
+    // epilogue: c0, c1 at (row g, columns 2 t4, + 1), c2, c3 eight rows down
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const int64_t m = m0 + wm * 64 + i * 16 + g + (e >> 1) * 8, n = n0 + wn * 32 + j * 8 + t4 * 2 + (e & 1);
+          if (m < M && n < N) {
+            float v = acc[i][j][e];
+            if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.biasdt);
+            dk_st<OT>(C, cbase + m * p.ldc + n, v);
+          }
+        }
+  });
 #else
   // not built for these architectures (the fatbin holds sm_80+ only); the
   // host never launches it there

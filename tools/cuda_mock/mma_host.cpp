@@ -129,18 +129,7 @@ template <int AT> DK_DEV void dk_mma16816(float (&c)[4], const uint32_t (&a)[4],
   }
 }
 
-// ---- what gemm.cuh gives the kernel ------------------------------------------
-static void dk_gemm_batch(const dk_kp_gemm &p, int64_t z, int64_t *ao, int64_t *bo) {
-  int64_t rem = z, a = 0, b = 0;
-  for (int d = p.nbdims - 1; d >= 0; d--) {
-    int64_t idx = rem % p.bshape[d];
-    rem /= p.bshape[d];
-    a += idx * p.abstr[d];
-    b += idx * p.bbstr[d];
-  }
-  *ao = a;
-  *bo = b;
-}
+// ---- what dk_common.cuh gives the kernel ----------------------------------------
 static float dk_ld_rt(const void *p, int64_t i, int dt) {
   return dt == DK_KT_F32 ? ((const float *)p)[i] : val16(((const uint16_t *)p)[i], dt);
 }
@@ -149,6 +138,7 @@ template <int OT> static void dk_st(void *p, int64_t i, float v) {
   else ((uint16_t *)p)[i] = OT == DK_KT_F16 ? dk_f32_to_f16(v) : dk_f32_to_bf16(v);
 }
 
+#include "../../kernels/gemm_walk.cuh"
 #include "../../kernels/gemm_mma.cuh"
 
 // ---- the cases ------------------------------------------------------------------
