@@ -93,6 +93,20 @@ static dk_tensor *rnd(dk_device d, dk_dtype t, int64_t r, int64_t c, float **kee
   return x;
 }
 
+/* TFLOP/s of a 4096^3 product: dk_matmul (kind 2) or dk_linear (kind 1)
+ * of a and out in xt with f16 b */
+static double tflops4096(dk_device d, int kind, dk_dtype xt) {
+  job j;
+  double tf = NAN;
+  j.kind = kind;
+  j.a = rnd(d, xt, 4096, 4096, NULL);
+  j.b = rnd(d, DK_F16, 4096, 4096, NULL);
+  j.c = rnd(d, xt, 4096, 4096, NULL);
+  if (j.a && j.b && j.c) tf = 2.0 * 4096.0 * 4096.0 * 4096.0 / timeit(d, &j) / 1e12;
+  dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c);
+  return tf;
+}
+
 int main(int argc, char **argv) {
   dk_device d, cpu;
   dk_device_props p;
@@ -205,24 +219,8 @@ int main(int argc, char **argv) {
     }
   }
 matmul:
-  { /* f16 matmul 4096^3 */
-    job j;
-    j.kind = 2;
-    j.a = rnd(d, DK_F16, 4096, 4096, NULL);
-    j.b = rnd(d, DK_F16, 4096, 4096, NULL);
-    j.c = rnd(d, DK_F16, 4096, 4096, NULL);
-    if (j.a && j.b && j.c) mm = 2.0 * 4096.0 * 4096.0 * 4096.0 / timeit(d, &j) / 1e12;
-    dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c);
-  }
-  { /* a prompt's dk_linear: f32 x [4096, 4096] . f16 W [4096, 4096]^T */
-    job j;
-    j.kind = 1;
-    j.a = rnd(d, DK_F32, 4096, 4096, NULL);
-    j.b = rnd(d, DK_F16, 4096, 4096, NULL);
-    j.c = rnd(d, DK_F32, 4096, 4096, NULL);
-    if (j.a && j.b && j.c) lin = 2.0 * 4096.0 * 4096.0 * 4096.0 / timeit(d, &j) / 1e12;
-    dk_tensor_free(j.a); dk_tensor_free(j.b); dk_tensor_free(j.c);
-  }
+  mm = tflops4096(d, 2, DK_F16);    /* f16 matmul */
+  lin = tflops4096(d, 1, DK_F32);   /* a prompt's dk_linear: f32 x . f16 W^T */
   if (dk_bench_cublas_hgemm(4096, 20, &tf, note, sizeof note) != 0) tf = NAN;
   printf("%-34s %10.1f TFLOP/s  %5.1f %% of cuBLAS\n", "matmul f16 4096^3", mm, 100.0 * mm / tf);
   printf("%-34s %10.1f TFLOP/s  %5.1f %% of cuBLAS\n", "linear f32 x f16 W 4096^3", lin, 100.0 * lin / tf);
