@@ -398,37 +398,7 @@ template <int PRO> DK_DEV float4 dk_gv2_pro(float4 v, const dk_kp_gemv &p, float
   return v;
 }
 
-// The end of a rows-per-block GEMV's rows [n0, n0 + R): each warp's sums to
-// red, then thread r * M + m adds the warps' and stores out[m][n0 + r],
-// times scale(m) (the folded norm's 1/rms; 1 otherwise), plus the bias.
-// Both barriers are the whole block's.
-template <int R, typename S>
-DK_DEV void dk_gemv_rows_store(const dk_kp_gemv &p, int64_t n0, const float (&acc)[R][DK_GEMV_MAXM],
-                               float (*red)[R][DK_GEMV_MAXM], S scale) {
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, M = (int)p.M;
-#pragma unroll
-  for (int r = 0; r < R; r++)
-#pragma unroll
-    for (int m = 0; m < DK_GEMV_MAXM; m++) {
-      if (m >= M) break;
-      const float v = dk_warp_reduce(acc[r][m], dk_op_sum());
-      if (lane == 0) red[warp][r][m] = v;
-    }
-  __syncthreads();
-  if (tid < R * M) {
-    const int r = tid / M, m = tid - r * M;
-    const int64_t n = n0 + r;
-    if (n < p.N) {
-      float v = 0.0f;
-#pragma unroll
-      for (int w = 0; w < DK_GEMV_THREADS / 32; w++) v += red[w][r][m];
-      v *= scale(m);
-      if (p.has_bias) v += dk_ld_rt((const void *)p.bias, n, p.bdt);
-      dk_st_rt((void *)p.out, (int64_t)m * p.N + n, v, p.odt);
-    }
-  }
-  __syncthreads();   // red is rewritten by the next rows
-}
+#include "gemv_rows.cuh"
 
 template <int WT, int PRO = DK_GV2_PLAIN> __device__ void dk_gemv2_impl(const dk_kp_gemv &p) {
   constexpr int R = dk_gv2<WT>::Q ? DK_GEMV2_QROWS : DK_GEMV2_ROWS, U = DK_GEMV2_U, NT = DK_GEMV_THREADS;
@@ -545,66 +515,7 @@ extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) dk_gemv_w_more(con
   }
 }
 
-// ---- decode GEMV of the other block formats, rows per block ---------------------------
-// dk_gemv_w_more above gives one block to each output value and decodes a
-// value at a time, the block's header again for every value: on an H200 a
-// 1B Q4_K_M model decoded at 179 tok/s against q4_0's 424 (2026-11-26).
-// dk_gemv2k_<type> is dk_gemv2's layout for them (chosen by the host for
-// f32 x, aligned to 16 bytes, M <= DK_GEMV_MAXM; DEVKIT_CUDA_GEMVK=1 until it
-// has run on a GPU): a block of DK_GEMV_THREADS threads takes
-// DK_GEMV2K_ROWS rows of W and all of K in pieces of 8 values, thread i
-// pieces i, i + 128, ...; x's 8 values are read once a piece for all the
-// rows. A piece is 8 consecutive values of one block (32) or super-block
-// (256), so they share its scales (quants.cuh's dkq_piece decodes them once
-// for q4_K, q5_K and q6_K). The values are dkq_value's, bit for bit (the
-// reference dequantization);
-// the products accumulate in f32 as dk_gemv2's, in another order than
-// dk_gemv_w_more's.
-template <int DT> __device__ void dk_gemv2k_impl(const dk_kp_gemv &p) {
-  constexpr int R = DK_GEMV2K_ROWS, NT = DK_GEMV_THREADS;
-  constexpr int PB = (DT <= DK_KT_Q5_1 || DT == DK_KT_IQ4_NL ? 32 : 256) / 8;   // pieces a block
-  __shared__ float red[NT / 32][R][DK_GEMV_MAXM];
-  const int tid = threadIdx.x, M = (int)p.M, bb = dkq_bytes(DT);
-  const int64_t npc = p.K / 8;
-  const float *x = (const float *)p.x;
-  for (int64_t n0 = (int64_t)blockIdx.x * R; n0 < p.N; n0 += (int64_t)gridDim.x * R) {
-    const uint8_t *wr[R];
-    float acc[R][DK_GEMV_MAXM];
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-      wr[r] = (const uint8_t *)p.w + (n0 + r < p.N ? n0 + r : p.N - 1) * p.w_row_bytes;   // a row past N repeats the last, unstored
-#pragma unroll
-      for (int m = 0; m < DK_GEMV_MAXM; m++) acc[r][m] = 0.0f;
-    }
-    for (int64_t pc = tid; pc < npc; pc += NT) {
-      const int64_t blk = pc / PB;
-      const int j0 = (int)(pc - blk * PB) * 8;
-      float xv[DK_GEMV_MAXM][8];
-#pragma unroll
-      for (int m = 0; m < DK_GEMV_MAXM; m++) {
-        if (m >= M) break;
-        const float4 x0 = __ldg((const float4 *)(x + m * p.K + pc * 8)), x1 = __ldg((const float4 *)(x + m * p.K + pc * 8 + 4));
-        xv[m][0] = x0.x; xv[m][1] = x0.y; xv[m][2] = x0.z; xv[m][3] = x0.w;
-        xv[m][4] = x1.x; xv[m][5] = x1.y; xv[m][6] = x1.z; xv[m][7] = x1.w;
-      }
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-        const uint8_t *b = wr[r] + blk * bb;
-        float v[8];
-        dkq_piece<DT>(b, j0, v);
-#pragma unroll
-        for (int m = 0; m < DK_GEMV_MAXM; m++) {
-          if (m >= M) break;
-          float a = acc[r][m];
-#pragma unroll
-          for (int i = 0; i < 8; i++) a = fmaf(v[i], xv[m][i], a);
-          acc[r][m] = a;
-        }
-      }
-    }
-    dk_gemv_rows_store<R>(p, n0, acc, red, [](int) { return 1.0f; });
-  }
-}
+#include "gemv2k.cuh"
 #define DK_GEMV2K_KERNEL(name, DT) \
   extern "C" __global__ void __launch_bounds__(DK_GEMV_THREADS) name(const __grid_constant__ dk_kp_gemv p) { dk_grid_wait(); dk_gemv2k_impl<DT>(p); }
 DK_GEMV2K_KERNEL(dk_gemv2k_q4_1, DK_KT_Q4_1)

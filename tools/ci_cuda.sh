@@ -10,9 +10,12 @@
 #      (tools/check_cuda_host.sh), the probe's notes without a driver, with
 #      the stub library and with no GPU
 #   4. kernels/quants.cuh's block decoders compiled for the host, against
-#      the CPU's dequantization (tools/cuda_mock/quants_host.cpp)
-#   5. kernels/gemm_mma.cuh's GEMM run on the host, a thread per CUDA
-#      thread, its warp instructions emulated (tools/cuda_mock/mma_host.cpp)
+#      the CPU's dequantization, and the rows-per-block GEMV built on them
+#      (kernels/gemv2k.cuh) run on host threads against a double-precision
+#      product (tools/cuda_mock/quants_host.cpp)
+#   5. kernels/gemm_mma.cuh's GEMM and kernels/attn_flash.cuh's attention
+#      run on the host, a thread per CUDA thread, their warp instructions
+#      emulated (tools/cuda_mock/mma_host.cpp, flash_host.cpp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -32,4 +35,7 @@ ${CXX:-g++} -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror -Wno-unknown-
 ${CXX:-g++} -std=c++17 -O1 -pthread -Wall -Wextra -Werror -Wno-unknown-pragmas -I. -o "${BUILD:-build}/mma_host" \
   tools/cuda_mock/mma_host.cpp -ldl -lm
 "${BUILD:-build}/mma_host"
+${CXX:-g++} -std=c++17 -O1 -pthread -Wall -Wextra -Werror -Wno-unknown-pragmas -I. -o "${BUILD:-build}/flash_host" \
+  tools/cuda_mock/flash_host.cpp -ldl -lm
+"${BUILD:-build}/flash_host"
 echo "[ci_cuda] passed"

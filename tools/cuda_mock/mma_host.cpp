@@ -1,14 +1,13 @@
-// tools/cuda_mock/mma_host.cpp — kernels/gemm_mma.cuh's GEMM run on the host:
-// a std::thread per CUDA thread of a block (blocks one after another), the
-// block's barrier and the warp-wide instructions emulated as the PTX ISA
-// defines them:
+// tools/cuda_mock/mma_host.cpp — kernels/gemm_mma.cuh's GEMM run on the host
+// (host_block.h: a std::thread per CUDA thread, blocks one after another),
+// the warp-wide instructions emulated as the PTX ISA defines them:
 //   ldmatrix.m8n8.x4 (.trans): lanes 8i .. 8i + 7 give the row addresses of
 //     matrix i; lane l receives in register i the elements (l / 4, 2 (l %
 //     4)) and (l / 4, 2 (l % 4) + 1) of matrix i (of its transpose);
 //   mma.m16n8k16.row.col: A's 16 x 16 from a0 (row g, k 2t, 2t + 1), a1 (row
 //     g + 8), a2 (k + 8), a3 (both), B's 16 x 8 from b0 (k 2t, 2t + 1, column
 //     g), b1 (k + 8), C's 16 x 8 as c0, c1 (row g, columns 2t, 2t + 1), c2, c3
-//     (row g + 8), g = lane / 4, t = lane % 4; products exact in f32 here;
+//     (row g + 8), g = lane / 4, t = lane % 4; the sums in double here;
 //   cp.async: the copy at once (its stages are the GPU's business; the
 //     barriers they need are the kernel's own and run here as written).
 // Each case fills A and B with random 16-bit values, poisons C, runs the
@@ -21,35 +20,14 @@
 #define DEVKIT_IMPLEMENTATION
 #include "devkit.h"
 
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "../../kernels/dk_params.h"
 
-// ---- a CUDA block on threads ------------------------------------------------
-struct dim3h { unsigned x, y, z; };
-static thread_local dim3h threadIdx;
-static dim3h blockIdx, gridDim;
-
-struct host_barrier {   // n threads meet; reusable
-  std::mutex m;
-  std::condition_variable cv;
-  int n = 0, waiting = 0;
-  unsigned gen = 0;
-  void wait() {
-    std::unique_lock<std::mutex> lk(m);
-    unsigned g = gen;
-    if (++waiting == n) { waiting = 0; gen++; cv.notify_all(); return; }
-    cv.wait(lk, [&] { return gen != g; });
-  }
-};
-static host_barrier block_bar, warp_bar[DK_GEMM_THREADS / 32];
-static void __syncthreads() { block_bar.wait(); }
+#include "host_block.h"
 
 // ---- the kernel's primitives ------------------------------------------------
 #define DK_MMA_HOST
@@ -70,10 +48,6 @@ template <int N> DK_DEV void dk_cp_async_wait() {}
 static const void *slot_addr[DK_GEMM_THREADS];
 static uint32_t slot_a[DK_GEMM_THREADS][4], slot_b[DK_GEMM_THREADS][2];
 static int slot_at[DK_GEMM_THREADS];
-
-static int lane_of() { return (int)threadIdx.x & 31; }
-static int warp_base() { return (int)threadIdx.x & ~31; }
-static void warp_sync() { warp_bar[threadIdx.x >> 5].wait(); }
 
 static uint16_t h16(const void *row, int e) { uint16_t v; memcpy(&v, (const uint8_t *)row + 2 * e, 2); return v; }
 
@@ -129,10 +103,7 @@ template <int AT> DK_DEV void dk_mma16816(float (&c)[4], const uint32_t (&a)[4],
   }
 }
 
-// ---- what dk_common.cuh gives the kernel ----------------------------------------
-static float dk_ld_rt(const void *p, int64_t i, int dt) {
-  return dt == DK_KT_F32 ? ((const float *)p)[i] : val16(((const uint16_t *)p)[i], dt);
-}
+// ---- what dk_common.cuh gives the kernel (with host_block.h's dk_ld_rt) --------
 template <int OT> static void dk_st(void *p, int64_t i, float v) {
   if (OT == DK_KT_F32) ((float *)p)[i] = v;
   else ((uint16_t *)p)[i] = OT == DK_KT_F16 ? dk_f32_to_f16(v) : dk_f32_to_bf16(v);
@@ -176,18 +147,8 @@ template <int AT, bool NT, int OT> static int run_case(int64_t M, int64_t N, int
   p.biasdt = dt;
   p.has_bias = bias;
   unsigned gx = (unsigned)((N + DK_GEMM_BN - 1) / DK_GEMM_BN), gy = (unsigned)((M + DK_GEMM_BM - 1) / DK_GEMM_BM);
-  gridDim = {gx < capx ? gx : capx, gy < capy ? gy : capy, (unsigned)(batch < 2 ? batch : 2)};
-  block_bar.n = DK_GEMM_THREADS;
-  for (auto &b : warp_bar) b.n = 32;
-  for (unsigned z = 0; z < gridDim.z; z++)
-    for (unsigned y = 0; y < gridDim.y; y++)
-      for (unsigned x = 0; x < gridDim.x; x++) {
-        std::vector<std::thread> th;
-        blockIdx = {x, y, z};
-        for (unsigned i = 0; i < DK_GEMM_THREADS; i++)
-          th.emplace_back([&p, i] { threadIdx = {i, 0, 0}; dk_gemm_mma<AT, NT, OT>(p); });
-        for (auto &t : th) t.join();
-      }
+  run_grid({gx < capx ? gx : capx, gy < capy ? gy : capy, (unsigned)(batch < 2 ? batch : 2)}, DK_GEMM_THREADS,
+           [&p] { dk_gemm_mma<AT, NT, OT>(p); });
   int bad = 0;
   double worst = 0;
   for (int64_t z = 0; z < batch; z++)
