@@ -1581,9 +1581,8 @@ static dk_status dk__cuda_softmax(const dk_call *c) {
                          dk__cuda_grid(p.rows, 1), 1, 1, DK_ROW_THREADS, &p);
 }
 
-/* tiled GEMM launch: grid x over N tiles, y over M tiles, z over batch items */
 /* DEVKIT_CUDA_MMA=1 (not yet run on a GPU): a dk_gemm_tc_* launch goes to
- * its dk_gemm_mma_* twin (kernels/gemm.cuh: mma.sync, ldmatrix, cp.async
+ * its dk_gemm_mma_* twin (kernels/gemm_mma.cuh: mma.sync, ldmatrix, cp.async
  * stages) where the kernel can copy every tile as whole, aligned 16 bytes:
  * K, A's rows and batch offsets multiples of 8 elements, A and B 16-byte
  * aligned, B's rows too (NT: 16-bit weights of x's type, rows a multiple
@@ -1607,6 +1606,7 @@ static int dk__cuda_mma_kid(int kid, const dk_kp_gemm *p) {
   return mma[k];
 }
 
+/* tiled GEMM launch: grid x over N tiles, y over M tiles, z over batch items */
 static dk_status dk__cuda_gemm_launch(const dk_call *c, int kid, dk_kp_gemm *p) {
   kid = dk__cuda_mma_kid(kid, p);
   return dk__cuda_launch(c, kid, dk__cuda_grid(p->N, DK_GEMM_BN), dk__cuda_grid_yz((p->M + DK_GEMM_BM - 1) / DK_GEMM_BM),

@@ -585,36 +585,31 @@ static dk_status dk_vk_create_instance(char *note, size_t note_len) {
 #define DK_VK_COOP_BN 128  /* and rows of w */
 #define DK_VK_COOP_SHARED (2 * 128 * 40 * 2 + 8 * 16 * 16 * 4)   /* its shared memory, bytes */
 
-/* DEVKIT_VULKAN_COOPMAT=1: prompt products on cooperative matrices where
- * the device has them (gemm_coop.comp; not yet run on a GPU): 1; =emu: its
- * emulated variant on any device (tests): 2; else 0 */
-static int dk_vk_coop_asked(void) {
-  const char *e = getenv("DEVKIT_VULKAN_COOPMAT");
-  return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "emu") ? 2 : 0;
-}
-
 #define DK_VK_FLASH_D 64   /* attn_flash.comp's head dims */
 #define DK_VK_FLASH_BR 64  /* and query rows a workgroup */
 /* its shared memory, bytes: Ks, Vs, QP, Sw, RedM, RedS (the emulated
  * variant: 3 * 64 * 36 * 4 + 1024, under lavapipe's 32 KB) */
 #define DK_VK_FLASH_SHARED (3 * 64 * 72 * 2 + 4 * 16 * 68 * 4 + 2 * 128 * 4)
 
-/* DEVKIT_VULKAN_FLASH=1: prompt attention on cooperative matrices where the
- * device has them (attn_flash.comp; not yet run on a GPU): 1; =emu: its
- * emulated variant on any device (tests): 2; else 0 */
-static int dk_vk_flash_asked(void) {
-  const char *e = getenv("DEVKIT_VULKAN_FLASH");
-  return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "emu") ? 2 : 0;
+/* The shader variant a cooperative-matrix switch asks for on this device
+ * (-1: none). DEVKIT_VULKAN_COOPMAT (gemm_coop.comp, prompt products) and
+ * DEVKIT_VULKAN_FLASH (attn_flash.comp, prompt attention), neither yet run
+ * on a GPU: =emu takes the emulated variant on any device (the tests); =1
+ * the real one where the device has the matrices (ph->coop_tn: 16, else
+ * the TN = 8 variant, which follows the real one in the shader table) and
+ * the shared memory the shader needs. */
+typedef char dk_vk_n8_follows[DK_SPV_GEMM_COOP_N8 == DK_SPV_GEMM_COOP + 1 && DK_SPV_ATTN_FLASH_N8 == DK_SPV_ATTN_FLASH + 1 ? 1 : -1];
+static int dk_vk_coop_variant(const dk_vk_phys *ph, const char *var, int spv, int spv_emu, VkDeviceSize shared) {
+  const char *e = getenv(var);
+  if (e && !strcmp(e, "emu")) return spv_emu;
+  if (!e || strcmp(e, "1") || !ph->coop_tn || ph->props.limits.maxComputeSharedMemorySize < shared) return -1;
+  return ph->coop_tn == 16 ? spv : spv + 1;
 }
-
-/* the attn_flash.comp variant DEVKIT_VULKAN_FLASH asks for on this device
- * (-1: none): the emulated one anywhere; the real one where gemm_coop.comp's
- * matrices are (ph->coop_tn) and its larger shared memory fits */
+static int dk_vk_coop_spv(const dk_vk_phys *ph) {
+  return dk_vk_coop_variant(ph, "DEVKIT_VULKAN_COOPMAT", DK_SPV_GEMM_COOP, DK_SPV_GEMM_COOP_EMU, DK_VK_COOP_SHARED);
+}
 static int dk_vk_flash_spv(const dk_vk_phys *ph) {
-  int asked = dk_vk_flash_asked();
-  if (asked == 2) return DK_SPV_ATTN_FLASH_EMU;
-  if (asked != 1 || !ph->coop_tn || ph->props.limits.maxComputeSharedMemorySize < DK_VK_FLASH_SHARED) return -1;
-  return ph->coop_tn == 16 ? DK_SPV_ATTN_FLASH : DK_SPV_ATTN_FLASH_N8;
+  return dk_vk_coop_variant(ph, "DEVKIT_VULKAN_FLASH", DK_SPV_ATTN_FLASH, DK_SPV_ATTN_FLASH_EMU, DK_VK_FLASH_SHARED);
 }
 
 /* gemm_coop.comp's TN from the matrix shapes the device lists (16, else 8;
@@ -858,7 +853,7 @@ static dk_status dk_vk_properties(int physical, dk_device_props *p) {
   p->supports_f16 = p->supports_bf16 = ph->has_16bit;
   p->supports_int8_dot = ph->has_int_dot;
   p->subgroup_size = (int)ph->subgroup_size;
-  p->prompt_x16 = (ph->coop_tn && dk_vk_coop_asked() == 1) || dk_vk_coop_asked() == 2;
+  p->prompt_x16 = dk_vk_coop_spv(ph) >= 0;
   p->attn_x16 = dk_vk_flash_spv(ph) >= 0;
   return DK_OK;
 }
@@ -2374,13 +2369,9 @@ static dk_status dk_vk_open(int logical, int physical, int slot) {
   }
   /* prompt products on cooperative matrices (gemm_coop.comp) only when asked
    * for: not yet run on a GPU; they round x to f16 as CUDA's prompt path does */
-  d->coop_spv = -1;
-  if (dk_vk_coop_asked() == 2) d->coop_spv = DK_SPV_GEMM_COOP_EMU;
-  else if (dk_vk_coop_asked() == 1 && ph->coop_tn) d->coop_spv = ph->coop_tn == 16 ? DK_SPV_GEMM_COOP : DK_SPV_GEMM_COOP_N8;
-  /* prompt attention likewise (attn_flash.comp), with more shared memory */
-  d->flash_spv = dk_vk_flash_spv(ph);
-  if (d->coop_spv == DK_SPV_GEMM_COOP || d->coop_spv == DK_SPV_GEMM_COOP_N8 || d->flash_spv == DK_SPV_ATTN_FLASH ||
-      d->flash_spv == DK_SPV_ATTN_FLASH_N8) {
+  d->coop_spv = dk_vk_coop_spv(ph);
+  d->flash_spv = dk_vk_flash_spv(ph);   /* prompt attention likewise (attn_flash.comp) */
+  if ((d->coop_spv >= 0 && d->coop_spv != DK_SPV_GEMM_COOP_EMU) || (d->flash_spv >= 0 && d->flash_spv != DK_SPV_ATTN_FLASH_EMU)) {
     memset(&f12, 0, sizeof f12);
     memset(&fcm, 0, sizeof fcm);
     f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -3084,6 +3075,23 @@ static uint32_t dk_vk_att_splits(const dk_vk_device *d, int64_t rows, int64_t S,
   return (uint32_t)((S + *split_len - 1) / *split_len > 0 ? (S + *split_len - 1) / *split_len : 1);
 }
 
+/* the push constants every attention dispatch shares: shapes, scale, the
+ * causal offset (-1: no mask) and the window (0: none), both clamped to 32
+ * bits */
+static void dk_vk_attn_pc(const dk_call *c, dk_vk_pc_attn *pc) {
+  const dk_tensor *q = c->t[1], *k = c->t[2], *v = c->t[3];
+  memset(pc, 0, sizeof *pc);
+  pc->T = (uint32_t)q->shape[0];
+  pc->Hq = (uint32_t)q->shape[1];
+  pc->D = (uint32_t)q->shape[2];
+  pc->S = (uint32_t)k->shape[0];
+  pc->Hkv = (uint32_t)k->shape[1];
+  pc->Dv = (uint32_t)v->shape[2];
+  pc->scale = c->f[0];
+  pc->off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
+  pc->win = c->i[1] > 0 ? (c->i[1] > 0x7fffffff ? 0x7fffffff : (uint32_t)c->i[1]) : 0;
+}
+
 /* A prompt's attention on attn_flash.comp (DEVKIT_VULKAN_FLASH): more than
  * one query row, heads of 64, an f16 cache that starts on a 32-bit word,
  * limits from the causal offset (dk_attention, dk_attention_window), not
@@ -3103,15 +3111,7 @@ static dk_status dk_vk_attn_flash(dk_vk_device *d, const dk_call *c, int *taken)
    * loops after 65535 iterations in all, about 1600 a tile of 64 keys */
   if (d->flash_spv == DK_SPV_ATTN_FLASH_EMU && d->ph->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && S > 2048)
     return DK_OK;
-  memset(&pc, 0, sizeof pc);
-  pc.T = (uint32_t)T;
-  pc.Hq = (uint32_t)Hq;
-  pc.S = (uint32_t)S;
-  pc.Hkv = (uint32_t)k->shape[1];
-  pc.D = pc.Dv = DK_VK_FLASH_D;
-  pc.scale = c->f[0];
-  pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
-  pc.win = c->i[1] > 0 ? (c->i[1] > 0x7fffffff ? 0x7fffffff : (uint32_t)c->i[1]) : 0;
+  dk_vk_attn_pc(c, &pc);
   dk_vk_args_init(&args);
   if ((s = dk_vk_arg_t(d, &args, 0, o, 1, &pc.o_off, "out")) != DK_OK ||
       (s = dk_vk_arg_t(d, &args, 1, q, 0, &pc.q_off, "q")) != DK_OK ||
@@ -3159,16 +3159,7 @@ retry:
     if (grp % hg == 0 && hg * (dmax ? dmax : 1) <= DK_VK_ATT_QMAX &&
         (!lanes_d || hg * D / (4 * d->wg_rows) <= 64))
       break;
-  memset(&pc, 0, sizeof pc);
-  pc.T = (uint32_t)T;
-  pc.Hq = (uint32_t)Hq;
-  pc.D = (uint32_t)D;
-  pc.S = (uint32_t)S;
-  pc.Hkv = (uint32_t)k->shape[1];
-  pc.Dv = (uint32_t)Dv;
-  pc.scale = c->f[0];
-  pc.off = c->i[0] < 0 ? -1 : (c->i[0] > 0x7fffffff ? 0x7fffffff : (int32_t)c->i[0]);
-  pc.win = c->i[1] > 0 ? (c->i[1] > 0x7fffffff ? 0x7fffffff : (uint32_t)c->i[1]) : 0;
+  dk_vk_attn_pc(c, &pc);
   pc.nsplit = dk_vk_att_splits(d, T * (Hq / hg), S, D, Dv, hg, lanes_d, &pc.split_len);
   memset(spec, 0, sizeof spec);
   spec[0] = (uint32_t)q->dtype;

@@ -47,7 +47,6 @@ template <int N> DK_DEV void dk_cp_async_wait() {}
 // what each lane of a warp hands to a warp-wide instruction
 static const void *slot_addr[DK_GEMM_THREADS];
 static uint32_t slot_a[DK_GEMM_THREADS][4], slot_b[DK_GEMM_THREADS][2];
-static int slot_at[DK_GEMM_THREADS];
 
 static uint16_t h16(const void *row, int e) { uint16_t v; memcpy(&v, (const uint8_t *)row + 2 * e, 2); return v; }
 
@@ -81,17 +80,16 @@ template <int AT> DK_DEV void dk_mma16816(float (&c)[4], const uint32_t (&a)[4],
   memcpy(slot_a[threadIdx.x], a, sizeof slot_a[0]);
   slot_b[threadIdx.x][0] = b0;
   slot_b[threadIdx.x][1] = b1;
-  slot_at[threadIdx.x] = AT;
   warp_sync();
   for (int q = 0; q < 32; q++) {   // lane q's fragments into the matrices
     const int gq = q / 4, tq = q % 4;
     for (int e = 0; e < 2; e++) {
-      A[gq][2 * tq + e] = half_of(slot_a[w + q][0], e, slot_at[w + q]);
-      A[gq + 8][2 * tq + e] = half_of(slot_a[w + q][1], e, slot_at[w + q]);
-      A[gq][2 * tq + 8 + e] = half_of(slot_a[w + q][2], e, slot_at[w + q]);
-      A[gq + 8][2 * tq + 8 + e] = half_of(slot_a[w + q][3], e, slot_at[w + q]);
-      B[2 * tq + e][gq] = half_of(slot_b[w + q][0], e, slot_at[w + q]);
-      B[2 * tq + 8 + e][gq] = half_of(slot_b[w + q][1], e, slot_at[w + q]);
+      A[gq][2 * tq + e] = half_of(slot_a[w + q][0], e, AT);
+      A[gq + 8][2 * tq + e] = half_of(slot_a[w + q][1], e, AT);
+      A[gq][2 * tq + 8 + e] = half_of(slot_a[w + q][2], e, AT);
+      A[gq + 8][2 * tq + 8 + e] = half_of(slot_a[w + q][3], e, AT);
+      B[2 * tq + e][gq] = half_of(slot_b[w + q][0], e, AT);
+      B[2 * tq + 8 + e][gq] = half_of(slot_b[w + q][1], e, AT);
     }
   }
   warp_sync();
